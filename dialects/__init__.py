@@ -1,0 +1,34 @@
+"""The `dlc` dialect: ONNX-level ops on tensors, registered through IRDL.
+
+`make_context()` gives a Context with the dialect loaded; `ops` holds one `OpDef` per op
+(`ops.ADD.name == "dlc.add"`); `build` creates an op with its result type inferred and
+`verify` checks the shape rules IRDL cannot express.
+"""
+
+from dlc.dialects import ops
+from dlc.dialects.core import (
+    OpDef,
+    ShapeError,
+    build,
+    check_op,
+    irdl_text,
+    load_dialect,
+    make_context,
+    op_def,
+    registered_ops,
+    verify,
+)
+
+__all__ = [
+    "OpDef",
+    "ShapeError",
+    "build",
+    "check_op",
+    "irdl_text",
+    "load_dialect",
+    "make_context",
+    "op_def",
+    "ops",
+    "registered_ops",
+    "verify",
+]

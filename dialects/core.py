@@ -1,0 +1,220 @@
+"""The machinery behind the `dlc` dialect: op definitions, IRDL, building and verifying ops.
+
+An op is declared once, as an `OpDef` in `dialects/ops.py`: its operands, its attributes and
+the function that infers its result types. From those declarations this module generates the
+IRDL text that registers the dialect in a Context (`make_context`), builds ops with inferred
+result types (`build`), and verifies a module's `dlc` ops (`verify`), reporting each problem at
+the op's location. IRDL only checks operand counts and coarse types; every shape rule lives in
+the inference functions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from mlir import ir
+from mlir.dialects import irdl
+
+DIALECT = "dlc"
+
+
+class ShapeError(ValueError):
+    """An op's operands or attributes are inconsistent (raised by inference functions)."""
+
+
+# Attribute kinds: how a Python value maps to an MLIR attribute, and which IRDL base checks it.
+_IRDL_BASE = {
+    "int": "#builtin.integer",
+    "float": "#builtin.float",
+    "ints": "#builtin.dense_array",
+    "elements": "#builtin.dense_int_or_fp_elements",
+    "str": "#builtin.string",
+}
+
+
+def attr_to_python(kind: str, attr: ir.Attribute) -> Any:
+    if kind == "int":
+        return ir.IntegerAttr(attr).value
+    if kind == "float":
+        return ir.FloatAttr(attr).value
+    if kind == "ints":
+        return [int(v) for v in ir.DenseI64ArrayAttr(attr)]
+    if kind == "str":
+        return ir.StringAttr(attr).value
+    return attr
+
+
+def python_to_attr(kind: str, value: Any) -> ir.Attribute:
+    if isinstance(value, ir.Attribute):
+        return value
+    if kind == "int":
+        return ir.IntegerAttr.get(ir.IntegerType.get_signless(64), int(value))
+    if kind == "float":
+        return ir.FloatAttr.get(ir.F32Type.get(), float(value))
+    if kind == "ints":
+        return ir.DenseI64ArrayAttr.get([int(v) for v in value])
+    if kind == "str":
+        return ir.StringAttr.get(str(value))
+    raise TypeError(f"cannot make a {kind!r} attribute from {value!r}")
+
+
+InferFn = Callable[[list[ir.RankedTensorType], dict[str, Any]], list[ir.Type]]
+
+
+@dataclass(frozen=True, eq=False)  # identity-hashed: usable as a dict key
+class OpDef:
+    """One `dlc` op: its name, operands, attributes and result-type inference.
+
+    `operands` names each operand; a trailing `?` marks an optional one, a leading `*` a
+    variadic one. `attributes` maps each attribute name to its kind (see `_IRDL_BASE`).
+    """
+
+    mnemonic: str
+    operands: tuple[str, ...]
+    infer: InferFn
+    attributes: dict[str, str] = field(default_factory=dict)
+    summary: str = ""
+
+    @property
+    def name(self) -> str:
+        return f"{DIALECT}.{self.mnemonic}"
+
+    def irdl(self) -> str:
+        lines = [f"  irdl.operation @{self.mnemonic} {{"]
+        specs = []
+        for i, operand in enumerate(self.operands):
+            lines.append(f'    %in{i} = irdl.base "!builtin.tensor"')
+            name, mode = _operand_mode(operand)
+            specs.append(f"{name}: {mode}%in{i}")
+        lines.append('    %out = irdl.base "!builtin.tensor"')
+        for attr, kind in self.attributes.items():
+            lines.append(f'    %a_{attr} = irdl.base "{_IRDL_BASE[kind]}"')
+        if specs:
+            lines.append(f"    irdl.operands({', '.join(specs)})")
+        lines.append("    irdl.results(out: %out)")
+        if self.attributes:
+            pairs = ", ".join(f'"{a}" = %a_{a}' for a in self.attributes)
+            lines.append(f"    irdl.attributes {{{pairs}}}")
+        lines.append("  }")
+        return "\n".join(lines)
+
+    def python_attributes(self, op: ir.Operation) -> dict[str, Any]:
+        return {a: attr_to_python(k, op.attributes[a]) for a, k in self.attributes.items()}
+
+
+def _operand_mode(operand: str) -> tuple[str, str]:
+    if operand.startswith("*"):
+        return operand[1:], "variadic "
+    if operand.endswith("?"):
+        return operand[:-1], "optional "
+    return operand, ""
+
+
+_REGISTRY: dict[str, OpDef] = {}
+
+
+def define(op: OpDef) -> OpDef:
+    """Register an op definition; returns it so that `ADD = define(OpDef(...))` reads well."""
+    if op.name in _REGISTRY:
+        raise ValueError(f"op {op.name} defined twice")
+    _REGISTRY[op.name] = op
+    return op
+
+
+def registered_ops() -> dict[str, OpDef]:
+    from dlc.dialects import ops  # noqa: F401  (importing registers every op)
+
+    return dict(_REGISTRY)
+
+
+def irdl_text() -> str:
+    body = "\n".join(op.irdl() for op in registered_ops().values())
+    return f"irdl.dialect @{DIALECT} {{\n{body}\n}}\n"
+
+
+def load_dialect(context: ir.Context) -> None:
+    """Register the `dlc` dialect (and every upstream dialect) in `context`."""
+    with context:
+        context.load_all_available_dialects()
+        irdl.load_dialects(ir.Module.parse(irdl_text()))
+
+
+def make_context() -> ir.Context:
+    """The one way dlc makes a Context: upstream dialects plus `dlc`."""
+    context = ir.Context()
+    load_dialect(context)
+    return context
+
+
+def op_def(op: ir.Operation | ir.OpView) -> OpDef | None:
+    return registered_ops().get(op.operation.name)
+
+
+def tensor_types(values: Sequence[ir.Value]) -> list[ir.RankedTensorType]:
+    types = []
+    for i, value in enumerate(values):
+        if not isinstance(value.type, ir.RankedTensorType):
+            raise ShapeError(f"operand #{i} must be a ranked tensor, got {value.type}")
+        types.append(value.type)
+    return types
+
+
+def infer_types(op: OpDef, operands: Sequence[ir.Value], attrs: dict[str, Any]) -> list[ir.Type]:
+    return op.infer(tensor_types(operands), attrs)
+
+
+def build(
+    op: OpDef,
+    operands: Sequence[ir.Value],
+    attributes: dict[str, Any] | None = None,
+    *,
+    loc: ir.Location | None = None,
+    ip: ir.InsertionPoint | None = None,
+) -> ir.Value:
+    """Create `op` with its result type inferred; raises ShapeError on inconsistent input."""
+    attributes = attributes or {}
+    missing = set(op.attributes) - set(attributes)
+    if missing:
+        raise ShapeError(f"{op.name} needs attributes {sorted(missing)}")
+    attrs = {a: python_to_attr(op.attributes[a], attributes[a]) for a in op.attributes}
+    py_attrs = {a: attr_to_python(op.attributes[a], v) for a, v in attrs.items()}
+    result_types = infer_types(op, operands, py_attrs)
+    created = ir.Operation.create(
+        op.name, results=result_types, operands=list(operands), attributes=attrs, loc=loc, ip=ip
+    )
+    return created.results[0]
+
+
+def check_op(operation: ir.Operation) -> str | None:
+    """The reason `operation` (a dlc op) is invalid, or None when it is valid."""
+    definition = op_def(operation)
+    if definition is None:
+        return None
+    try:
+        expected = infer_types(
+            definition, list(operation.operands), definition.python_attributes(operation)
+        )
+    except ShapeError as error:
+        return str(error)
+    actual = [r.type for r in operation.results]
+    if actual != expected:
+        have = ", ".join(str(t) for t in actual)
+        want = ", ".join(str(t) for t in expected)
+        return f"result type {have} does not match the inferred type {want}"
+    return None
+
+
+def verify(root: ir.Operation) -> list[tuple[ir.Location, str]]:
+    """Check every dlc op under `root`; returns (location, message) for each invalid one."""
+    problems: list[tuple[ir.Location, str]] = []
+
+    def visit(operation: ir.Operation) -> ir.WalkResult:
+        reason = check_op(operation)
+        if reason is not None:
+            problems.append((operation.location, f"'{operation.name}' op {reason}"))
+        return ir.WalkResult.ADVANCE
+
+    root.walk(visit)
+    return problems

@@ -1,0 +1,72 @@
+"""Lowering of data-movement dlc ops: constant, reshape, transpose."""
+
+from __future__ import annotations
+
+from mlir import ir
+from mlir.dialects import arith, linalg, tensor
+
+from dlc.dialects import ops
+from dlc.passes.lowering.builders import as_value, empty_like
+
+
+def lower_constant(op: ir.OpView, rewriter) -> None:
+    # dlc.constant {value} -> arith.constant {value}
+    with rewriter.ip, op.location:
+        rewriter.replace_op(op, [arith.ConstantOp(op.results[0].type, op.attributes["value"]).result])
+
+
+def lower_reshape(op: ir.OpView, rewriter) -> None:
+    # dlc.reshape(x) -> tensor.collapse_shape to 1-D, then tensor.expand_shape to the target
+    (x,) = op.operands
+    result_type = op.results[0].type
+    with rewriter.ip, op.location:
+        value = _to_rank1(x)
+        value = _from_rank1(value, result_type)
+        rewriter.replace_op(op, [as_value(value)])
+
+
+def _to_rank1(x: ir.Value) -> ir.Value:
+    shape = list(x.type.shape)
+    flat = ir.RankedTensorType.get([_product(shape)], x.type.element_type)
+    if len(shape) == 1:
+        return x
+    if not shape:
+        return tensor.ExpandShapeOp(flat, x, ir.ArrayAttr.get([]), [], [1]).result
+    return tensor.CollapseShapeOp(flat, x, _reassociation([list(range(len(shape)))])).result
+
+
+def _from_rank1(flat: ir.Value, result_type: ir.RankedTensorType) -> ir.Value:
+    shape = list(result_type.shape)
+    if len(shape) == 1:
+        return flat
+    if not shape:
+        return tensor.CollapseShapeOp(result_type, flat, ir.ArrayAttr.get([])).result
+    groups = _reassociation([list(range(len(shape)))])
+    return tensor.ExpandShapeOp(result_type, flat, groups, [], shape).result
+
+
+def _reassociation(groups: list[list[int]]) -> ir.ArrayAttr:
+    i64 = ir.IntegerType.get_signless(64)
+    return ir.ArrayAttr.get(
+        [ir.ArrayAttr.get([ir.IntegerAttr.get(i64, d) for d in g]) for g in groups]
+    )
+
+
+def _product(shape: list[int]) -> int:
+    size = 1
+    for d in shape:
+        size *= d
+    return size
+
+
+def lower_transpose(op: ir.OpView, rewriter) -> None:
+    # dlc.transpose(x) {perm} -> linalg.transpose
+    perm = [int(p) for p in ir.DenseI64ArrayAttr(op.attributes["perm"])]
+    with rewriter.ip, op.location:
+        init = empty_like(op.results[0].type)
+        value = linalg.transpose(op.operands[0], outs=[init], permutation=perm)
+        rewriter.replace_op(op, [as_value(value)])
+
+
+PATTERNS = {ops.CONSTANT: lower_constant, ops.RESHAPE: lower_reshape,
+            ops.TRANSPOSE: lower_transpose}

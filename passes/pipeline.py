@@ -1,0 +1,168 @@
+"""Textual pass pipelines mixing dlc's Python passes with upstream MLIR passes.
+
+`build_pass_manager(text)` is the only way dlc builds a PassManager (dlc-opt and the Python API
+both use it). It accepts standard MLIR pipeline text, e.g.
+`builtin.module(dlc-canonicalize,dlc-to-linalg,func.func(linalg-fuse-elementwise-ops))`.
+`PassManager.parse` does not know Python passes, so the text is parsed here: dlc passes become
+Python callbacks, every other element goes to MLIR as text (MLIR reports unknown names).
+A dlc pass written inside a nested anchor (`func.func(dlc-x)`) runs at module level, on every
+function, in the same position of the sequence.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from mlir import ir
+from mlir.passmanager import PassManager
+
+from dlc.passes.registry import ModulePass, PipelineError, make_pass, registered_passes
+
+
+@dataclass
+class Element:
+    """One pipeline element: a pass `name{options}` or an anchor `name(children)`."""
+
+    name: str
+    options: str | None = None
+    children: list[Element] | None = None
+
+    def text(self) -> str:
+        if self.children is not None:
+            return f"{self.name}({','.join(c.text() for c in self.children)})"
+        return f"{self.name}{{{self.options}}}" if self.options is not None else self.name
+
+
+@dataclass
+class _Parser:
+    text: str
+    pos: int = 0
+    elements: list[Element] = field(default_factory=list)
+
+    def error(self, message: str) -> PipelineError:
+        return PipelineError(f"{message} at column {self.pos + 1} of pipeline '{self.text}'")
+
+    def skip_space(self) -> None:
+        while self.pos < len(self.text) and self.text[self.pos].isspace():
+            self.pos += 1
+
+    def parse_list(self, closing: str | None) -> list[Element]:
+        elements: list[Element] = []
+        while True:
+            self.skip_space()
+            if closing and self.peek() == closing and not elements:
+                self.pos += 1
+                return elements
+            elements.append(self.parse_element())
+            self.skip_space()
+            char = self.peek()
+            if char == ",":
+                self.pos += 1
+                continue
+            if char == closing:
+                if closing:
+                    self.pos += 1
+                return elements
+            raise self.error(f"expected ',' or {closing!r}" if closing else "expected ','")
+
+    def peek(self) -> str | None:
+        return self.text[self.pos] if self.pos < len(self.text) else None
+
+    def parse_element(self) -> Element:
+        start = self.pos
+        while self.pos < len(self.text) and (self.text[self.pos].isalnum() or
+                                              self.text[self.pos] in "-_."):
+            self.pos += 1
+        name = self.text[start:self.pos]
+        if not name:
+            raise self.error("expected a pass or op name")
+        if self.peek() == "{":
+            return Element(name, options=self.parse_braced())
+        if self.peek() == "(":
+            self.pos += 1
+            return Element(name, children=self.parse_list(")"))
+        return Element(name)
+
+    def parse_braced(self) -> str:
+        depth, start = 0, self.pos
+        while self.pos < len(self.text):
+            char = self.text[self.pos]
+            depth += char == "{"
+            depth -= char == "}"
+            self.pos += 1
+            if depth == 0:
+                return self.text[start + 1:self.pos - 1].strip()
+        raise self.error("unbalanced '{'")
+
+
+def parse_pipeline(text: str) -> list[Element]:
+    """The module-level elements of `text` (an outer `builtin.module(...)` is unwrapped)."""
+    parser = _Parser(text.strip())
+    if not parser.text:
+        return []
+    elements = parser.parse_list(None)
+    if parser.pos != len(parser.text):
+        raise parser.error("unexpected text")
+    if len(elements) == 1 and elements[0].name == "builtin.module" and elements[0].children is not None:
+        return elements[0].children
+    return elements
+
+
+Segment = ModulePass | str
+
+
+def _segments(elements: list[Element], passes: dict[str, type[ModulePass]]) -> list[Segment]:
+    """Flatten into module-level segments: dlc passes, and MLIR pipeline text."""
+    out: list[Segment] = []
+    for element in elements:
+        if element.children is None and element.name in passes:
+            out.append(make_pass(element.name, element.options))
+            continue
+        if element.children is None:
+            out.append(element.text())
+            continue
+        run: list[str] = []
+        for segment in _segments(element.children, passes):
+            if isinstance(segment, str):
+                run.append(segment)
+                continue
+            if run:
+                out.append(f"{element.name}({','.join(run)})")
+                run = []
+            out.append(segment)
+        if run or not element.children:
+            out.append(f"{element.name}({','.join(run)})")
+    return out
+
+
+def build_pass_manager(text: str, context: ir.Context | None = None) -> PassManager:
+    """A PassManager on builtin.module running the pipeline `text`; PipelineError if invalid."""
+    segments = _segments(parse_pipeline(text), registered_passes())
+    pm = PassManager("builtin.module", context=context)
+    pending: list[str] = []
+
+    def flush() -> None:
+        if not pending:
+            return
+        joined = ",".join(pending)
+        pending.clear()
+        try:
+            pm.add(joined)
+        except (ValueError, ir.MLIRError) as error:
+            raise PipelineError(f"invalid pipeline '{joined}': {error}") from None
+
+    for segment in segments:
+        if isinstance(segment, str):
+            pending.append(segment)
+            continue
+        flush()
+        segment.add_to(pm)
+    flush()
+    return pm
+
+
+def describe(text: str) -> str:
+    """The pipeline as canonical text (dlc passes with their options spelled out)."""
+    segments = _segments(parse_pipeline(text), registered_passes())
+    parts = [s if isinstance(s, str) else s.pipeline_text() for s in segments]
+    return f"builtin.module({','.join(parts)})"
