@@ -1,0 +1,36 @@
+# Two commands do all the set-up on a fresh machine:
+#   make demo   create .venv, install dlc, compile and run the bundled MLP, check it
+#   make test   create .venv if needed, install, run pytest and the lit tests
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test pytest lit bench install clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/python examples/demo.py
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -q -n auto
+	$(BIN)/lit -sv lit_tests
+
+pytest: $(STAMP)
+	$(BIN)/python -m pytest -q -n auto
+
+lit: $(STAMP)
+	$(BIN)/lit -sv lit_tests
+
+bench: $(STAMP)
+	$(BIN)/python benchmarks/bench_models.py
+
+clean:
+	rm -rf $(VENV) build *.egg-info examples/mlp.onnx

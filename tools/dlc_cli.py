@@ -1,0 +1,198 @@
+"""`dlc`: compile, run and benchmark an ONNX model from the command line.
+
+    dlc run MODEL.onnx [--input NAME=FILE.npy ...]   run once (random inputs by default)
+    dlc compile MODEL.onnx --emit=STAGE             print the IR after a stage
+    dlc bench MODEL.onnx                            latency of dlc beside onnxruntime
+    dlc pipeline [-O N]                             print the pass pipeline of an opt level
+
+Every error is one line `dlc: error: ...` and a non-zero exit, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import numpy as np
+
+EXIT_ERROR, EXIT_INTERNAL = 1, 2
+
+
+def parse_shapes(items: Sequence[str]) -> dict[str, list[int]]:
+    shapes = {}
+    for item in items:
+        name, _, dims = item.partition("=")
+        try:
+            shapes[name] = [int(d) for d in dims.split(",") if d.strip()]
+        except ValueError:
+            raise SystemExit(f"dlc: error: --input-shape expects NAME=D0,D1,..., got '{item}'")
+    return shapes
+
+
+def random_input(spec, rng: np.random.Generator) -> np.ndarray:
+    if spec.dtype == np.bool_:
+        return rng.integers(0, 2, spec.shape).astype(np.bool_)
+    if np.issubdtype(spec.dtype, np.integer):
+        return rng.integers(0, 10, spec.shape).astype(spec.dtype)
+    return rng.standard_normal(spec.shape).astype(spec.dtype)
+
+
+def load_inputs(compiled, items: Sequence[str], seed: int) -> dict[str, np.ndarray]:
+    given = {}
+    for item in items:
+        name, sep, path = item.partition("=")
+        if not sep:
+            raise SystemExit(f"dlc: error: --input expects NAME=FILE.npy, got '{item}'")
+        try:
+            given[name] = np.load(path, allow_pickle=False)
+        except (OSError, ValueError) as error:
+            raise SystemExit(f"dlc: error: cannot read input '{name}' from '{path}': {error}")
+    unknown = sorted(set(given) - set(compiled.input_names))
+    if unknown:
+        raise SystemExit(f"dlc: error: unknown inputs {unknown}; the model's inputs are "
+                         f"{compiled.input_names}")
+    rng = np.random.default_rng(seed)
+    return {s.name: given[s.name] if s.name in given else random_input(s, rng)
+            for s in compiled.signature.inputs}
+
+
+def time_calls(fn: Callable[[], object], repeat: int, warmup: int = 3) -> list[float]:
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return times
+
+
+def compile_model(args):
+    import dlc
+
+    return dlc.compile(args.model, opt_level=args.opt_level,
+                       input_shapes=parse_shapes(args.input_shape))
+
+
+def cmd_run(args) -> int:
+    compiled = compile_model(args)
+    inputs = load_inputs(compiled, args.input, args.seed)
+    outputs = compiled(inputs)
+    times = time_calls(lambda: compiled(inputs), args.repeat, warmup=1)
+    print(f"compiled in {compiled.compile_seconds * 1e3:.1f} ms (opt level {args.opt_level})")
+    for spec, value in zip(compiled.signature.outputs, outputs):
+        checksum = float(np.sum(value, dtype=np.float64))
+        print(f"{spec.name}: shape={list(value.shape)} dtype={value.dtype} "
+              f"checksum={checksum:.6g}")
+        if args.save:
+            Path(args.save).mkdir(parents=True, exist_ok=True)
+            np.save(Path(args.save) / f"{spec.name}.npy", value)
+    print(f"run time: median {statistics.median(times) * 1e3:.3f} ms over {len(times)} runs")
+    return 0
+
+
+def cmd_compile(args) -> int:
+    compiled = compile_model(args)
+    text = compiled.ir(args.emit, large_elements_limit=args.elide)
+    if args.output and args.output != "-":
+        Path(args.output).write_text(text)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def cmd_bench(args) -> int:
+    compiled = compile_model(args)
+    inputs = load_inputs(compiled, args.input, args.seed)
+    dlc_times = time_calls(lambda: compiled(inputs), args.repeat)
+    dlc_ms = statistics.median(dlc_times) * 1e3
+    print(f"dlc (opt level {args.opt_level}): median {dlc_ms:.4f} ms over {args.repeat} runs")
+    try:
+        import onnxruntime as ort
+    except ImportError:
+        print("onnxruntime is not installed: no peer to compare with")
+        return 0
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = args.threads
+    session = ort.InferenceSession(str(args.model), options, providers=["CPUExecutionProvider"])
+    ort_times = time_calls(lambda: session.run(None, inputs), args.repeat)
+    ort_ms = statistics.median(ort_times) * 1e3
+    reference = session.run(None, inputs)
+    error = max(float(np.max(np.abs(np.asarray(a, np.float64) - np.asarray(b, np.float64))))
+                if np.size(a) else 0.0 for a, b in zip(compiled(inputs), reference))
+    print(f"onnxruntime ({args.threads} thread): median {ort_ms:.4f} ms")
+    print(f"dlc / onnxruntime time ratio: {dlc_ms / ort_ms:.2f} (lower is better); "
+          f"max abs difference {error:.3g}")
+    return 0
+
+
+def cmd_pipeline(args) -> int:
+    from dlc.passes import pipeline
+
+    print(pipeline(args.opt_level))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from dlc.passes import STAGES
+
+    parser = argparse.ArgumentParser(prog="dlc", description=__doc__.split("\n\n")[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    def model_command(name: str, help_text: str) -> argparse.ArgumentParser:
+        sub = commands.add_parser(name, help=help_text)
+        sub.add_argument("model", help="the ONNX model file")
+        sub.add_argument("-O", "--opt-level", type=int, default=2, choices=range(4))
+        sub.add_argument("--input-shape", action="append", default=[], metavar="NAME=D0,D1",
+                         help="static shape for an input with symbolic sizes")
+        return sub
+
+    run = model_command("run", "compile and run once, print each output's checksum")
+    run.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy")
+    run.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
+    run.add_argument("--repeat", type=int, default=10, help="runs timed after the first")
+    run.add_argument("--save", metavar="DIR", help="save each output as DIR/NAME.npy")
+    run.set_defaults(handler=cmd_run)
+
+    emit = model_command("compile", "print the IR after a stage")
+    emit.add_argument("--emit", choices=STAGES, default="llvm")
+    emit.add_argument("-o", "--output", help="write to this file instead of stdout")
+    emit.add_argument("--elide", type=int, default=None, metavar="N",
+                      help="elide constants with more than N elements (not re-parseable)")
+    emit.set_defaults(handler=cmd_compile)
+
+    bench = model_command("bench", "median latency of dlc and of onnxruntime, side by side")
+    bench.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy")
+    bench.add_argument("--seed", type=int, default=0)
+    bench.add_argument("--repeat", type=int, default=100)
+    bench.add_argument("--threads", type=int, default=1, help="onnxruntime intra-op threads")
+    bench.set_defaults(handler=cmd_bench)
+
+    pipe = commands.add_parser("pipeline", help="print the pass pipeline of an opt level")
+    pipe.add_argument("-O", "--opt-level", type=int, default=2, choices=range(4))
+    pipe.set_defaults(handler=cmd_pipeline)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    from dlc.errors import DlcError
+
+    try:
+        return args.handler(args)
+    except (DlcError, ValueError) as error:
+        print(f"dlc: error: {error}", file=sys.stderr)
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        return 130
+    except Exception as error:  # a bug in dlc: one line, not a traceback
+        print(f"dlc: internal error: {type(error).__name__}: {error}", file=sys.stderr)
+        return EXIT_INTERNAL
+
+
+if __name__ == "__main__":
+    sys.exit(main())
