@@ -112,9 +112,13 @@ def infer_gemm(types: TensorTypes, attrs: dict[str, Any]) -> list[ir.Type]:
     k2, n = reversed(b.shape) if attrs["transB"] else b.shape
     if k != k2:
         raise ShapeError(f"contracting dimensions differ: {k} (A) vs {k2} (B)")
+    fractional = [a for a in ("alpha", "beta") if not float(attrs[a]).is_integer()]
+    if is_int(element) and fractional:
+        raise ShapeError(f"{' and '.join(fractional)} must be integers on integer tensors "
+                         f"(alpha={attrs['alpha']}, beta={attrs['beta']})")
     if len(types) == 3:
         c = types[2]
-        if c.rank > 2 or broadcast_shapes(c.shape, [m, n]) != [m, n]:
+        if c.rank > 2 or any(d not in (1, s) for d, s in zip(reversed(c.shape), [n, m])):
             raise ShapeError(f"C of shape [{shape_str(c.shape)}] does not broadcast to [{m}x{n}]")
     return [tensor([m, n], element)]
 

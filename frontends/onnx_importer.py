@@ -54,11 +54,11 @@ ONNX_ELEMENT_TYPES: dict[int, Callable[[], ir.Type]] = {
     onnx.TensorProto.INT16: lambda: ir.IntegerType.get_signless(16),
     onnx.TensorProto.INT32: lambda: ir.IntegerType.get_signless(32),
     onnx.TensorProto.INT64: lambda: ir.IntegerType.get_signless(64),
-    onnx.TensorProto.BOOL: lambda: ir.IntegerType.get_signless(1),
+    # no BOOL: lowering a memref of i1 to LLVM aborts the process (an assertion in MLIR)
 }
 SUPPORTED_NUMPY_DTYPES = {np.dtype(t) for t in
                           (np.float32, np.float64, np.float16, np.int8, np.int16, np.int32,
-                           np.int64, np.bool_)}
+                           np.int64)}
 
 
 def element_type(onnx_type: int, what: str) -> ir.Type:
@@ -109,6 +109,7 @@ class NodeContext:
     """What an op importer sees of one node: its values, attributes and constant inputs."""
 
     node: onnx.NodeProto
+    name: str  # the node's name, or `<op type>_<index>` for an unnamed node
     inputs: list[ir.Value | None]
     attributes: dict[str, Any]
     opset: int
@@ -130,7 +131,7 @@ class NodeContext:
         return self.constants[names[index]]
 
     def error(self, message: str) -> FrontendError:
-        return FrontendError(f"node '{self.node.name}' ({self.node.op_type}): {message}")
+        return FrontendError(f"node '{self.name}' ({self.node.op_type}): {message}")
 
     def build(self, op: ops.OpDef, operands: Sequence[ir.Value], attrs: dict | None = None):
         try:
@@ -213,9 +214,7 @@ def dense(array: np.ndarray, n: NodeContext | None = None) -> ir.DenseElementsAt
     if array.dtype not in SUPPORTED_NUMPY_DTYPES:
         message = f"constant of dtype {array.dtype} is not supported yet"
         raise n.error(message) if n else FrontendError(message)
-    array = np.ascontiguousarray(array)
-    if array.dtype == np.bool_:
-        return ir.DenseElementsAttr.get(array, type=ir.IntegerType.get_signless(1))
+    array = np.asarray(array, order="C")  # (np.ascontiguousarray makes rank 0 into [1])
     return ir.DenseElementsAttr.get(array)
 
 
@@ -278,6 +277,8 @@ def input_type(value: onnx.ValueInfoProto, shapes: Mapping[str, Sequence[int]]) 
         declared = tensor_type.shape.dim if tensor_type.HasField("shape") else None
         if declared is not None and len(declared) != len(shape):
             raise FrontendError(f"{what} has rank {len(declared)}, but input_shapes gives {shape}")
+        if any(d < 0 for d in shape):
+            raise FrontendError(f"input_shapes gives {what} the shape {shape}; sizes must be >= 0")
         return ir.RankedTensorType.get(shape, element)
     if not tensor_type.HasField("shape"):
         raise FrontendError(f"{what} has no shape; pass input_shapes={{'{value.name}': [...]}}")
@@ -342,24 +343,24 @@ def import_model(
 
 def _import_node(node: onnx.NodeProto, index: int, opset: int, values: dict[str, ir.Value],
                  constants: dict[str, np.ndarray]) -> None:
-    if not node.name:
-        node.name = f"{node.op_type}_{index}"
+    node_name = node.name or f"{node.op_type}_{index}"  # (the caller's model is not changed)
     operands: list[ir.Value | None] = []
     for name in node.input:
         if not name:
             operands.append(None)
             continue
         if name not in values:
-            raise FrontendError(f"node '{node.name}' ({node.op_type}): input '{name}' is "
+            raise FrontendError(f"node '{node_name}' ({node.op_type}): input '{name}' is "
                                 "produced by no earlier node, initializer or graph input")
         operands.append(values[name])
     context = NodeContext(
         node=node,
+        name=node_name,
         inputs=operands,
         attributes={a.name: helper.get_attribute_value(a) for a in node.attribute},
         opset=opset,
         constants=constants,
-        location=ir.Location.name(node.name),
+        location=ir.Location.name(node_name),
     )
     results = IMPORTERS[node.op_type](context)
     for name, value in zip(node.output, results):

@@ -11,6 +11,7 @@ function, in the same position of the sequence.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from mlir import ir
@@ -135,6 +136,23 @@ def _segments(elements: list[Element], passes: dict[str, type[ModulePass]]) -> l
     return out
 
 
+_UNKNOWN_PASS = re.compile(r"'([^']+)' does not refer to a registered pass or pass pipeline")
+
+
+def _upstream_error(joined: str, message: str) -> PipelineError:
+    """One line out of MLIR's multi-line pipeline error (whose caret points into `joined`)."""
+    unknown = _UNKNOWN_PASS.search(message)
+    if unknown:
+        known = ", ".join(registered_passes())
+        return PipelineError(
+            f"unknown pass '{unknown[1]}': neither a dlc pass ({known}) "
+            "nor a registered MLIR pass or pass pipeline"
+        )
+    lines = [line.strip() for line in message.splitlines()]
+    lines = [line for line in lines if line and line != "^" and line != joined]
+    return PipelineError(f"invalid pipeline '{joined}': {'; '.join(lines)}")
+
+
 def build_pass_manager(text: str, context: ir.Context | None = None) -> PassManager:
     """A PassManager on builtin.module running the pipeline `text`; PipelineError if invalid."""
     segments = _segments(parse_pipeline(text), registered_passes())
@@ -149,7 +167,7 @@ def build_pass_manager(text: str, context: ir.Context | None = None) -> PassMana
         try:
             pm.add(joined)
         except (ValueError, ir.MLIRError) as error:
-            raise PipelineError(f"invalid pipeline '{joined}': {error}") from None
+            raise _upstream_error(joined, str(error)) from None
 
     for segment in segments:
         if isinstance(segment, str):

@@ -104,7 +104,7 @@ class Signature:
                 f"input '{spec.name}' has shape {list(array.shape)}, expected "
                 f"{list(spec.shape)} (signature {self})"
             )
-        return np.ascontiguousarray(array)
+        return np.asarray(array, order="C")  # (np.ascontiguousarray makes rank 0 into [1])
 
 
 @cache

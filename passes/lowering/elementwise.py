@@ -2,6 +2,7 @@
 
 Operands of the result's shape become the named linalg op (`linalg.add`, ...); broadcasting
 becomes a `linalg.generic` whose indexing maps read size-1 and missing axes at index 0.
+Integer division is always a `linalg.generic` whose body cannot trap (see `divide_integers`).
 """
 
 from __future__ import annotations
@@ -15,26 +16,41 @@ from dlc.dialects import ops
 from dlc.dialects.ops import is_float
 from dlc.passes.lowering.builders import as_value, elementwise, empty_like, scalar
 
-# op -> (float body, integer body, named linalg op)
-BINARY: dict[ops.OpDef, tuple[Callable, Callable, Callable]] = {
-    ops.ADD: (arith.addf, arith.addi, linalg.add),
-    ops.SUB: (arith.subf, arith.subi, linalg.sub),
-    ops.MUL: (arith.mulf, arith.muli, linalg.mul),
-    ops.DIV: (arith.divf, arith.divsi, linalg.div),
+
+def divide_integers(lhs: ir.Value, rhs: ir.Value) -> ir.Value:
+    # lhs / rhs truncated toward zero, where x / 0 -> 0 (numpy's //) and MIN / -1 -> MIN
+    # (wrapped): a plain arith.divsi traps (SIGFPE) on both and kills the process
+    element = lhs.type
+    zero, one, minus_one = (scalar(element, v) for v in (0, 1, -1))
+    by_zero = arith.cmpi(arith.CmpIPredicate.eq, rhs, zero)
+    by_minus_one = arith.cmpi(arith.CmpIPredicate.eq, rhs, minus_one)
+    divisor = arith.select(arith.ori(by_zero, by_minus_one), one, rhs)
+    quotient = arith.select(by_minus_one, arith.subi(zero, lhs), arith.divsi(lhs, divisor))
+    return arith.select(by_zero, zero, quotient)
+
+
+# op -> (float body, integer body, named linalg op for floats, for integers)
+BINARY: dict[ops.OpDef, tuple[Callable, Callable, Callable, Callable | None]] = {
+    ops.ADD: (arith.addf, arith.addi, linalg.add, linalg.add),
+    ops.SUB: (arith.subf, arith.subi, linalg.sub, linalg.sub),
+    ops.MUL: (arith.mulf, arith.muli, linalg.mul, linalg.mul),
+    ops.DIV: (arith.divf, divide_integers, linalg.div, None),
 }
 
 
-def binary_pattern(float_fn: Callable, int_fn: Callable, named: Callable) -> Callable:
+def binary_pattern(float_fn: Callable, int_fn: Callable, named_float: Callable,
+                   named_int: Callable | None) -> Callable:
     def lower_binary(op: ir.OpView, rewriter) -> None:
         # dlc.add(a, b) -> linalg.add (same shapes) | linalg.generic {addf} (broadcast)
         lhs, rhs = op.operands
         result_type = op.results[0].type
+        floating = is_float(result_type.element_type)
+        named = named_float if floating else named_int
         with rewriter.ip, op.location:
-            if lhs.type == result_type and rhs.type == result_type:
+            if named and lhs.type == result_type and rhs.type == result_type:
                 value = named(lhs, rhs, outs=[empty_like(result_type)])
             else:
-                fn = float_fn if is_float(result_type.element_type) else int_fn
-                value = elementwise([lhs, rhs], result_type, fn)
+                value = elementwise([lhs, rhs], result_type, float_fn if floating else int_fn)
             rewriter.replace_op(op, [as_value(value)])
 
     return lower_binary

@@ -1,0 +1,119 @@
+"""`dlc.backend`: dlc as an `onnx.backend.base.Backend`, the API onnxruntime.backend offers.
+
+    import dlc.backend
+    outputs = dlc.backend.run_model(model, [x])              # or prepare(model).run([x])
+    onnx.backend.test.BackendTest(dlc.backend, __name__)     # the ONNX backend test suite
+
+`prepare` checks the model and the supported op set at once; a model whose graph inputs have
+static shapes is compiled there, others on the first `run`, once per distinct set of input
+shapes (the compiled functions are cached on the returned rep).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import onnx
+from onnx.backend.base import Backend, BackendRep, namedtupledict
+
+from dlc.compiler import CompiledModel, compile
+from dlc.frontends.onnx_importer import check_supported, load_model
+
+
+def _graph_inputs(model: onnx.ModelProto) -> list[onnx.ValueInfoProto]:
+    initializers = {t.name for t in model.graph.initializer}
+    return [v for v in model.graph.input if v.name not in initializers]
+
+
+def _is_static(value: onnx.ValueInfoProto) -> bool:
+    tensor_type = value.type.tensor_type
+    return tensor_type.HasField("shape") and all(
+        d.HasField("dim_value") for d in tensor_type.shape.dim)
+
+
+class DlcRep(BackendRep):
+    """A prepared model: compiled per distinct input shapes, run with numpy arrays."""
+
+    def __init__(self, model: onnx.ModelProto, opt_level: int = 2):
+        self.model = model
+        self.opt_level = opt_level
+        self.input_names = [v.name for v in _graph_inputs(model)]
+        self.output_names = [o.name for o in model.graph.output]
+        self._compiled: dict[tuple, CompiledModel] = {}
+        if all(_is_static(v) for v in _graph_inputs(model)):
+            self._compiled[self._key(None)] = compile(model, opt_level)
+
+    def _key(self, arrays: Sequence[np.ndarray] | None) -> tuple:
+        return None if arrays is None else tuple(a.shape for a in arrays)
+
+    def compiled_for(self, arrays: Sequence[np.ndarray]) -> CompiledModel:
+        if self._key(None) in self._compiled:
+            return self._compiled[self._key(None)]
+        key = self._key(arrays)
+        if key not in self._compiled:
+            shapes = {n: list(a.shape) for n, a in zip(self.input_names, arrays)}
+            self._compiled[key] = compile(self.model, self.opt_level, input_shapes=shapes)
+        return self._compiled[key]
+
+    def run(self, inputs: Any, **kwargs: Any) -> tuple[Any, ...]:
+        if isinstance(inputs, Mapping):
+            arrays = [np.asarray(inputs[n]) for n in self.input_names if n in inputs]
+        elif isinstance(inputs, np.ndarray):
+            arrays = [inputs]
+        else:
+            arrays = [np.asarray(a) for a in inputs]
+        if len(arrays) != len(self.input_names):
+            raise ValueError(f"expected {len(self.input_names)} inputs "
+                             f"{self.input_names}, got {len(arrays)}")
+        outputs = self.compiled_for(arrays)(*arrays)
+        return namedtupledict("Outputs", self.output_names)(*outputs)
+
+
+class DlcBackend(Backend):
+    @classmethod
+    def prepare(cls, model: onnx.ModelProto, device: str = "CPU", **kwargs: Any) -> DlcRep:
+        if not cls.supports_device(device):
+            raise ValueError(f"dlc runs on the CPU only, not on '{device}'")
+        model = load_model(model)
+        check_supported(model.graph)
+        return DlcRep(model, kwargs.get("opt_level", 2))
+
+    @classmethod
+    def run_node(cls, node: onnx.NodeProto, inputs: Any, device: str = "CPU",
+                 outputs_info: Sequence[tuple[np.dtype, tuple[int, ...]]] | None = None,
+                 **kwargs: Any) -> tuple[Any, ...]:
+        arrays = [np.asarray(a) for a in inputs]
+        names = [n for n in node.input if n]
+        graph_inputs = [
+            onnx.helper.make_tensor_value_info(
+                name, onnx.helper.np_dtype_to_tensor_dtype(a.dtype), list(a.shape))
+            for name, a in zip(names, arrays)
+        ]
+        # output types come from ONNX shape inference (or outputs_info when given)
+        outputs = [n for n in node.output if n]
+        infos = list(outputs_info or [])
+        graph_outputs = [
+            onnx.helper.make_tensor_value_info(
+                name, onnx.helper.np_dtype_to_tensor_dtype(np.dtype(infos[i][0])),
+                list(infos[i][1])) if i < len(infos) else
+            onnx.helper.make_tensor_value_info(name, onnx.TensorProto.UNDEFINED, None)
+            for i, name in enumerate(outputs)
+        ]
+        graph = onnx.helper.make_graph([node], f"{node.op_type}_node", graph_inputs, graph_outputs)
+        opset = kwargs.get("opset_version", onnx.defs.onnx_opset_version())
+        model = onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid("", opset)])
+        if len(infos) < len(outputs):
+            model = onnx.shape_inference.infer_shapes(model)
+        return cls.prepare(model, device).run(arrays)
+
+    @classmethod
+    def supports_device(cls, device: str) -> bool:
+        return device.upper().startswith("CPU")
+
+
+prepare = DlcBackend.prepare
+run_model = DlcBackend.run_model
+run_node = DlcBackend.run_node
+supports_device = DlcBackend.supports_device

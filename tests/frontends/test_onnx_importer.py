@@ -1,0 +1,174 @@
+"""The ONNX importer: one dlc op per node, located at the node's name; ONNX conveniences."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import pytest
+from onnx import helper
+
+import dlc
+from dlc.dialects import make_context
+from dlc.frontends.onnx_importer import IMPORTERS, ImportedModel, import_model, load_model
+from tests.conftest import make_mlp, make_model, node_model, random_array, run_both
+
+
+def imported(model: onnx.ModelProto, **kwargs) -> tuple[ImportedModel, str]:
+    """The imported model and its IR text with locations."""
+    result = import_model(model, make_context(), **kwargs)
+    with result.module.context:
+        return result, result.module.operation.get_asm(enable_debug_info=True,
+                                                       use_local_scope=True)
+
+
+def test_supported_op_set():
+    assert set(IMPORTERS) == {"Add", "Sub", "Mul", "Div", "Relu", "MatMul", "Gemm", "Reshape",
+                              "Flatten", "Transpose", "Constant", "Identity"}
+
+
+def test_mlp_imports_one_op_per_node_at_its_name():
+    result, text = imported(make_mlp(batch=2, sizes=(8, 4, 3)))
+    assert result.input_names == ["input"]  # initializers are no inputs
+    assert result.output_names == ["logits"]
+    assert result.opset == 17
+    assert set(result.constants) == {"fc0.weight", "fc0.bias", "fc1.weight", "fc1.bias"}
+    for op, location in [("dlc.matmul", "fc0.matmul"), ("dlc.add", "fc0.bias"),
+                         ("dlc.relu", "relu0"), ("dlc.gemm", "fc1"),
+                         ("dlc.constant", "fc0.weight")]:
+        assert any(f'"{op}"' in line and f'loc("{location}")' in line
+                   for line in text.splitlines()), f"no {op} at loc({location!r}) in\n{text}"
+    assert text.count('"dlc.constant"') == 4
+    assert "func.func @main(%arg0: tensor<2x8xf32>" in text
+    assert "-> tensor<2x3xf32>" in text
+
+
+def test_onnx_defaults_are_materialized_as_attributes():
+    x, w = np.zeros([2, 3], np.float32), np.zeros([4, 3], np.float32)
+    _, text = imported(node_model("Gemm", [x, w], transB=1))
+    assert "alpha = 1.000000e+00 : f32" in text and "beta = 1.000000e+00 : f32" in text
+    assert "transA = 0 : i64" in text and "transB = 1 : i64" in text
+    _, text = imported(node_model("Transpose", [np.zeros([2, 3, 4], np.float32)]))
+    assert "perm = array<i64: 2, 1, 0>" in text
+
+
+def test_conveniences_need_no_op_of_their_own():
+    nodes = [helper.make_node("Identity", ["x"], ["i"]),
+             helper.make_node("Flatten", ["i"], ["f"], axis=2),
+             helper.make_node("Reshape", ["f", "shape"], ["y"])]
+    model = make_model(nodes, {"x": (np.float32, [2, 3, 4])}, ["y"],
+                       initializers={"shape": np.array([0, -1], np.int64)})
+    _, text = imported(model)
+    assert "Identity" not in text and "dlc.identity" not in text
+    assert "dlc.flatten" not in text
+    # Flatten(axis=2) -> reshape [6, 4]; Reshape [0, -1] resolves 0 from the input: [6, -1]
+    assert text.count('"dlc.reshape"') == 2
+    assert "shape = array<i64: 6, 4>} : (tensor<2x3x4xf32>) -> tensor<6x4xf32>" in text
+    assert "shape = array<i64: 6, -1>} : (tensor<6x4xf32>) -> tensor<6x4xf32>" in text
+
+
+def test_unnamed_nodes_get_a_name_without_changing_the_model():
+    model = node_model("Relu", [np.zeros(3, np.float32)])
+    model.graph.node[0].name = ""
+    before = model.SerializeToString()
+    _, text = imported(model)
+    assert 'loc("Relu_0")' in text
+    assert model.SerializeToString() == before
+
+
+def test_import_does_not_change_the_model():
+    model = make_mlp(batch=1, sizes=(4, 3, 2))
+    before = model.SerializeToString()
+    dlc.compile(model)
+    assert model.SerializeToString() == before
+
+
+def test_initializer_listed_as_graph_input_is_a_constant():
+    # models of IR version < 4 list initializers among the graph inputs too
+    node = helper.make_node("Add", ["x", "b"], ["y"])
+    model = make_model([node], {"x": (np.float32, [3]), "b": (np.float32, [3])}, ["y"],
+                       initializers={"b": np.array([1, 2, 3], np.float32)})
+    compiled = dlc.compile(model)
+    assert compiled.input_names == ["x"]
+    x = random_array([3], np.float32)
+    np.testing.assert_array_equal(compiled(x)[0], x + np.array([1, 2, 3], np.float32))
+
+
+def test_graph_inputs_keep_their_order():
+    node = helper.make_node("Sub", ["b", "a"], ["y"])
+    model = make_model([node], {"a": (np.float32, [2]), "b": (np.float32, [2])}, ["y"])
+    compiled = dlc.compile(model)
+    assert compiled.input_names == ["a", "b"]
+    a, b = np.array([1, 2], np.float32), np.array([10, 20], np.float32)
+    np.testing.assert_array_equal(compiled(a, b)[0], b - a)
+    np.testing.assert_array_equal(compiled({"b": b, "a": a})[0], b - a)
+
+
+def test_load_model_accepts_path_str_bytes_and_proto(tmp_path):
+    model = node_model("Relu", [np.zeros(3, np.float32)])
+    path = tmp_path / "relu.onnx"
+    onnx.save(model, path)
+    for source in (model, model.SerializeToString(), path, str(path)):
+        assert load_model(source).graph.node[0].op_type == "Relu"
+
+
+def test_several_outputs_in_graph_order():
+    nodes = [helper.make_node("Add", ["a", "b"], ["sum"]),
+             helper.make_node("Sub", ["a", "b"], ["difference"]),
+             helper.make_node("Mul", ["a", "b"], ["product"])]
+    model = make_model(nodes, {"a": (np.float32, [2, 3]), "b": (np.float32, [3])},
+                       ["product", "sum", "difference"])
+    a, b = random_array([2, 3], np.float32), random_array([3], np.float32, seed=1)
+    outputs = run_both(model, [a, b])
+    assert dlc.compile(model).output_names == ["product", "sum", "difference"]
+    np.testing.assert_allclose(outputs[0], a * b, rtol=1e-6)
+    np.testing.assert_allclose(outputs[1], a + b, rtol=1e-6)
+
+
+def test_outputs_of_several_dtypes_and_shapes():
+    nodes = [helper.make_node("Relu", ["x"], ["r"]),
+             helper.make_node("Transpose", ["i"], ["t"]),
+             helper.make_node("Flatten", ["x"], ["f"], axis=0)]
+    model = make_model(nodes, {"x": (np.float64, [2, 3]), "i": (np.int32, [3, 4])},
+                       ["t", "r", "f"])
+    run_both(model, [random_array([2, 3], np.float64), random_array([3, 4], np.int32)])
+
+
+@pytest.mark.parametrize("opt_level", [0, 1, 2, 3])
+def test_output_that_is_an_input(opt_level):
+    node = helper.make_node("Relu", ["x"], ["y"])
+    model = make_model([node], {"x": (np.float32, [2, 3])}, ["y", "x"])
+    x = random_array([2, 3], np.float32)
+    outputs = run_both(model, [x], opt_level)
+    np.testing.assert_array_equal(outputs[1], x)
+    assert not np.shares_memory(outputs[1], x)
+
+
+@pytest.mark.parametrize("opt_level", [0, 1, 2, 3])
+def test_output_that_is_a_constant(opt_level):
+    nodes = [helper.make_node("Constant", [], ["c"], value_floats=[1.0, -2.0]),
+             helper.make_node("Add", ["x", "c"], ["y"])]
+    model = make_model(nodes, {"x": (np.float32, [2])}, ["c", "y", "w"],
+                       initializers={"w": np.array([[5, 6]], np.int64)})
+    outputs = run_both(model, [np.ones(2, np.float32)], opt_level)
+    np.testing.assert_array_equal(outputs[0], [1.0, -2.0])
+    np.testing.assert_array_equal(outputs[2], [[5, 6]])
+
+
+@pytest.mark.parametrize("opt_level", [0, 1, 2, 3])
+def test_outputs_that_are_one_value(opt_level):
+    # the same value returned twice (through Identity, or merged by CSE and folds) gets a
+    # buffer per output; this once crashed the process in buffer-results-to-out-params
+    nodes = [helper.make_node("Relu", ["x"], ["r"]),
+             helper.make_node("Identity", ["r"], ["r_again"]),
+             helper.make_node("Relu", ["x"], ["r_twin"]),  # CSE merges it with r
+             helper.make_node("Reshape", ["r", "same"], ["r_reshaped"]),  # folded into r
+             helper.make_node("Reshape", ["r", "flat"], ["r_flat"]),  # a view of r's buffer
+             helper.make_node("Identity", ["x"], ["x_again"])]
+    model = make_model(nodes, {"x": (np.float32, [2, 3])},
+                       ["r", "r_again", "r_twin", "r_reshaped", "r_flat", "x_again", "x"],
+                       initializers={"same": np.array([2, 3]), "flat": np.array([6])})
+    x = random_array([2, 3], np.float32)
+    outputs = run_both(model, [x], opt_level)
+    for i, first in enumerate(outputs):
+        for second in outputs[i + 1:]:
+            assert not np.shares_memory(first, second)

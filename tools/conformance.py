@@ -1,0 +1,169 @@
+"""`dlc conformance`: the ONNX backend node tests run through `dlc.backend`, op by op.
+
+The cases are those shipped in the `onnx` package (`collect_testcases`) whose graph inputs and
+outputs are tensors of the dtypes ONNX models ship (float16/32/64, int8…int64, uint8…uint64,
+bool), in the default domain. Each case runs in a worker process, so a case that crashes the
+process is recorded as a crash and cannot hide the others. Outcomes:
+pass, fail (wrong result or error), unsupported (UnsupportedOpsError), crash.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import warnings
+from collections import Counter, defaultdict
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+TENSOR_DTYPES = {1, 2, 3, 4, 5, 6, 7, 9, 10, 11, 12, 13}  # onnx.TensorProto data types
+
+
+@dataclass
+class Outcome:
+    name: str
+    op: str
+    status: str
+    detail: str = ""
+
+
+def _cases():
+    warnings.filterwarnings("ignore")
+    from onnx.backend.test.case.node import collect_testcases
+
+    return collect_testcases("")
+
+
+def _tensor_io(model) -> bool:
+    for value in [*model.graph.input, *model.graph.output]:
+        if not value.type.HasField("tensor_type"):
+            return False
+        if value.type.tensor_type.elem_type not in TENSOR_DTYPES:
+            return False
+    return all(n.domain in ("", "ai.onnx") for n in model.graph.node)
+
+
+def in_scope_cases() -> list:
+    """The node test cases in scope (tensor inputs/outputs of the dtypes above)."""
+    return [c for c in _cases() if c.model is not None and _tensor_io(c.model)]
+
+
+def op_of(case) -> str:
+    """The op a case tests: its single node's type, or its name stem for expanded graphs."""
+    nodes = case.model.graph.node
+    if len(nodes) == 1:
+        return nodes[0].op_type
+    types = [n.op_type for n in nodes]
+    return max(set(types), key=types.count) if "expanded" not in case.name else \
+        case.name.removeprefix("test_").split("_expanded")[0]
+
+
+def run_case(case) -> Outcome:
+    import numpy as np
+
+    import dlc.backend
+    from dlc.frontends.onnx_importer import UnsupportedOpsError
+
+    op = op_of(case)
+    try:
+        rep = dlc.backend.prepare(case.model)
+        for inputs, expected in case.data_sets:
+            outputs = rep.run(inputs)
+            if len(outputs) != len(expected):
+                return Outcome(case.name, op, "fail", "wrong number of outputs")
+            for got, want in zip(outputs, expected):
+                if got.dtype != want.dtype:
+                    return Outcome(case.name, op, "fail", f"dtype {got.dtype}, want {want.dtype}")
+                np.testing.assert_array_equal(got.shape, want.shape)
+                np.testing.assert_allclose(got, want, rtol=case.rtol, atol=case.atol)
+    except UnsupportedOpsError as error:
+        return Outcome(case.name, op, "unsupported", str(error).split(". Supported")[0])
+    except Exception as error:  # the failure's reason is the report's content
+        first = (str(error).strip().splitlines() or [type(error).__name__])[0]
+        return Outcome(case.name, op, "fail", f"{type(error).__name__}: {first}"[:300])
+    return Outcome(case.name, op, "pass")
+
+
+def _worker(names: list[str]) -> None:
+    """Run the named cases in this process, one JSON line per finished case."""
+    cases = {c.name: c for c in in_scope_cases()}
+    for name in names:
+        outcome = run_case(cases[name])
+        print(json.dumps(outcome.__dict__), flush=True)
+
+
+def _run_chunk(names: list[str]) -> list[Outcome]:
+    """Run cases in a child process; restart past a case that kills it (a crash)."""
+    outcomes: list[Outcome] = []
+    remaining = list(names)
+    while remaining:
+        process = subprocess.run(
+            [sys.executable, "-m", "dlc.tools.conformance", "--worker", *remaining],
+            capture_output=True, text=True,
+        )
+        done = [Outcome(**json.loads(line)) for line in process.stdout.splitlines()
+                if line.startswith("{")]
+        outcomes += done
+        remaining = remaining[len(done):]
+        if remaining:
+            crashed = remaining.pop(0)
+            reason = f"process died (exit code {process.returncode})"
+            outcomes.append(Outcome(crashed, "?", "crash", reason))
+    return outcomes
+
+
+def run_all(names: list[str], jobs: int) -> list[Outcome]:
+    chunks = [names[i::jobs * 4] for i in range(jobs * 4)]
+    with ThreadPoolExecutor(jobs) as pool:
+        results = list(pool.map(_run_chunk, [c for c in chunks if c]))
+    ops = {c.name: op_of(c) for c in in_scope_cases()}
+    outcomes = [o for chunk in results for o in chunk]
+    for outcome in outcomes:
+        outcome.op = ops.get(outcome.name, outcome.op)
+    return sorted(outcomes, key=lambda o: o.name)
+
+
+def report(outcomes: list[Outcome], verbose: bool) -> str:
+    per_op: dict[str, Counter] = defaultdict(Counter)
+    for outcome in outcomes:
+        per_op[outcome.op][outcome.status] += 1
+    lines = ["| op | pass | fail | unsupported | crash |", "|---|---:|---:|---:|---:|"]
+    for op, counts in sorted(per_op.items()):
+        lines.append(f"| {op} | {counts['pass']} | {counts['fail']} | "
+                     f"{counts['unsupported']} | {counts['crash']} |")
+    total = Counter(o.status for o in outcomes)
+    share = 100 * total["pass"] / max(1, len(outcomes))
+    lines.append(f"| **all {len(outcomes)} cases** | {total['pass']} ({share:.1f}%) | "
+                 f"{total['fail']} | {total['unsupported']} | {total['crash']} |")
+    if verbose:
+        lines.append("")
+        lines += [f"{o.status.upper():<12} {o.name}: {o.detail}" for o in outcomes
+                  if o.status != "pass"]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="dlc conformance", description=__doc__.split("\n")[0])
+    parser.add_argument("-k", "--filter", default="", help="only cases whose name contains this")
+    parser.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("-v", "--verbose", action="store_true", help="list each non-pass case")
+    parser.add_argument("--json", metavar="FILE", help="write every outcome to FILE")
+    parser.add_argument("--worker", nargs="*", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.worker is not None:
+        _worker(args.worker)
+        return 0
+    names = [c.name for c in in_scope_cases() if args.filter in c.name]
+    outcomes = run_all(names, max(1, args.jobs))
+    print(report(outcomes, args.verbose))
+    if args.json:
+        with open(args.json, "w") as out:
+            json.dump([o.__dict__ for o in outcomes], out, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

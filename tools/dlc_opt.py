@@ -1,0 +1,496 @@
+"""`dlc-opt`: parse, verify, transform and print MLIR that contains `dlc` ops, like mlir-opt.
+
+    dlc-opt [FILE | -] [-o OUT] [-p PIPELINE | -O N [--until STAGE]]
+            [--split-input-file] [--verify-diagnostics]
+            [--mlir-print-ir-before-all] [--mlir-print-ir-after-all] [--mlir-timing]
+            [--mlir-elide-elementsattrs-if-larger N] [--mlir-print-debuginfo]
+            [--mlir-print-op-generic] [--dump-pass-pipeline] [--no-dlc-verify]
+    dlc-opt --list-passes
+
+Contract:
+- Input is one file (or stdin: `-` or no argument). The IR is parsed in a Context from
+  `dlc.dialects.make_context()` and verified twice: by MLIR (IRDL counts and types) and by
+  `dlc.dialects.verify` (the shape rules IRDL cannot express; `--no-dlc-verify` skips them, to
+  test the `dlc-verify` pass), then the pipeline runs and the result is printed. With no pipeline, dlc-opt only parses, verifies and prints.
+- The pipeline is MLIR pipeline text mixing dlc's Python passes with upstream passes; it goes
+  through `dlc.passes.build_pass_manager`, the only pipeline parser. `-O N` runs the named
+  pipeline `dlc.passes.pipeline(N)` (cut after `--until STAGE`).
+- Diagnostics print as `file:line:col: severity: message`, with the input's file name (`<stdin>`
+  for stdin) in place of the parser's `-`. Names locations without a file position print as
+  `name: severity: message`. Exit status: 0 success, 1 invalid input, pipeline or failed pass,
+  2 a bug in dlc (one line `dlc-opt: internal error: ...`, never a traceback).
+- `--split-input-file` cuts the input at lines `// -----`, processes each chunk in its own
+  Context (line numbers stay those of the whole file) and joins the outputs with `// -----`.
+- `--verify-diagnostics` checks the diagnostics against `// expected-error {{text}}` comments
+  (also `-warning`, `-remark`, `-note`; `@above`, `@below`, `@+N`, `@-N`, `@unknown`; `-re`
+  for `{{regex}}` parts), as mlir-opt does: it fails on any unexpected diagnostic and on any
+  expectation not met, and succeeds otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TextIO
+
+EXIT_OK, EXIT_ERROR, EXIT_INTERNAL = 0, 1, 2
+PROG = "dlc-opt"
+SPLIT_MARKER = "// -----"
+_SPLIT_LINE = re.compile(r"^[ \t]*//[ \t]*-----[ \t]*$")
+_CURRENT_OPERATION_NOTE = "see current operation:"
+
+
+class UsageError(Exception):
+    """Bad input the user can fix (unreadable file, invalid pipeline): one line, exit 1."""
+
+
+# ----------------------------------------------------------------------------- diagnostics
+
+
+@dataclass(frozen=True)
+class Position:
+    """Where a diagnostic points: a file position, a bare location name, or nowhere."""
+
+    file: str | None = None
+    line: int = 0
+    col: int = 0
+    name: str | None = None
+
+    def render(self, display_name: str) -> str:
+        if self.file is not None:
+            file = display_name if self.file == "-" else self.file
+            return f"{file}:{self.line}:{self.col}"
+        return self.name or display_name
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    severity: str  # "error", "warning", "remark" or "note"
+    message: str
+    position: Position
+
+
+def resolve(location) -> Position:
+    """The first file position in `location` (through names, call sites and fusions)."""
+    if location.is_a_file():
+        return Position(location.filename, location.start_line, location.start_col)
+    if location.is_a_name():
+        inner = resolve(location.child_loc)
+        return inner if inner.file is not None else Position(name=location.name_str)
+    if location.is_a_callsite():
+        inner = resolve(location.callee)
+        return inner if inner.file is not None else resolve(location.caller)
+    if location.is_a_fused():
+        positions = [resolve(loc) for loc in location.locations]
+        return next((p for p in positions if p.file is not None), Position())
+    return Position()
+
+
+def severity_name(severity) -> str:
+    return str(severity).rsplit(".", 1)[-1].lower()
+
+
+def diagnostics_of(info, skip_operation_notes: bool) -> list[Diagnostic]:
+    """A diagnostic (ir.Diagnostic or ir.DiagnosticInfo) and its notes, flattened."""
+    found = [Diagnostic(severity_name(info.severity), info.message, resolve(info.location))]
+    for note in info.notes:
+        if skip_operation_notes and note.message.startswith(_CURRENT_OPERATION_NOTE):
+            continue
+        found.extend(diagnostics_of(note, skip_operation_notes))
+    return found
+
+
+@dataclass
+class Collector:
+    """Every diagnostic of one chunk: from MLIRError exceptions and from the context handler."""
+
+    skip_operation_notes: bool
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+
+    def handler(self, diagnostic) -> bool:
+        self.diagnostics.extend(diagnostics_of(diagnostic, self.skip_operation_notes))
+        return True
+
+    def add_error(self, error) -> None:
+        """The diagnostics of an `ir.MLIRError`, or its message when it carries none."""
+        for info in error.error_diagnostics:
+            self.diagnostics.extend(diagnostics_of(info, self.skip_operation_notes))
+        if not error.error_diagnostics:
+            self.diagnostics.append(Diagnostic("error", str(error), Position()))
+
+    def add(self, location, message: str) -> None:
+        self.diagnostics.append(Diagnostic("error", message, resolve(location)))
+
+    @property
+    def has_errors(self) -> bool:
+        return any(d.severity == "error" for d in self.diagnostics)
+
+
+def format_diagnostic(diag: Diagnostic, display_name: str, source_lines: list[str]) -> str:
+    """`file:line:col: severity: message`, then the source line and a caret (as mlir-opt)."""
+    text = f"{diag.position.render(display_name)}: {diag.severity}: {diag.message}"
+    position = diag.position
+    if diag.severity == "note" or position.file != "-":
+        return text
+    if not 0 < position.line <= len(source_lines):
+        return text
+    line = source_lines[position.line - 1]
+    caret = " " * max(position.col - 1, 0) + "^"
+    return f"{text}\n{line}\n{caret}"
+
+
+# ----------------------------------------------------------------------------- expectations
+
+
+# `expected-error @+1 {{`: the text runs to the last `}}` before the next designator (or the end
+# of the line), so that `-re` texts may hold `{{regex}}` parts and a line may hold several.
+_DESIGNATOR = re.compile(
+    r"expected-(?P<severity>error|warning|remark|note)(?P<regex>-re)?"
+    r"[ \t]*(?:@(?P<where>[+-][0-9]+|above|below|unknown))?[ \t]*\{\{"
+)
+
+
+@dataclass
+class Expectation:
+    severity: str
+    text: str
+    is_regex: bool
+    line: int  # the line the diagnostic must point at; 0 for @unknown
+    comment_line: int
+    comment_col: int
+    matched: bool = False
+
+    def matches(self, diag: Diagnostic) -> bool:
+        if self.matched or diag.severity != self.severity:
+            return False
+        if expected_line(diag.position) != self.line:
+            return False
+        if not self.is_regex:
+            return self.text in diag.message
+        return re.search(expectation_regex(self.text), diag.message) is not None
+
+
+def expected_line(position: Position) -> int | None:
+    """The line an expectation names for `position`: 0 is `@unknown`, None never matches."""
+    if position.file is None:
+        return 0
+    return position.line if position.file == "-" else None
+
+
+def expectation_regex(text: str) -> str:
+    """mlir-opt's `-re` syntax: literal text with `{{regex}}` parts."""
+    parts = re.split(r"\{\{(.*?)\}\}", text)
+    return "".join(p if i % 2 else re.escape(p) for i, p in enumerate(parts))
+
+
+def parse_expectations(text: str) -> list[Expectation]:
+    """The `expected-*` comments of `text` (line numbers are 1-based lines of `text`)."""
+    expectations: list[Expectation] = []
+    pending_below: list[Expectation] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        found = list(_DESIGNATOR.finditer(line))
+        if not found:
+            for expectation in pending_below:
+                expectation.line = number
+            pending_below.clear()
+            continue
+        ends = [m.start() for m in found[1:]] + [len(line)]
+        for match, end in zip(found, ends):
+            body = line[match.end():end].rstrip()
+            if not body.endswith("}}"):
+                continue  # no closing braces: not an expectation
+            expectation = make_expectation(match, body[:-2], number)
+            expectations.append(expectation)
+            if match["where"] == "below":
+                pending_below.append(expectation)
+    return expectations
+
+
+def make_expectation(match: re.Match, text: str, number: int) -> Expectation:
+    where = match["where"]
+    line = number
+    if where == "above":
+        line = number - 1
+    elif where == "unknown":
+        line = 0
+    elif where and where[0] in "+-":
+        line = number + int(where)
+    return Expectation(match["severity"], text, bool(match["regex"]), line, number,
+                       match.start() + 1)
+
+
+def check_expectations(
+    diagnostics: list[Diagnostic], expectations: list[Expectation], display_name: str
+) -> list[str]:
+    """The mismatches between `diagnostics` and `expectations`, as error lines."""
+    problems = []
+    for diag in diagnostics:
+        expectation = next((e for e in expectations if e.matches(diag)), None)
+        if expectation is None:
+            where = diag.position.render(display_name)
+            problems.append(f"{where}: error: unexpected {diag.severity}: {diag.message}")
+            continue
+        expectation.matched = True
+    for e in expectations:
+        if not e.matched:
+            problems.append(
+                f"{display_name}:{e.comment_line}:{e.comment_col}: error: expected "
+                f"{e.severity} \"{e.text}\" was not produced"
+            )
+    return problems
+
+
+# ----------------------------------------------------------------------------- processing
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """A part of the input, preceded by newlines so that line numbers are the file's."""
+
+    text: str
+
+
+def split_input(text: str, split: bool) -> list[Chunk]:
+    if not split:
+        return [Chunk(text)]
+    chunks, current, start = [], [], 0
+    lines = text.splitlines(keepends=True)
+    for number, line in enumerate(lines):
+        if _SPLIT_LINE.match(line):
+            chunks.append(Chunk("\n" * start + "".join(current)))
+            current, start = [], number + 1
+            continue
+        current.append(line)
+    chunks.append(Chunk("\n" * start + "".join(current)))
+    return chunks
+
+
+@dataclass
+class Result:
+    output: str | None  # the printed IR; None when the chunk failed
+    diagnostics: list[Diagnostic]
+
+
+def process_chunk(chunk: Chunk, pipeline: str | None, args: argparse.Namespace) -> Result:
+    """Parse, verify, transform and print one chunk in a fresh Context."""
+    from mlir import ir
+
+    from dlc.dialects import make_context
+
+    collector = Collector(skip_operation_notes=args.verify_diagnostics)
+    context = make_context()
+    handler = context.attach_diagnostic_handler(collector.handler)
+    try:
+        with context, ir.Location.unknown():
+            output = transform(chunk, pipeline, args, collector)
+    finally:
+        handler.detach()
+    if collector.has_errors:
+        output = None
+    return Result(output, collector.diagnostics)
+
+
+def transform(
+    chunk: Chunk, pipeline: str | None, args: argparse.Namespace, collector: Collector
+) -> str | None:
+    from mlir import ir
+
+    from dlc.dialects import verify
+    from dlc.passes import build_pass_manager
+
+    try:
+        module = ir.Module.parse(chunk.text)
+    except ir.MLIRError as error:
+        collector.add_error(error)
+        return None
+    problems = [] if args.no_dlc_verify else verify(module.operation)
+    for location, message in problems:
+        collector.add(location, message)
+    if problems:
+        return None
+    if pipeline:
+        pm = build_pass_manager(pipeline)
+        configure(pm, args)
+        sys.stderr.flush()
+        try:
+            pm.run(module.operation)
+        except ir.MLIRError as error:
+            collector.add_error(error)
+            return None
+        finally:
+            del pm  # the timing report prints when the PassManager goes away
+    return module.operation.get_asm(
+        large_elements_limit=args.elide_limit,
+        enable_debug_info=args.print_debuginfo,
+        print_generic_op_form=args.print_op_generic,
+    )
+
+
+def configure(pm, args: argparse.Namespace) -> None:
+    if args.print_ir_before_all or args.print_ir_after_all:
+        pm.enable_ir_printing(
+            print_before_all=args.print_ir_before_all,
+            print_after_all=args.print_ir_after_all,
+            large_elements_limit=args.elide_limit,
+        )
+    if args.timing:
+        pm.enable_timing()
+
+
+def pipeline_text(args: argparse.Namespace) -> str | None:
+    """The pipeline to run, checked once up front (PipelineError -> UsageError)."""
+    from dlc.dialects import make_context
+    from dlc.passes import PipelineError, build_pass_manager, describe, pipeline
+
+    text = args.pass_pipeline
+    if args.opt_level is not None:
+        text = pipeline(args.opt_level, until=args.until)
+    if not text:
+        return None
+    try:
+        build_pass_manager(text, make_context())
+        if args.dump_pass_pipeline:
+            print(describe(text), file=sys.stderr)
+    except PipelineError as error:
+        raise UsageError(str(error)) from None
+    return text
+
+
+def read_input(path: str) -> tuple[str, str]:
+    """(text, display name) of the input file, or of stdin for `-`."""
+    if path == "-":
+        return sys.stdin.read(), "<stdin>"
+    try:
+        return Path(path).read_text(), path
+    except (OSError, UnicodeDecodeError) as error:
+        reason = getattr(error, "strerror", None) or str(error)
+        raise UsageError(f"cannot read '{path}': {reason}") from None
+
+
+def run(args: argparse.Namespace) -> int:
+    pipeline = pipeline_text(args)
+    text, display_name = read_input(args.input)
+    source_lines = text.splitlines()
+    outputs, failed = [], False
+    for chunk in split_input(text, args.split_input_file):
+        result = process_chunk(chunk, pipeline, args)
+        if result.output is not None:
+            outputs.append(result.output)
+        if args.verify_diagnostics:
+            problems = check_expectations(
+                result.diagnostics, parse_expectations(chunk.text), display_name
+            )
+            for problem in problems:
+                print(problem, file=sys.stderr)
+            failed |= bool(problems)
+            continue
+        for diag in result.diagnostics:
+            print(format_diagnostic(diag, display_name, source_lines), file=sys.stderr)
+        failed |= result.output is None
+    write_output(args.output, (SPLIT_MARKER + "\n").join(outputs))
+    return EXIT_ERROR if failed else EXIT_OK
+
+
+def write_output(path: str, text: str) -> None:
+    if path == "-":
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
+    try:
+        Path(path).write_text(text)
+    except OSError as error:
+        raise UsageError(f"cannot write '{path}': {error.strerror or error}") from None
+
+
+# ----------------------------------------------------------------------------- --list-passes
+
+
+def list_passes(out: TextIO) -> None:
+    from dlc.passes import OPT_LEVELS, pipeline, registered_passes
+
+    out.write("dlc passes (any upstream MLIR pass may be mixed with them):\n")
+    for name, cls in registered_passes().items():
+        out.write(f"  {name:<20} {cls.description()}\n")
+        for option, spec in cls.options().items():
+            out.write(f"    {option}={_type_name(spec.type)} (default {spec.default!r})\n")
+    out.write("\nnamed pipelines (-O N):\n")
+    for level in OPT_LEVELS:
+        out.write(f"  -O{level}  {pipeline(level)}\n")
+
+
+def _type_name(annotation) -> str:
+    return annotation if isinstance(annotation, str) else getattr(annotation, "__name__", "?")
+
+
+# ----------------------------------------------------------------------------- command line
+
+
+def make_parser() -> argparse.ArgumentParser:
+    from dlc.passes import OPT_LEVELS, STAGES
+
+    parser = argparse.ArgumentParser(
+        prog=PROG, description="Parse, verify, transform and print MLIR with dlc ops."
+    )
+    parser.add_argument("input", nargs="?", default="-", help="input .mlir file (default stdin)")
+    parser.add_argument("-o", dest="output", default="-", help="output file (default stdout)")
+    chosen = parser.add_mutually_exclusive_group()
+    chosen.add_argument("-p", "--pass-pipeline", metavar="PIPELINE",
+                        help="pipeline text, e.g. 'builtin.module(dlc-canonicalize,cse)'")
+    chosen.add_argument("-O", "--opt-level", type=int, choices=OPT_LEVELS,
+                        help="run the named pipeline of this opt level")
+    parser.add_argument("--until", choices=STAGES, default=STAGES[-1],
+                        help="with -O: stop after this stage (default: %(default)s)")
+    parser.add_argument("--list-passes", action="store_true",
+                        help="list dlc's passes and named pipelines, then exit")
+    parser.add_argument("--split-input-file", action="store_true",
+                        help=f"process each chunk between '{SPLIT_MARKER}' lines on its own")
+    parser.add_argument("--verify-diagnostics", action="store_true",
+                        help="check diagnostics against 'expected-error {{...}}' comments")
+    parser.add_argument("--no-dlc-verify", action="store_true",
+                        help="skip the dlc shape rules after parsing (to test dlc-verify)")
+    parser.add_argument("--dump-pass-pipeline", action="store_true",
+                        help="print the pipeline (dlc pass options spelled out) to stderr")
+    parser.add_argument("--mlir-print-ir-before-all", dest="print_ir_before_all",
+                        action="store_true", help="print the IR before each pass (stderr)")
+    parser.add_argument("--mlir-print-ir-after-all", dest="print_ir_after_all",
+                        action="store_true", help="print the IR after each pass (stderr)")
+    parser.add_argument("--mlir-timing", dest="timing", action="store_true",
+                        help="print the time of each pass (stderr)")
+    parser.add_argument("--mlir-elide-elementsattrs-if-larger", dest="elide_limit", type=int,
+                        metavar="N", help="elide elements attributes with more than N elements")
+    parser.add_argument("--mlir-print-debuginfo", dest="print_debuginfo", action="store_true",
+                        help="print locations")
+    parser.add_argument("--mlir-print-op-generic", dest="print_op_generic", action="store_true",
+                        help="print every op in generic form")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        args = make_parser().parse_args(argv)
+        if args.list_passes:
+            list_passes(sys.stdout)
+            return EXIT_OK
+        return run(args)
+    except UsageError as error:
+        print(f"{PROG}: error: {error}", file=sys.stderr)
+        return EXIT_ERROR
+    except BrokenPipeError:  # the reader went away (`dlc-opt ... | head`): not an error
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_OK
+    except KeyboardInterrupt:
+        return 130
+    except Exception as error:  # a bug in dlc: one line, never a traceback
+        detail = str(error).strip().splitlines()
+        reason = f"{type(error).__name__}: {detail[0]}" if detail else type(error).__name__
+        print(f"{PROG}: internal error: {reason}", file=sys.stderr)
+        return EXIT_INTERNAL
+
+
+if __name__ == "__main__":
+    sys.exit(main())
