@@ -15,7 +15,6 @@ from pathlib import Path
 import numpy as np
 import onnx
 from mlir import ir
-from mlir.dialects import bufferization
 
 from dlc.dialects import make_context
 from dlc.errors import DlcError
@@ -91,28 +90,10 @@ def compile(  # noqa: A001  (the API name users expect: dlc.compile)
         signature = _signature(main, imported.input_names, imported.output_names)
         snapshots: dict[str, ir.Operation] = {}
         for stage, text in stages.items():
-            if stage == "bufferized":  # the passes before may have merged outputs (CSE, folds)
-                copy_repeated_results(module.body.operations[0])
             run_stage(module, stage, text)
             snapshots[stage] = module.operation.clone()
         function = JitFunction(module, signature)
     return CompiledModel(context, snapshots, function, opt_level, time.perf_counter() - start)
-
-
-def copy_repeated_results(main: ir.Operation) -> None:
-    """Return a copy where `main` returns a value again (two graph outputs, one value).
-
-    `buffer-results-to-out-params{hoist-static-allocs}` crashes the process when one buffer
-    is returned twice; a `bufferization.alloc_tensor` copy gives each output its own buffer.
-    """
-    terminator = main.regions[0].blocks[0].operations[-1]
-    returned: set[ir.Value] = set()
-    for index, value in enumerate(terminator.operands):
-        if value in returned:
-            with ir.InsertionPoint(terminator), terminator.location:
-                copy = bufferization.AllocTensorOp(value.type, [], copy=value)
-            terminator.operands[index] = copy.result
-        returned.add(value)
 
 
 def run_stage(module: ir.Module, stage: str, text: str) -> None:

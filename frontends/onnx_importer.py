@@ -11,11 +11,9 @@ node and says what to change; unsupported ops are all listed in one error.
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import onnx
@@ -23,52 +21,18 @@ from mlir import ir
 from mlir.dialects import func
 from onnx import helper, numpy_helper
 
-from dlc.dialects import ShapeError, build, ops
-from dlc.errors import DlcError
+from dlc.dialects import build, ops
+from dlc.frontends.onnx_node import (
+    FrontendError,
+    NodeContext,
+    UnsupportedOpsError,
+    constant_value,
+    dense,
+    element_type,
+)
+from dlc.frontends.onnx_ops import importers
 
-
-class FrontendError(DlcError, ValueError):
-    """The model cannot be imported: malformed, unsupported op or dtype, unknown shapes."""
-
-
-class UnsupportedOpsError(FrontendError):
-    """The model uses ops outside dlc's supported set (all of them are listed)."""
-
-    def __init__(self, unsupported: Mapping[str, list[str]]):
-        self.unsupported = dict(unsupported)
-        listed = "; ".join(
-            f"{op_type} (node{'s' if len(nodes) > 1 else ''} {', '.join(repr(n) for n in nodes)})"
-            for op_type, nodes in self.unsupported.items()
-        )
-        super().__init__(
-            f"unsupported ONNX op{'s' if len(self.unsupported) > 1 else ''}: {listed}. "
-            f"Supported ops: {', '.join(sorted(IMPORTERS))}"
-        )
-
-
-ONNX_ELEMENT_TYPES: dict[int, Callable[[], ir.Type]] = {
-    onnx.TensorProto.FLOAT: ir.F32Type.get,
-    onnx.TensorProto.DOUBLE: ir.F64Type.get,
-    onnx.TensorProto.FLOAT16: ir.F16Type.get,
-    onnx.TensorProto.INT8: lambda: ir.IntegerType.get_signless(8),
-    onnx.TensorProto.INT16: lambda: ir.IntegerType.get_signless(16),
-    onnx.TensorProto.INT32: lambda: ir.IntegerType.get_signless(32),
-    onnx.TensorProto.INT64: lambda: ir.IntegerType.get_signless(64),
-    # no BOOL: lowering a memref of i1 to LLVM aborts the process (an assertion in MLIR)
-}
-SUPPORTED_NUMPY_DTYPES = {np.dtype(t) for t in
-                          (np.float32, np.float64, np.float16, np.int8, np.int16, np.int32,
-                           np.int64)}
-
-
-def element_type(onnx_type: int, what: str) -> ir.Type:
-    if onnx_type not in ONNX_ELEMENT_TYPES:
-        name = onnx.TensorProto.DataType.Name(onnx_type) if onnx_type in \
-            onnx.TensorProto.DataType.values() else str(onnx_type)
-        supported = ", ".join(onnx.TensorProto.DataType.Name(t) for t in ONNX_ELEMENT_TYPES)
-        raise FrontendError(f"{what} has element type {name}, which dlc does not support yet "
-                            f"(supported: {supported})")
-    return ONNX_ELEMENT_TYPES[onnx_type]()
+__all__ = ["FrontendError", "ImportedModel", "UnsupportedOpsError", "import_model", "load_model"]
 
 
 def load_model(model: str | Path | bytes | onnx.ModelProto) -> onnx.ModelProto:
@@ -105,141 +69,6 @@ def _parse(data: bytes, where: str) -> onnx.ModelProto:
 
 
 @dataclass
-class NodeContext:
-    """What an op importer sees of one node: its values, attributes and constant inputs."""
-
-    node: onnx.NodeProto
-    name: str  # the node's name, or `<op type>_<index>` for an unnamed node
-    inputs: list[ir.Value | None]
-    attributes: dict[str, Any]
-    opset: int
-    constants: Mapping[str, np.ndarray]
-    location: ir.Location
-
-    def attr(self, name: str, default: Any = None) -> Any:
-        return self.attributes.get(name, default)
-
-    def constant_input(self, index: int, what: str) -> np.ndarray:
-        names = self.node.input
-        if index >= len(names) or not names[index]:
-            raise self.error(f"needs its {what} input")
-        if names[index] not in self.constants:
-            raise self.error(
-                f"needs its {what} input '{names[index]}' to be a constant (an initializer or "
-                "a Constant node); computed values are not supported yet"
-            )
-        return self.constants[names[index]]
-
-    def error(self, message: str) -> FrontendError:
-        return FrontendError(f"node '{self.name}' ({self.node.op_type}): {message}")
-
-    def build(self, op: ops.OpDef, operands: Sequence[ir.Value], attrs: dict | None = None):
-        try:
-            return build(op, operands, attrs, loc=self.location)
-        except ShapeError as error:
-            raise self.error(str(error)) from None
-
-
-Importer = Callable[[NodeContext], list[ir.Value]]
-
-
-def _binary(op: ops.OpDef) -> Importer:
-    def import_binary(n: NodeContext) -> list[ir.Value]:
-        if n.opset < 7 and n.attr("broadcast"):
-            raise n.error("legacy broadcast attribute (opset < 7) is not supported")
-        return [n.build(op, n.inputs[:2])]
-
-    return import_binary
-
-
-def import_gemm(n: NodeContext) -> list[ir.Value]:
-    attrs = {"alpha": n.attr("alpha", 1.0), "beta": n.attr("beta", 1.0),
-             "transA": n.attr("transA", 0), "transB": n.attr("transB", 0)}
-    operands = [v for v in n.inputs[:3] if v is not None]
-    return [n.build(ops.GEMM, operands, attrs)]
-
-
-def import_reshape(n: NodeContext) -> list[ir.Value]:
-    x = n.inputs[0]
-    if n.opset < 5:
-        shape = list(n.attr("shape", []))
-    else:
-        shape = [int(d) for d in n.constant_input(1, "shape").reshape(-1)]
-    if not n.attr("allowzero", 0):  # 0 copies the input's size at that axis
-        for axis, size in enumerate(shape):
-            if size == 0:
-                if axis >= x.type.rank:
-                    raise n.error(f"shape {shape} copies axis {axis} of a rank-{x.type.rank} input")
-                shape[axis] = x.type.shape[axis]
-    return [n.build(ops.RESHAPE, [x], {"shape": shape})]
-
-
-def import_flatten(n: NodeContext) -> list[ir.Value]:
-    x = n.inputs[0]
-    rank = x.type.rank
-    axis = n.attr("axis", 1)
-    if not -rank <= axis <= rank:
-        raise n.error(f"axis {axis} is out of range for a rank-{rank} input")
-    axis = axis + rank if axis < 0 else axis
-    shape = list(x.type.shape)
-    target = [math.prod(shape[:axis]), math.prod(shape[axis:])]
-    return [n.build(ops.RESHAPE, [x], {"shape": target})]
-
-
-def import_transpose(n: NodeContext) -> list[ir.Value]:
-    x = n.inputs[0]
-    perm = n.attr("perm", list(reversed(range(x.type.rank))))
-    return [n.build(ops.TRANSPOSE, [x], {"perm": list(perm)})]
-
-
-def import_constant(n: NodeContext) -> list[ir.Value]:
-    return [n.build(ops.CONSTANT, [], {"value": dense(constant_value(n), n)})]
-
-
-def constant_value(n: NodeContext) -> np.ndarray:
-    """The numpy value of a Constant node, whichever attribute carries it."""
-    node = n.node
-    for attribute in node.attribute:
-        value = helper.get_attribute_value(attribute)
-        if attribute.name == "value":
-            return numpy_helper.to_array(value)
-        if attribute.name in ("value_float", "value_floats"):
-            return np.asarray(value, dtype=np.float32)
-        if attribute.name in ("value_int", "value_ints"):
-            return np.asarray(value, dtype=np.int64)
-    raise n.error("has no value attribute dlc supports (value, value_float(s), value_int(s))")
-
-
-def dense(array: np.ndarray, n: NodeContext | None = None) -> ir.DenseElementsAttr:
-    if array.dtype not in SUPPORTED_NUMPY_DTYPES:
-        message = f"constant of dtype {array.dtype} is not supported yet"
-        raise n.error(message) if n else FrontendError(message)
-    array = np.asarray(array, order="C")  # (np.ascontiguousarray makes rank 0 into [1])
-    return ir.DenseElementsAttr.get(array)
-
-
-def import_identity(n: NodeContext) -> list[ir.Value]:
-    return [n.inputs[0]]
-
-
-# The dispatch table: ONNX op type -> importer. Keys are the supported ONNX ops.
-IMPORTERS: dict[str, Importer] = {
-    "Add": _binary(ops.ADD),
-    "Sub": _binary(ops.SUB),
-    "Mul": _binary(ops.MUL),
-    "Div": _binary(ops.DIV),
-    "Relu": lambda n: [n.build(ops.RELU, n.inputs[:1])],
-    "MatMul": lambda n: [n.build(ops.MATMUL, n.inputs[:2])],
-    "Gemm": import_gemm,
-    "Reshape": import_reshape,
-    "Flatten": import_flatten,
-    "Transpose": import_transpose,
-    "Constant": import_constant,
-    "Identity": import_identity,
-}
-
-
-@dataclass
 class ImportedModel:
     module: ir.Module
     input_names: list[str]
@@ -258,7 +87,7 @@ def default_opset(model: onnx.ModelProto) -> int:
 def check_supported(graph: onnx.GraphProto) -> None:
     unsupported: dict[str, list[str]] = {}
     for index, node in enumerate(graph.node):
-        if node.domain not in ("", "ai.onnx") or node.op_type not in IMPORTERS:
+        if node.domain not in ("", "ai.onnx") or node.op_type not in importers():
             op_type = node.op_type if node.domain in ("", "ai.onnx") else \
                 f"{node.domain}.{node.op_type}"
             unsupported.setdefault(op_type, []).append(node.name or f"#{index}")
@@ -362,7 +191,7 @@ def _import_node(node: onnx.NodeProto, index: int, opset: int, values: dict[str,
         constants=constants,
         location=ir.Location.name(node_name),
     )
-    results = IMPORTERS[node.op_type](context)
+    results = importers()[node.op_type](context)
     for name, value in zip(node.output, results):
         if name:
             values[name] = value

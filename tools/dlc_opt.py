@@ -11,14 +11,16 @@ Contract:
 - Input is one file (or stdin: `-` or no argument). The IR is parsed in a Context from
   `dlc.dialects.make_context()` and verified twice: by MLIR (IRDL counts and types) and by
   `dlc.dialects.verify` (the shape rules IRDL cannot express; `--no-dlc-verify` skips them, to
-  test the `dlc-verify` pass), then the pipeline runs and the result is printed. With no pipeline, dlc-opt only parses, verifies and prints.
+  test the `dlc-verify` pass), then the pipeline runs and the result is printed. With no
+  pipeline, dlc-opt only parses, verifies and prints.
 - The pipeline is MLIR pipeline text mixing dlc's Python passes with upstream passes; it goes
   through `dlc.passes.build_pass_manager`, the only pipeline parser. `-O N` runs the named
   pipeline `dlc.passes.pipeline(N)` (cut after `--until STAGE`).
 - Diagnostics print as `file:line:col: severity: message`, with the input's file name (`<stdin>`
-  for stdin) in place of the parser's `-`. Names locations without a file position print as
+  for stdin) in place of the parser's `-`. Name locations without a file position print as
   `name: severity: message`. Exit status: 0 success, 1 invalid input, pipeline or failed pass,
-  2 a bug in dlc (one line `dlc-opt: internal error: ...`, never a traceback).
+  2 a bug in dlc (one line `dlc-opt: internal error: ...`, never a traceback) or, from argparse,
+  a bad command line.
 - `--split-input-file` cuts the input at lines `// -----`, processes each chunk in its own
   Context (line numbers stay those of the whole file) and joins the outputs with `// -----`.
 - `--verify-diagnostics` checks the diagnostics against `// expected-error {{text}}` comments
@@ -37,6 +39,19 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
+
+from mlir import ir
+
+from dlc.dialects import make_context, verify
+from dlc.passes import (
+    OPT_LEVELS,
+    STAGES,
+    PipelineError,
+    build_pass_manager,
+    describe,
+    pipeline,
+    registered_passes,
+)
 
 EXIT_OK, EXIT_ERROR, EXIT_INTERNAL = 0, 1, 2
 PROG = "dlc-opt"
@@ -75,7 +90,7 @@ class Diagnostic:
     position: Position
 
 
-def resolve(location) -> Position:
+def resolve(location: ir.Location) -> Position:
     """The first file position in `location` (through names, call sites and fusions)."""
     if location.is_a_file():
         return Position(location.filename, location.start_line, location.start_col)
@@ -116,14 +131,14 @@ class Collector:
         self.diagnostics.extend(diagnostics_of(diagnostic, self.skip_operation_notes))
         return True
 
-    def add_error(self, error) -> None:
+    def add_error(self, error: ir.MLIRError) -> None:
         """The diagnostics of an `ir.MLIRError`, or its message when it carries none."""
         for info in error.error_diagnostics:
             self.diagnostics.extend(diagnostics_of(info, self.skip_operation_notes))
         if not error.error_diagnostics:
             self.diagnostics.append(Diagnostic("error", str(error), Position()))
 
-    def add(self, location, message: str) -> None:
+    def add(self, location: ir.Location, message: str) -> None:
         self.diagnostics.append(Diagnostic("error", message, resolve(location)))
 
     @property
@@ -200,7 +215,7 @@ def parse_expectations(text: str) -> list[Expectation]:
             pending_below.clear()
             continue
         ends = [m.start() for m in found[1:]] + [len(line)]
-        for match, end in zip(found, ends):
+        for match, end in zip(found, ends, strict=True):
             body = line[match.end():end].rstrip()
             if not body.endswith("}}"):
                 continue  # no closing braces: not an expectation
@@ -276,18 +291,14 @@ class Result:
     diagnostics: list[Diagnostic]
 
 
-def process_chunk(chunk: Chunk, pipeline: str | None, args: argparse.Namespace) -> Result:
+def process_chunk(chunk: Chunk, pass_pipeline: str | None, args: argparse.Namespace) -> Result:
     """Parse, verify, transform and print one chunk in a fresh Context."""
-    from mlir import ir
-
-    from dlc.dialects import make_context
-
     collector = Collector(skip_operation_notes=args.verify_diagnostics)
     context = make_context()
     handler = context.attach_diagnostic_handler(collector.handler)
     try:
         with context, ir.Location.unknown():
-            output = transform(chunk, pipeline, args, collector)
+            output = transform(chunk, pass_pipeline, args, collector)
     finally:
         handler.detach()
     if collector.has_errors:
@@ -296,13 +307,8 @@ def process_chunk(chunk: Chunk, pipeline: str | None, args: argparse.Namespace) 
 
 
 def transform(
-    chunk: Chunk, pipeline: str | None, args: argparse.Namespace, collector: Collector
+    chunk: Chunk, pass_pipeline: str | None, args: argparse.Namespace, collector: Collector
 ) -> str | None:
-    from mlir import ir
-
-    from dlc.dialects import verify
-    from dlc.passes import build_pass_manager
-
     try:
         module = ir.Module.parse(chunk.text)
     except ir.MLIRError as error:
@@ -313,8 +319,8 @@ def transform(
         collector.add(location, message)
     if problems:
         return None
-    if pipeline:
-        pm = build_pass_manager(pipeline)
+    if pass_pipeline:
+        pm = build_pass_manager(pass_pipeline)
         configure(pm, args)
         sys.stderr.flush()
         try:
@@ -342,14 +348,11 @@ def configure(pm, args: argparse.Namespace) -> None:
         pm.enable_timing()
 
 
-def pipeline_text(args: argparse.Namespace) -> str | None:
+def chosen_pipeline(args: argparse.Namespace) -> str | None:
     """The pipeline to run, checked once up front (PipelineError -> UsageError)."""
-    from dlc.dialects import make_context
-    from dlc.passes import PipelineError, build_pass_manager, describe, pipeline
-
     text = args.pass_pipeline
     if args.opt_level is not None:
-        text = pipeline(args.opt_level, until=args.until)
+        text = pipeline(args.opt_level, until=args.until or STAGES[-1])
     if not text:
         return None
     try:
@@ -363,22 +366,23 @@ def pipeline_text(args: argparse.Namespace) -> str | None:
 
 def read_input(path: str) -> tuple[str, str]:
     """(text, display name) of the input file, or of stdin for `-`."""
-    if path == "-":
-        return sys.stdin.read(), "<stdin>"
     try:
-        return Path(path).read_text(), path
+        if path == "-":
+            return sys.stdin.buffer.read().decode(), "<stdin>"
+        return Path(path).read_text(encoding="utf-8"), path
     except (OSError, UnicodeDecodeError) as error:
         reason = getattr(error, "strerror", None) or str(error)
-        raise UsageError(f"cannot read '{path}': {reason}") from None
+        name = "<stdin>" if path == "-" else f"'{path}'"
+        raise UsageError(f"cannot read {name}: {reason}") from None
 
 
 def run(args: argparse.Namespace) -> int:
-    pipeline = pipeline_text(args)
+    pass_pipeline = chosen_pipeline(args)
     text, display_name = read_input(args.input)
     source_lines = text.splitlines()
     outputs, failed = [], False
     for chunk in split_input(text, args.split_input_file):
-        result = process_chunk(chunk, pipeline, args)
+        result = process_chunk(chunk, pass_pipeline, args)
         if result.output is not None:
             outputs.append(result.output)
         if args.verify_diagnostics:
@@ -402,7 +406,7 @@ def write_output(path: str, text: str) -> None:
         sys.stdout.flush()
         return
     try:
-        Path(path).write_text(text)
+        Path(path).write_text(text, encoding="utf-8")
     except OSError as error:
         raise UsageError(f"cannot write '{path}': {error.strerror or error}") from None
 
@@ -411,8 +415,6 @@ def write_output(path: str, text: str) -> None:
 
 
 def list_passes(out: TextIO) -> None:
-    from dlc.passes import OPT_LEVELS, pipeline, registered_passes
-
     out.write("dlc passes (any upstream MLIR pass may be mixed with them):\n")
     for name, cls in registered_passes().items():
         out.write(f"  {name:<20} {cls.description()}\n")
@@ -431,8 +433,6 @@ def _type_name(annotation) -> str:
 
 
 def make_parser() -> argparse.ArgumentParser:
-    from dlc.passes import OPT_LEVELS, STAGES
-
     parser = argparse.ArgumentParser(
         prog=PROG, description="Parse, verify, transform and print MLIR with dlc ops."
     )
@@ -443,8 +443,8 @@ def make_parser() -> argparse.ArgumentParser:
                         help="pipeline text, e.g. 'builtin.module(dlc-canonicalize,cse)'")
     chosen.add_argument("-O", "--opt-level", type=int, choices=OPT_LEVELS,
                         help="run the named pipeline of this opt level")
-    parser.add_argument("--until", choices=STAGES, default=STAGES[-1],
-                        help="with -O: stop after this stage (default: %(default)s)")
+    parser.add_argument("--until", choices=STAGES,
+                        help=f"with -O: stop after this stage (default: {STAGES[-1]})")
     parser.add_argument("--list-passes", action="store_true",
                         help="list dlc's passes and named pipelines, then exit")
     parser.add_argument("--split-input-file", action="store_true",
@@ -461,7 +461,7 @@ def make_parser() -> argparse.ArgumentParser:
                         action="store_true", help="print the IR after each pass (stderr)")
     parser.add_argument("--mlir-timing", dest="timing", action="store_true",
                         help="print the time of each pass (stderr)")
-    parser.add_argument("--mlir-elide-elementsattrs-if-larger", dest="elide_limit", type=int,
+    parser.add_argument("--mlir-elide-elementsattrs-if-larger", dest="elide_limit", type=count,
                         metavar="N", help="elide elements attributes with more than N elements")
     parser.add_argument("--mlir-print-debuginfo", dest="print_debuginfo", action="store_true",
                         help="print locations")
@@ -470,9 +470,25 @@ def make_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def count(text: str) -> int:
+    """An argparse type: an integer >= 0."""
+    value = int(text)
+    if value < 0:
+        raise ValueError(text)
+    return value
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = make_parser()
+    args = parser.parse_args(argv)
+    if args.until is not None and args.opt_level is None:
+        parser.error("--until needs -O N")
+    return args
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     try:
-        args = make_parser().parse_args(argv)
+        args = parse_args(argv)
         if args.list_passes:
             list_passes(sys.stdout)
             return EXIT_OK
@@ -485,7 +501,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_OK
     except KeyboardInterrupt:
         return 130
-    except Exception as error:  # a bug in dlc: one line, never a traceback
+    except Exception as error:  # noqa: BLE001  (a bug in dlc: one line, never a traceback)
         detail = str(error).strip().splitlines()
         reason = f"{type(error).__name__}: {detail[0]}" if detail else type(error).__name__
         print(f"{PROG}: internal error: {reason}", file=sys.stderr)

@@ -1,0 +1,25 @@
+"""The ONNX op importers, one module per op family, each with an `IMPORTERS` table.
+
+`importers()` merges the tables: ONNX op type -> importer. Adding an ONNX op is adding an
+entry to the table of its family's module (or a new module here).
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from functools import cache
+
+from dlc.frontends.onnx_node import Importer
+
+
+@cache
+def importers() -> dict[str, Importer]:
+    table: dict[str, Importer] = {}
+    for module in pkgutil.iter_modules(__path__):
+        family = importlib.import_module(f"{__name__}.{module.name}")
+        clash = set(table) & set(family.IMPORTERS)
+        if clash:
+            raise RuntimeError(f"ONNX ops {sorted(clash)} imported by two families")
+        table.update(family.IMPORTERS)
+    return table
