@@ -4,19 +4,28 @@
     model = dlc.compile("mlp.onnx", opt_level=2)
     outputs = model(x)            # numpy in, numpy out
     print(model.ir("linalg"))     # the IR after a stage: dlc, linalg, bufferized, llvm
+
+The names below load on first use, so that tools that need only the dialect and the passes
+(dlc-opt) do not pay for importing onnx.
 """
 
-from dlc.compiler import CompiledModel, CompileError, compile
-from dlc.errors import DlcError
-from dlc.frontends.onnx_importer import FrontendError, UnsupportedOpsError
-from dlc.passes import pipeline
+from importlib import import_module
+from typing import Any
 
-__all__ = [
-    "CompileError",
-    "CompiledModel",
-    "DlcError",
-    "FrontendError",
-    "UnsupportedOpsError",
-    "compile",
-    "pipeline",
-]
+_EXPORTS = {
+    "CompileError": "dlc.compiler",
+    "CompiledModel": "dlc.compiler",
+    "compile": "dlc.compiler",
+    "DlcError": "dlc.errors",
+    "FrontendError": "dlc.frontends.onnx_importer",
+    "UnsupportedOpsError": "dlc.frontends.onnx_importer",
+    "pipeline": "dlc.passes",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _EXPORTS:
+        raise AttributeError(f"module 'dlc' has no attribute '{name}'")
+    return getattr(import_module(_EXPORTS[name]), name)

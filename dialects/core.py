@@ -10,6 +10,8 @@ the inference functions.
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -124,8 +126,11 @@ def define(op: OpDef) -> OpDef:
 
 
 def registered_ops() -> dict[str, OpDef]:
-    from dlc.dialects import ops  # noqa: F401  (importing registers every op)
+    """Every dlc op by name (importing each module of `dlc.dialects` registers its ops)."""
+    import dlc.dialects as package
 
+    for module in pkgutil.iter_modules(package.__path__):
+        importlib.import_module(f"dlc.dialects.{module.name}")
     return dict(_REGISTRY)
 
 

@@ -24,7 +24,16 @@ def is_float(t: ir.Type) -> bool:
 
 
 def is_int(t: ir.Type) -> bool:
+    """Any integer type: signed (signless iN), unsigned (uiN) or bool (i1)."""
     return isinstance(t, ir.IntegerType)
+
+
+def is_bool(t: ir.Type) -> bool:
+    return isinstance(t, ir.IntegerType) and t.width == 1
+
+
+def is_unsigned(t: ir.Type) -> bool:
+    return isinstance(t, ir.IntegerType) and t.is_unsigned
 
 
 def tensor(shape: list[int] | tuple[int, ...], element_type: ir.Type) -> ir.RankedTensorType:
@@ -60,7 +69,7 @@ def same_element_type(types: TensorTypes) -> ir.Type:
 
 def numeric_element_type(types: TensorTypes) -> ir.Type:
     element = same_element_type(types)
-    if not (is_float(element) or is_int(element)):
+    if not (is_float(element) or is_int(element)) or is_bool(element):
         raise ShapeError(f"expects a numeric element type, got {element}")
     return element
 

@@ -54,11 +54,17 @@ ONNX_ELEMENT_TYPES: dict[int, Callable[[], ir.Type]] = {
     onnx.TensorProto.INT16: lambda: ir.IntegerType.get_signless(16),
     onnx.TensorProto.INT32: lambda: ir.IntegerType.get_signless(32),
     onnx.TensorProto.INT64: lambda: ir.IntegerType.get_signless(64),
-    # no BOOL: lowering a memref of i1 to LLVM aborts the process (an assertion in MLIR)
+    onnx.TensorProto.UINT8: lambda: ir.IntegerType.get_unsigned(8),
+    onnx.TensorProto.UINT16: lambda: ir.IntegerType.get_unsigned(16),
+    onnx.TensorProto.UINT32: lambda: ir.IntegerType.get_unsigned(32),
+    onnx.TensorProto.UINT64: lambda: ir.IntegerType.get_unsigned(64),
+    # bool is i1 in the dlc dialect; dlc-to-linalg stores it as i8 (memrefs of i1 cannot
+    # be lowered to LLVM)
+    onnx.TensorProto.BOOL: lambda: ir.IntegerType.get_signless(1),
 }
 SUPPORTED_NUMPY_DTYPES = {np.dtype(t) for t in
                           (np.float32, np.float64, np.float16, np.int8, np.int16, np.int32,
-                           np.int64)}
+                           np.int64, np.uint8, np.uint16, np.uint32, np.uint64, np.bool_)}
 
 
 def element_type(onnx_type: int, what: str) -> ir.Type:
@@ -129,6 +135,9 @@ def dense(array: np.ndarray, n: NodeContext | None = None) -> ir.DenseElementsAt
         message = f"constant of dtype {array.dtype} is not supported yet"
         raise n.error(message) if n else FrontendError(message)
     array = np.asarray(array, order="C")  # (np.ascontiguousarray makes rank 0 into [1])
+    if array.dtype.kind == "u":
+        unsigned = ir.IntegerType.get_unsigned(8 * array.dtype.itemsize)
+        return ir.DenseElementsAttr.get(array, type=unsigned)
     return ir.DenseElementsAttr.get(array)
 
 

@@ -1,4 +1,8 @@
-"""dlc-to-linalg: lower every dlc op to linalg, tensor, arith and math on tensors."""
+"""dlc-to-linalg: lower every dlc op to linalg, tensor, arith and math on tensors.
+
+Bool and unsigned tensors get their storage types first (`lowering/storage.py`); each op is
+then rewritten by its family's pattern (`lowering/<family>.py`).
+"""
 
 from __future__ import annotations
 
@@ -8,16 +12,15 @@ from mlir import ir
 from mlir.rewrite import RewritePatternSet, apply_patterns_and_fold_greedily
 
 from dlc.dialects import op_def
-from dlc.passes.lowering import elementwise, matmul, shape
+from dlc.passes.lowering import all_patterns
+from dlc.passes.lowering.storage import retype_to_storage
 from dlc.passes.registry import ModulePass, PassFailure, register
-
-PATTERNS = elementwise.PATTERNS | matmul.PATTERNS | shape.PATTERNS
 
 
 def unsupported_reason(op: ir.Operation) -> str | None:
     """Why `op` cannot be lowered (checked before any rewrite), or None."""
     definition = op_def(op)
-    if definition not in PATTERNS:
+    if definition not in all_patterns():
         return "has no lowering to linalg"
     types = [v.type for v in list(op.operands) + list(op.results)]
     if any(not t.has_static_shape for t in types):
@@ -45,7 +48,8 @@ class DlcToLinalg(ModulePass):
         module.walk(check)
         if problems:
             raise PassFailure.many(problems)
+        retype_to_storage(module)
         patterns = RewritePatternSet()
-        for definition, pattern in PATTERNS.items():
+        for definition, pattern in all_patterns().items():
             patterns.add(definition.name, pattern)
         apply_patterns_and_fold_greedily(module, patterns.freeze())

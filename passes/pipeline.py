@@ -104,8 +104,9 @@ def parse_pipeline(text: str) -> list[Element]:
     elements = parser.parse_list(None)
     if parser.pos != len(parser.text):
         raise parser.error("unexpected text")
-    if len(elements) == 1 and elements[0].name == "builtin.module" and elements[0].children is not None:
-        return elements[0].children
+    (first, *rest) = elements
+    if not rest and first.name == "builtin.module" and first.children is not None:
+        return first.children
     return elements
 
 

@@ -62,7 +62,7 @@ class ModulePass:
 
     def add_to(self, pm: Any) -> None:
         """Add this pass to an `mlir.passmanager.PassManager` anchored on builtin.module."""
-        pm.add(self._callback, type(self).__name__, argument=self.name,
+        pm.add(self._callback, self.name, argument=self.name,
                description=self.description())
 
     def _callback(self, op: ir.Operation, pass_: Any) -> None:

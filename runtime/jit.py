@@ -24,11 +24,15 @@ _ELEMENT_DTYPES = {
     "f16": np.float16,
     "f32": np.float32,
     "f64": np.float64,
-    "i1": np.bool_,
+    "i1": np.bool_,  # stored as one byte (i8) by dlc-to-linalg, as numpy stores it
     "i8": np.int8,
     "i16": np.int16,
     "i32": np.int32,
     "i64": np.int64,
+    "ui8": np.uint8,
+    "ui16": np.uint16,
+    "ui32": np.uint32,
+    "ui64": np.uint64,
 }
 
 

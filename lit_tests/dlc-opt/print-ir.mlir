@@ -15,7 +15,7 @@
 // BEFORE:       "dlc.relu"
 
 // TIMING:     Execution time report
-// TIMING-DAG: DlcToLinalg
+// TIMING-DAG: dlc-to-linalg
 // TIMING-DAG: CSE
 // TIMING:     Total
 func.func @test_print_ir(%a: tensor<4xf32>) -> tensor<4xf32> {

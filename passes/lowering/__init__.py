@@ -1,1 +1,25 @@
-"""passes/lowering"""
+"""The lowering of dlc ops to linalg/tensor/arith/math: one module per op family.
+
+Each family module has a `PATTERNS` table (OpDef -> rewrite function); `all_patterns()`
+merges them for dlc-to-linalg.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from collections.abc import Callable
+from functools import cache
+
+
+@cache
+def all_patterns() -> dict:
+    table: dict[object, Callable] = {}
+    for module in pkgutil.iter_modules(__path__):
+        family = importlib.import_module(f"{__name__}.{module.name}")
+        patterns = getattr(family, "PATTERNS", {})
+        clash = [op.name for op in set(table) & set(patterns)]
+        if clash:
+            raise RuntimeError(f"ops {sorted(clash)} lowered by two families")
+        table.update(patterns)
+    return table

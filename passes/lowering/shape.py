@@ -7,12 +7,14 @@ from mlir.dialects import arith, linalg, tensor
 
 from dlc.dialects import ops
 from dlc.passes.lowering.builders import as_value, empty_like
+from dlc.passes.lowering.storage import storage_elements
 
 
 def lower_constant(op: ir.OpView, rewriter) -> None:
     # dlc.constant {value} -> arith.constant {value}
     with rewriter.ip, op.location:
-        rewriter.replace_op(op, [arith.ConstantOp(op.results[0].type, op.attributes["value"]).result])
+        value = storage_elements(op.attributes["value"])
+        rewriter.replace_op(op, [arith.ConstantOp(op.results[0].type, value).result])
 
 
 def lower_reshape(op: ir.OpView, rewriter) -> None:
