@@ -31,6 +31,8 @@ _IRDL_BASE = {
     "int": "#builtin.integer",
     "float": "#builtin.float",
     "ints": "#builtin.dense_array",
+    "floats": "#builtin.dense_array",
+    "type": "#builtin.type",
     "elements": "#builtin.dense_int_or_fp_elements",
     "str": "#builtin.string",
 }
@@ -43,6 +45,10 @@ def attr_to_python(kind: str, attr: ir.Attribute) -> Any:
         return ir.FloatAttr(attr).value
     if kind == "ints":
         return [int(v) for v in ir.DenseI64ArrayAttr(attr)]
+    if kind == "floats":
+        return [float(v) for v in ir.DenseF64ArrayAttr(attr)]
+    if kind == "type":
+        return ir.TypeAttr(attr).value
     if kind == "str":
         return ir.StringAttr(attr).value
     return attr
@@ -57,6 +63,10 @@ def python_to_attr(kind: str, value: Any) -> ir.Attribute:
         return ir.FloatAttr.get(ir.F32Type.get(), float(value))
     if kind == "ints":
         return ir.DenseI64ArrayAttr.get([int(v) for v in value])
+    if kind == "floats":
+        return ir.DenseF64ArrayAttr.get([float(v) for v in value])
+    if kind == "type":
+        return ir.TypeAttr.get(value)
     if kind == "str":
         return ir.StringAttr.get(str(value))
     raise TypeError(f"cannot make a {kind!r} attribute from {value!r}")
@@ -70,7 +80,9 @@ class OpDef:
     """One `dlc` op: its name, operands, attributes and result-type inference.
 
     `operands` names each operand; a trailing `?` marks an optional one, a leading `*` a
-    variadic one. `attributes` maps each attribute name to its kind (see `_IRDL_BASE`).
+    variadic one (at most one optional or variadic operand per op: IRDL needs segment sizes
+    beyond that). `attributes` maps each attribute name to its kind (see `_IRDL_BASE`):
+    int (i64), float (f32), ints (array<i64>), floats (array<f64>), str, type, elements.
     """
 
     mnemonic: str

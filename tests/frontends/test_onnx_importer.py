@@ -22,9 +22,9 @@ def imported(model: onnx.ModelProto, **kwargs) -> tuple[ImportedModel, str]:
                                                        use_local_scope=True)
 
 
-def test_supported_op_set():
-    assert set(importers()) == {"Add", "Sub", "Mul", "Div", "Relu", "MatMul", "Gemm", "Reshape",
-                              "Flatten", "Transpose", "Constant", "Identity"}
+def test_supported_op_set_includes_the_foundation_ops():
+    assert set(importers()) >= {"Add", "Sub", "Mul", "Div", "Relu", "MatMul", "Gemm", "Reshape",
+                                "Flatten", "Transpose", "Constant", "Identity"}
 
 
 def test_mlp_imports_one_op_per_node_at_its_name():
