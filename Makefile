@@ -20,11 +20,11 @@ demo: $(STAMP)
 	$(BIN)/python examples/demo.py
 
 test: $(STAMP)
-	$(BIN)/python -m pytest -q -n auto
+	$(BIN)/python -m pytest -n auto
 	$(BIN)/lit -sv lit_tests
 
 pytest: $(STAMP)
-	$(BIN)/python -m pytest -q -n auto
+	$(BIN)/python -m pytest -n auto
 
 lit: $(STAMP)
 	$(BIN)/lit -sv lit_tests
