@@ -20,6 +20,7 @@ from onnx.backend.base import Backend, BackendRep, namedtupledict
 
 from dlc.compiler import CompiledModel, compile
 from dlc.frontends.onnx_importer import check_supported, load_model
+from dlc.frontends.onnx_node import NeedsConstantError
 
 
 def _graph_inputs(model: onnx.ModelProto) -> list[onnx.ValueInfoProto]:
@@ -34,28 +35,55 @@ def _is_static(value: onnx.ValueInfoProto) -> bool:
 
 
 class DlcRep(BackendRep):
-    """A prepared model: compiled per distinct input shapes, run with numpy arrays."""
+    """A prepared model: compiled per distinct input shapes, run with numpy arrays.
+
+    An input whose value the compiler needs (a Reshape's shape, Slice's starts given as a graph
+    input...) is specialized: its value becomes a constant, and the model is compiled again for
+    each distinct value (JIT specialization, as shapes are).
+    """
 
     def __init__(self, model: onnx.ModelProto, opt_level: int = 2):
         self.model = model
         self.opt_level = opt_level
         self.input_names = [v.name for v in _graph_inputs(model)]
         self.output_names = [o.name for o in model.graph.output]
+        self.static = all(_is_static(v) for v in _graph_inputs(model))
+        self.specialized: list[str] = []  # inputs whose values are compiled in
         self._compiled: dict[tuple, CompiledModel] = {}
-        if all(_is_static(v) for v in _graph_inputs(model)):
-            self._compiled[self._key(None)] = compile(model, opt_level)
+        if self.static:
+            try:
+                self._compiled[()] = compile(model, opt_level)
+            except NeedsConstantError as error:
+                if error.input_name not in self.input_names:
+                    raise
+                self.specialized.append(error.input_name)  # compiled at the first run
 
-    def _key(self, arrays: Sequence[np.ndarray] | None) -> tuple:
-        return None if arrays is None else tuple(a.shape for a in arrays)
+    def _key(self, named: Mapping[str, np.ndarray]) -> tuple:
+        if self.static and not self.specialized:
+            return ()
+        shapes = () if self.static else tuple(a.shape for a in named.values())
+        values = tuple((n, named[n].dtype.str, named[n].shape, named[n].tobytes())
+                       for n in self.specialized)
+        return shapes, values
 
-    def compiled_for(self, arrays: Sequence[np.ndarray]) -> CompiledModel:
-        if self._key(None) in self._compiled:
-            return self._compiled[self._key(None)]
-        key = self._key(arrays)
-        if key not in self._compiled:
-            shapes = {n: list(a.shape) for n, a in zip(self.input_names, arrays)}
-            self._compiled[key] = compile(self.model, self.opt_level, input_shapes=shapes)
-        return self._compiled[key]
+    def compiled_for(self, named: Mapping[str, np.ndarray]) -> CompiledModel:
+        key = self._key(named)
+        if key in self._compiled:
+            return self._compiled[key]
+        while True:
+            shapes = None if self.static else {
+                n: list(a.shape) for n, a in named.items() if n not in self.specialized}
+            constants = {n: named[n] for n in self.specialized} or None
+            try:
+                compiled = compile(self.model, self.opt_level, input_shapes=shapes,
+                                   constants=constants)
+                break
+            except NeedsConstantError as error:
+                if error.input_name not in named or error.input_name in self.specialized:
+                    raise
+                self.specialized.append(error.input_name)
+        self._compiled[self._key(named)] = compiled
+        return compiled
 
     def run(self, inputs: Any, **kwargs: Any) -> tuple[Any, ...]:
         if isinstance(inputs, Mapping):
@@ -67,7 +95,9 @@ class DlcRep(BackendRep):
         if len(arrays) != len(self.input_names):
             raise ValueError(f"expected {len(self.input_names)} inputs "
                              f"{self.input_names}, got {len(arrays)}")
-        outputs = self.compiled_for(arrays)(*arrays)
+        named = dict(zip(self.input_names, arrays))
+        compiled = self.compiled_for(named)
+        outputs = compiled({n: named[n] for n in compiled.input_names})
         return namedtupledict("Outputs", self.output_names)(*outputs)
 
 

@@ -77,12 +77,18 @@ def compile(  # noqa: A001  (the API name users expect: dlc.compile)
     model: str | Path | bytes | onnx.ModelProto,
     opt_level: int = 2,
     input_shapes: Mapping[str, Sequence[int]] | None = None,
+    constants: Mapping[str, np.ndarray] | None = None,
 ) -> CompiledModel:
-    """Compile an ONNX model (path, bytes or ModelProto) for this CPU."""
+    """Compile an ONNX model (path, bytes or ModelProto) for this CPU.
+
+    `input_shapes` fixes the shapes of inputs with symbolic sizes; `constants` fixes the
+    values of inputs (such as a Reshape's shape given as a graph input): the compiled model
+    is specialized to them and takes only the other inputs.
+    """
     stages = stage_pipelines(opt_level)
     start = time.perf_counter()
     context = make_context()
-    imported = import_model(model, context, input_shapes)
+    imported = import_model(model, context, input_shapes, constants)
     module = imported.module
     with context:
         main = module.body.operations[0]

@@ -127,19 +127,28 @@ def import_model(
     model: str | Path | bytes | onnx.ModelProto,
     context: ir.Context,
     input_shapes: Mapping[str, Sequence[int]] | None = None,
+    constants: Mapping[str, np.ndarray] | None = None,
 ) -> ImportedModel:
-    """Import `model` into a new module of `context` (which must have the dlc dialect)."""
+    """Import `model` into a new module of `context` (which must have the dlc dialect).
+
+    `constants` gives values to graph inputs, which then become constants of the module
+    (the compiled function is specialized to them and no longer takes them as arguments).
+    """
     proto = load_model(model)
     graph = proto.graph
     opset = default_opset(proto)
     check_supported(graph)
     shapes = dict(input_shapes or {})
-    initializers = {t.name: t for t in graph.initializer}
-    inputs = [v for v in graph.input if v.name not in initializers]
-    unknown = sorted(set(shapes) - {v.name for v in inputs})
+    constants_given = dict(constants or {})
+    initializers: dict[str, onnx.TensorProto | np.ndarray] = {
+        t.name: t for t in graph.initializer}
+    graph_inputs = [v.name for v in graph.input if v.name not in initializers]
+    unknown = sorted((set(shapes) | set(constants_given)) - set(graph_inputs))
     if unknown:
-        raise FrontendError(f"input_shapes names unknown inputs {unknown}; inputs are "
-                            f"{[v.name for v in inputs]}")
+        raise FrontendError(f"input_shapes or constants name unknown inputs {unknown}; "
+                            f"inputs are {graph_inputs}")
+    initializers.update({n: np.asarray(a) for n, a in constants_given.items()})
+    inputs = [v for v in graph.input if v.name not in initializers]
     with context, ir.Location.name(graph.name or "main"):
         module = ir.Module.create()
         arg_types = [input_type(v, shapes) for v in inputs]
@@ -149,7 +158,8 @@ def import_model(
         constants: dict[str, np.ndarray] = {}
         with ir.InsertionPoint(block):
             for name, tensor in initializers.items():
-                array = numpy_helper.to_array(tensor)
+                array = tensor if isinstance(tensor, np.ndarray) else \
+                    numpy_helper.to_array(tensor)
                 constants[name] = array
                 location = ir.Location.name(name)
                 try:

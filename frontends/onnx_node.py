@@ -31,6 +31,14 @@ class FrontendError(DlcError, ValueError):
     """The model cannot be imported: malformed, unsupported op or dtype, unknown shapes."""
 
 
+class NeedsConstantError(FrontendError):
+    """A node needs the value of `input_name` at compile time (a shape, axes, pads...)."""
+
+    def __init__(self, input_name: str, message: str):
+        super().__init__(message)
+        self.input_name = input_name
+
+
 class UnsupportedOpsError(FrontendError):
     """The model uses ops outside dlc's supported set (all of them are listed)."""
 
@@ -97,9 +105,12 @@ class NodeContext:
         if index >= len(names) or not names[index]:
             raise self.error(f"needs its {what} input")
         if names[index] not in self.constants:
-            raise self.error(
-                f"needs its {what} input '{names[index]}' to be a constant (an initializer or "
-                "a Constant node); computed values are not supported yet"
+            raise NeedsConstantError(
+                names[index],
+                f"node '{self.name}' ({self.node.op_type}): needs its {what} input "
+                f"'{names[index]}' to be a constant (an initializer or a Constant node); "
+                "computed values are not supported yet (for a graph input, pass its value: "
+                f"dlc.compile(model, constants={{'{names[index]}': ...}}))",
             )
         return self.constants[names[index]]
 

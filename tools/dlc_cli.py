@@ -4,6 +4,7 @@
     dlc compile MODEL.onnx --emit=STAGE             print the IR after a stage
     dlc bench MODEL.onnx                            latency of dlc beside onnxruntime
     dlc pipeline [-O N]                             print the pass pipeline of an opt level
+    dlc conformance [-k NAME] [-v]                  the ONNX backend node tests, per op
 
 Every error is one line `dlc: error: ...` and a non-zero exit, never a traceback.
 """
@@ -137,6 +138,14 @@ def cmd_pipeline(args) -> int:
     return 0
 
 
+def cmd_conformance(args) -> int:
+    from dlc.tools import conformance
+
+    argv = ["-k", args.filter, "-j", str(args.jobs)] + (["-v"] if args.verbose else [])
+    argv += ["--json", args.json] if args.json else []
+    return conformance.main(argv)
+
+
 def build_parser() -> argparse.ArgumentParser:
     from dlc.passes import STAGES
 
@@ -175,6 +184,13 @@ def build_parser() -> argparse.ArgumentParser:
     pipe = commands.add_parser("pipeline", help="print the pass pipeline of an opt level")
     pipe.add_argument("-O", "--opt-level", type=int, default=2, choices=range(4))
     pipe.set_defaults(handler=cmd_pipeline)
+
+    conf = commands.add_parser("conformance", help="run the ONNX backend node tests per op")
+    conf.add_argument("-k", "--filter", default="", help="only cases whose name contains this")
+    conf.add_argument("-j", "--jobs", type=int, default=2)
+    conf.add_argument("-v", "--verbose", action="store_true", help="list every non-pass case")
+    conf.add_argument("--json", metavar="FILE", help="write every outcome to FILE")
+    conf.set_defaults(handler=cmd_conformance)
     return parser
 
 
