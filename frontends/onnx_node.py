@@ -39,15 +39,19 @@ class NeedsConstantError(FrontendError):
         self.input_name = input_name
 
 
+def _nodes(names: list[str], shown: int = 5) -> str:
+    listed = ", ".join(repr(n) for n in names[:shown])
+    more = f" and {len(names) - shown} more" if len(names) > shown else ""
+    return f"node{'s' if len(names) > 1 else ''} {listed}{more}"
+
+
 class UnsupportedOpsError(FrontendError):
     """The model uses ops outside dlc's supported set (all of them are listed)."""
 
     def __init__(self, unsupported: Mapping[str, list[str]]):
         self.unsupported = dict(unsupported)
-        listed = "; ".join(
-            f"{op_type} (node{'s' if len(nodes) > 1 else ''} {', '.join(repr(n) for n in nodes)})"
-            for op_type, nodes in self.unsupported.items()
-        )
+        listed = "; ".join(f"{op_type} ({_nodes(nodes)})"
+                           for op_type, nodes in self.unsupported.items())
         super().__init__(
             f"unsupported ONNX op{'s' if len(self.unsupported) > 1 else ''}: {listed}. "
             f"Supported ops: {', '.join(sorted(supported_op_types()))}"

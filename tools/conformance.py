@@ -69,6 +69,56 @@ def op_of(case) -> str:
     return nodes[0].op_type
 
 
+LIGHT_RTOL, LIGHT_ATOL = 1e-3, 1e-7  # onnx's backend test runner's defaults
+
+
+def light_models_dir():
+    from pathlib import Path
+
+    import onnx
+
+    return Path(onnx.__file__).parent / "backend" / "test" / "data" / "light"
+
+
+def light_model_names() -> list[str]:
+    return sorted(p.stem for p in light_models_dir().glob("light_*.onnx"))
+
+
+def run_light_model(name: str) -> None:
+    """Run a light model-zoo model on the runner's dummy data; AssertionError on mismatch."""
+    import numpy as np
+    import onnx
+    from onnx.backend.test.runner import Runner
+
+    import dlc.backend
+
+    folder = light_models_dir()
+    model = onnx.load(str(folder / f"{name}.onnx"))
+    initializers = {t.name for t in model.graph.initializer}
+    feeds = [Runner.generate_dummy_data(x, seed=0, name=name, random=False)
+             for x in model.graph.input if x.name not in initializers]
+    outputs = dlc.backend.prepare(model).run(feeds)
+    for i, actual in enumerate(outputs):
+        tensor = onnx.TensorProto()
+        tensor.ParseFromString((folder / f"{name}_output_{i}.pb").read_bytes())
+        expected = onnx.numpy_helper.to_array(tensor)
+        np.testing.assert_array_equal(actual.shape, expected.shape)
+        np.testing.assert_allclose(actual, expected, rtol=LIGHT_RTOL, atol=LIGHT_ATOL)
+
+
+def run_light(name: str) -> Outcome:
+    from dlc.frontends.onnx_importer import UnsupportedOpsError
+
+    try:
+        run_light_model(name)
+    except UnsupportedOpsError as error:
+        return Outcome(name, "light model", "unsupported", str(error).split(". Supported")[0])
+    except Exception as error:  # the failure's reason is the report's content
+        detail = " ".join(str(error).split()) or type(error).__name__
+        return Outcome(name, "light model", "fail", f"{type(error).__name__}: {detail}"[:300])
+    return Outcome(name, "light model", "pass")
+
+
 def run_case(case) -> Outcome:
     import numpy as np
 
@@ -100,7 +150,7 @@ def _worker(cases_file: str, names: list[str]) -> None:
     with open(cases_file, "rb") as f:
         cases = {c.name: c for c in pickle.load(f)}
     for name in names:
-        outcome = run_case(cases[name])
+        outcome = run_light(name) if name.startswith("light_") else run_case(cases[name])
         print(json.dumps(outcome.__dict__), flush=True)
 
 
@@ -127,15 +177,15 @@ def _run_chunk(cases_file: str, names: list[str]) -> list[Outcome]:
 
 def run_all(cases: list, jobs: int) -> list[Outcome]:
     """Run `cases` in `jobs` worker processes (the cases reach them pickled in a file)."""
-    names = [c.name for c in cases]
+    names = [c if isinstance(c, str) else c.name for c in cases]
     chunks = [c for c in (names[i::jobs * 4] for i in range(jobs * 4)) if c]
     with tempfile.TemporaryDirectory() as folder:
         cases_file = os.path.join(folder, "cases.pkl")
         with open(cases_file, "wb") as f:
-            pickle.dump(cases, f)
+            pickle.dump([c for c in cases if not isinstance(c, str)], f)
         with ThreadPoolExecutor(jobs) as pool:
             results = list(pool.map(lambda chunk: _run_chunk(cases_file, chunk), chunks))
-    ops = {c.name: op_of(c) for c in cases}
+    ops = {c.name: op_of(c) for c in cases if not isinstance(c, str)}
     outcomes = [o for chunk in results for o in chunk]
     for outcome in outcomes:
         outcome.op = ops.get(outcome.name, outcome.op)
@@ -193,6 +243,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("-v", "--verbose", action="store_true", help="list each non-pass case")
     parser.add_argument("--json", metavar="FILE", help="write every outcome to FILE")
+    parser.add_argument("--light", action="store_true",
+                        help="also run the 9 light model-zoo models (slow)")
     parser.add_argument("--write-expected", metavar="FILE",
                         help="write the expected-failures list (every non-pass case and why)")
     parser.add_argument("--worker", nargs="*", help=argparse.SUPPRESS)
@@ -202,6 +254,8 @@ def main(argv: list[str] | None = None) -> int:
         _worker(args.cases_file, args.worker)
         return 0
     cases = [c for c in in_scope_cases() if args.filter in c.name]
+    if args.light:
+        cases += [n for n in light_model_names() if args.filter in n]
     outcomes = run_all(cases, max(1, args.jobs))
     print(report(outcomes, args.verbose))
     if args.write_expected:
