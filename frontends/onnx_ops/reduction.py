@@ -1,0 +1,153 @@
+"""Importers of the ONNX reductions: Reduce*, ArgMax/ArgMin, Softmax, LogSoftmax, Hardmax,
+CumSum.
+
+Reduce* become one `dlc.reduce {fn}` (axes normalized: non-negative, sorted; an absent or empty
+axes list reduces every axis, or none with noop_with_empty_axes); axes moved from an attribute
+to an input at opset 13 for ReduceSum and 18 for the others (`n.constant_input`). Softmax and
+LogSoftmax decompose into reduce max, sub, exp (`dlc.unary`), reduce sum and div (LogSoftmax:
+reduce logsumexp of the shifted input); before opset 13 they, and Hardmax, work on the input
+coerced to 2-D at `axis`, which for a reduction is reducing every axis from `axis` on.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from mlir import ir
+
+from dlc.dialects import ops
+from dlc.dialects.reduction import ARGREDUCE, CUMSUM, HARDMAX, REDUCE
+from dlc.dialects.unary import UNARY
+from dlc.frontends.onnx_node import Importer, NodeContext
+
+# ONNX op -> (dlc.reduce fn, the opset from which axes is an input rather than an attribute)
+REDUCE_OPS: dict[str, tuple[str, int]] = {
+    "ReduceSum": ("sum", 13),
+    "ReduceMean": ("mean", 18),
+    "ReduceMax": ("max", 18),
+    "ReduceMin": ("min", 18),
+    "ReduceProd": ("prod", 18),
+    "ReduceL1": ("l1", 18),
+    "ReduceL2": ("l2", 18),
+    "ReduceLogSum": ("logsum", 18),
+    "ReduceLogSumExp": ("logsumexp", 18),
+    "ReduceSumSquare": ("sumsquare", 18),
+}
+
+
+def normalize_axis(n: NodeContext, axis: int, rank: int) -> int:
+    if not -rank <= axis < rank:
+        raise n.error(f"axis {axis} is out of range [{-rank}, {rank}) for a rank-{rank} input")
+    return axis + rank if axis < 0 else axis
+
+
+def normalize_axes(n: NodeContext, axes: list[int], rank: int) -> list[int]:
+    normalized = [normalize_axis(n, int(a), rank) for a in axes]
+    if len(set(normalized)) != len(normalized):
+        raise n.error(f"axes {list(axes)} name an axis twice")
+    return sorted(normalized)
+
+
+def reduce_axes(n: NodeContext, since: int) -> list[int] | None:
+    """The axes of a Reduce* node as given (None: not given), from its attribute or input."""
+    if n.opset < since:
+        axes = n.attr("axes")
+        return None if axes is None else list(axes)
+    if len(n.inputs) < 2 or n.inputs[1] is None:
+        return None
+    return [int(a) for a in n.constant_input(1, "axes").reshape(-1)]
+
+
+def _reduce(fn: str, since: int) -> Importer:
+    def import_reduce(n: NodeContext) -> list[ir.Value]:
+        x = n.inputs[0]
+        rank = x.type.rank
+        axes = reduce_axes(n, since)
+        if not axes:  # absent or empty: every axis, or none with noop_with_empty_axes
+            axes = [] if n.attr("noop_with_empty_axes", 0) else list(range(rank))
+        attrs = {"fn": fn, "axes": normalize_axes(n, axes, rank),
+                 "keepdims": int(bool(n.attr("keepdims", 1)))}
+        return [n.build(REDUCE, [x], attrs)]
+
+    return import_reduce
+
+
+def _argreduce(fn: str) -> Importer:
+    def import_argreduce(n: NodeContext) -> list[ir.Value]:
+        x = n.inputs[0]
+        attrs = {"fn": fn, "axis": normalize_axis(n, n.attr("axis", 0), x.type.rank),
+                 "keepdims": int(bool(n.attr("keepdims", 1))),
+                 "select_last_index": int(bool(n.attr("select_last_index", 0)))}
+        return [n.build(ARGREDUCE, [x], attrs)]
+
+    return import_argreduce
+
+
+def softmax_axes(n: NodeContext) -> list[int]:
+    """The axes Softmax-like ops normalize over: [axis] (opset >= 13), else [axis, rank)."""
+    rank = n.inputs[0].type.rank
+    if n.opset >= 13:
+        return [normalize_axis(n, n.attr("axis", -1), rank)]
+    axis = n.attr("axis", 1)
+    if rank == 0 or not -rank <= axis <= rank:
+        raise n.error(f"axis {axis} is out of range for a rank-{rank} input")
+    axis = axis + rank if axis < 0 else axis
+    return list(range(axis, rank))
+
+
+def shifted_by_max(n: NodeContext, axes: list[int]) -> ir.Value:
+    # x - max(x over axes), kept dims: the largest element becomes 0
+    x = n.inputs[0]
+    peak = n.build(REDUCE, [x], {"fn": "max", "axes": axes, "keepdims": 1})
+    return n.build(ops.SUB, [x, peak])
+
+
+def import_softmax(n: NodeContext) -> list[ir.Value]:
+    # softmax(x) = e / sum(e), e = exp(x - max(x))
+    axes = softmax_axes(n)
+    e = n.build(UNARY, [shifted_by_max(n, axes)], {"fn": "exp", "params": []})
+    total = n.build(REDUCE, [e], {"fn": "sum", "axes": axes, "keepdims": 1})
+    return [n.build(ops.DIV, [e, total])]
+
+
+def import_log_softmax(n: NodeContext) -> list[ir.Value]:
+    # log_softmax(x) = d - log(sum(exp(d))), d = x - max(x)
+    axes = softmax_axes(n)
+    d = shifted_by_max(n, axes)
+    lse = n.build(REDUCE, [d], {"fn": "logsumexp", "axes": axes, "keepdims": 1})
+    return [n.build(ops.SUB, [d, lse])]
+
+
+def import_hardmax(n: NodeContext) -> list[ir.Value]:
+    x = n.inputs[0]
+    axes = softmax_axes(n)
+    if len(axes) == 1:  # (opset >= 13, or the last axis)
+        return [n.build(HARDMAX, [x], {"axis": axes[0]})]
+    # opset < 13: hardmax over the input coerced to 2-D at axis
+    shape = list(x.type.shape)
+    flat = [math.prod(shape[:axes[0]]), math.prod(shape[axes[0]:])]
+    y = n.build(HARDMAX, [n.build(ops.RESHAPE, [x], {"shape": flat})], {"axis": 1})
+    return [n.build(ops.RESHAPE, [y], {"shape": shape})]
+
+
+def import_cumsum(n: NodeContext) -> list[ir.Value]:
+    x = n.inputs[0]
+    axis = np.asarray(n.constant_input(1, "axis")).reshape(-1)
+    if axis.size != 1:
+        raise n.error(f"axis must be a scalar, got {axis.size} values")
+    attrs = {"axis": normalize_axis(n, int(axis[0]), x.type.rank),
+             "exclusive": int(bool(n.attr("exclusive", 0))),
+             "reverse": int(bool(n.attr("reverse", 0)))}
+    return [n.build(CUMSUM, [x], attrs)]
+
+
+IMPORTERS: dict[str, Importer] = {
+    **{onnx_op: _reduce(fn, since) for onnx_op, (fn, since) in REDUCE_OPS.items()},
+    "ArgMax": _argreduce("max"),
+    "ArgMin": _argreduce("min"),
+    "Softmax": import_softmax,
+    "LogSoftmax": import_log_softmax,
+    "Hardmax": import_hardmax,
+    "CumSum": import_cumsum,
+}

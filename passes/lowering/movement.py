@@ -1,0 +1,209 @@
+"""Lowering of the data-movement dlc ops: concat, slice, broadcast, pad, trilu.
+
+All attributes are static and normalized (see `dialects/movement.py`), so every offset, size
+and stride is a constant: a chain of concats becomes `tensor.insert_slice`s into one `tensor.empty`, slices
+with positive steps `tensor.extract_slice` (a `linalg.generic` reading `start + step * i`
+otherwise), broadcast `linalg.broadcast` or a broadcasting `linalg.generic`, a constant pad a
+fill plus `tensor.insert_slice`, the other pad modes a `linalg.generic` gathering with
+`tensor.extract` at indices computed in its body (no division by a non-constant: no trap).
+The ops only move elements, so they are the same for every (storage) element type.
+"""
+
+from __future__ import annotations
+
+from mlir import ir
+from mlir.dialects import arith, linalg, tensor
+
+from dlc.dialects import movement
+from dlc.passes.lowering.builders import (
+    PARALLEL,
+    as_value,
+    elementwise,
+    empty_like,
+    filled,
+    generic,
+    scalar,
+)
+
+
+def _ints(op: ir.OpView, name: str) -> list[int]:
+    return [int(v) for v in ir.DenseI64ArrayAttr(op.attributes[name])]
+
+
+def _insert(source: ir.Value, dest: ir.Value, offsets: list[int]) -> ir.Value:
+    shape = list(source.type.shape)
+    return tensor.InsertSliceOp(source, dest, [], [], [], offsets, shape,
+                                [1] * len(shape)).result
+
+
+def _axis(op: ir.Operation) -> int:
+    return ir.IntegerAttr(op.attributes["axis"]).value
+
+
+def _chained_into(op: ir.Operation) -> bool:
+    """Whether `op`'s only use is a dlc.concat on the same axis (which lowers the chain)."""
+    uses = list(op.results[0].uses)
+    if len(uses) != 1:
+        return False
+    user = uses[0].owner
+    return user.name == movement.CONCAT.name and _axis(user) == _axis(op)
+
+
+def _chain(op: ir.Operation) -> tuple[list[ir.Value], list[ir.Operation]]:
+    """The leaves of the concat chain rooted at `op`, left to right, and its inner concats."""
+    leaves: list[ir.Value] = []
+    inner: list[ir.Operation] = []
+    for operand in op.operands:
+        producer = operand.owner
+        if isinstance(producer, ir.OpView | ir.Operation) and \
+                producer.name == movement.CONCAT.name and _chained_into(producer.operation):
+            more_leaves, more_inner = _chain(producer.operation)
+            leaves += more_leaves
+            inner += [producer.operation, *more_inner]
+        else:
+            leaves.append(operand)
+    return leaves, inner
+
+
+def lower_concat(op: ir.OpView, rewriter) -> bool | None:
+    # concat(concat(a, b), c) {axis} -> tensor.insert_slice a, b, c into one tensor.empty
+    if _chained_into(op.operation):
+        return True  # the last concat of the chain lowers it whole
+    axis = _axis(op.operation)
+    leaves, inner = _chain(op.operation)
+    result_type = op.results[0].type
+    with rewriter.ip, op.location:
+        value, offset = empty_like(result_type), 0
+        for leaf in leaves:
+            size = leaf.type.shape[axis]
+            if size:
+                offsets = [0] * result_type.rank
+                offsets[axis] = offset
+                value = _insert(leaf, value, offsets)
+            offset += size
+        rewriter.replace_op(op, [value])
+    for dead in inner:  # users first: each was used only by the one before it
+        rewriter.erase_op(dead)
+    return None
+
+
+def lower_slice(op: ir.OpView, rewriter) -> None:
+    # dlc.slice(x) {steps > 0} -> tensor.extract_slice
+    # dlc.slice(x) {a step < 0} -> linalg.generic reading x[start + step * d]
+    (x,) = op.operands
+    starts, steps = _ints(op, "starts"), _ints(op, "steps")
+    result_type = op.results[0].type
+    with rewriter.ip, op.location:
+        if all(s > 0 for s in steps):
+            value = tensor.ExtractSliceOp(result_type, x, [], [], [], starts,
+                                          list(result_type.shape), steps).result
+        else:
+            rank = result_type.rank
+            exprs = [ir.AffineAddExpr.get(
+                ir.AffineMulExpr.get(ir.AffineDimExpr.get(d), ir.AffineConstantExpr.get(step)),
+                ir.AffineConstantExpr.get(start)) for d, (start, step) in
+                enumerate(zip(starts, steps))]
+            maps = [ir.AffineMap.get(rank, 0, exprs), ir.AffineMap.get_identity(rank)]
+            value = generic([x], empty_like(result_type), maps, [PARALLEL] * rank,
+                            lambda element, _: element)
+        rewriter.replace_op(op, [as_value(value)])
+
+
+def lower_broadcast(op: ir.OpView, rewriter) -> None:
+    # dlc.broadcast(x) -> x (same type) | linalg.broadcast (new leading axes) |
+    #                     linalg.generic (size-1 axes read at 0)
+    (x,) = op.operands
+    result_type = op.results[0].type
+    if x.type == result_type:
+        rewriter.replace_op(op, [x])
+        return
+    shape = list(result_type.shape)
+    added = len(shape) - x.type.rank
+    with rewriter.ip, op.location:
+        if list(x.type.shape) == shape[added:]:
+            value = linalg.broadcast(x, outs=[empty_like(result_type)],
+                                     dimensions=list(range(added)))
+        else:
+            value = elementwise([x], result_type, lambda element: element)
+        rewriter.replace_op(op, [as_value(value)])
+
+
+def lower_pad(op: ir.OpView, rewriter) -> None:
+    # dlc.pad(x, v) {constant} -> tensor.insert_slice x into (v broadcast | linalg.fill 0)
+    # dlc.pad(x) {reflect|edge|wrap} -> linalg.generic {tensor.extract x[source index]}
+    x = op.operands[0]
+    mode = ir.StringAttr(op.attributes["mode"]).value
+    pads = _ints(op, "pads")
+    result_type = op.results[0].type
+    with rewriter.ip, op.location:
+        if mode == "constant":
+            if len(op.operands) == 2:
+                base = elementwise([op.operands[1]], result_type, lambda element: element)
+            else:
+                base = filled(result_type, 0)
+            value = _insert(x, as_value(base), pads[:x.type.rank])
+        else:
+            value = _gather_pad(x, result_type, mode, pads)
+        rewriter.replace_op(op, [as_value(value)])
+
+
+def _gather_pad(x: ir.Value, result_type: ir.RankedTensorType, mode: str,
+                pads: list[int]) -> ir.Value:
+    rank = result_type.rank
+
+    def body(_) -> ir.Value:
+        indices = [_source_index(linalg.IndexOp(d).result, x.type.shape[d], pads[d],
+                                 pads[rank + d], mode) for d in range(rank)]
+        return tensor.extract(x, indices)
+
+    return generic([], empty_like(result_type), [ir.AffineMap.get_identity(rank)],
+                   [PARALLEL] * rank, body)
+
+
+def _source_index(o: ir.Value, size: int, before: int, after: int, mode: str) -> ir.Value:
+    # the index of x that output index `o` copies, on an axis of `size` padded before/after
+    index = ir.IndexType.get()
+    const = lambda v: arith.ConstantOp(index, v).result  # noqa: E731
+    if before == 0 and after == 0:
+        return o
+    if mode == "edge":  # clamp(o - before, 0, size - 1)
+        shifted = arith.subi(o, const(before))
+        return arith.minsi(arith.maxsi(shifted, const(0)), const(size - 1))
+    if mode == "wrap":  # (o - before) mod size, kept non-negative
+        return arith.remui(arith.addi(o, const(-before % size)), const(size))
+    if size == 1:  # reflect of a single element
+        return const(0)
+    period = 2 * (size - 1)  # reflect: t = (o - before) mod period; t < size ? t : period - t
+    t = arith.remui(arith.addi(o, const(-before % period)), const(period))
+    inside = arith.cmpi(arith.CmpIPredicate.ult, t, const(size))
+    return arith.select(inside, t, arith.subi(const(period), t))
+
+
+def lower_trilu(op: ir.OpView, rewriter) -> None:
+    # dlc.trilu(x) {upper, k} -> linalg.generic {select(j - i >= k (upper) | <= k, x, 0)}
+    (x,) = op.operands
+    upper = ir.IntegerAttr(op.attributes["upper"]).value
+    k = ir.IntegerAttr(op.attributes["k"]).value
+    result_type = op.results[0].type
+    rank = result_type.rank
+    predicate = arith.CmpIPredicate.sge if upper else arith.CmpIPredicate.sle
+
+    def body(element: ir.Value) -> ir.Value:
+        index = ir.IndexType.get()
+        row, column = linalg.IndexOp(rank - 2).result, linalg.IndexOp(rank - 1).result
+        diagonal = arith.addi(row, arith.ConstantOp(index, k).result)
+        keep = arith.cmpi(predicate, column, diagonal)
+        return arith.select(keep, element, scalar(element.type, 0))
+
+    with rewriter.ip, op.location:
+        value = elementwise([x], result_type, body)
+        rewriter.replace_op(op, [as_value(value)])
+
+
+PATTERNS = {
+    movement.CONCAT: lower_concat,
+    movement.SLICE: lower_slice,
+    movement.BROADCAST: lower_broadcast,
+    movement.PAD: lower_pad,
+    movement.TRILU: lower_trilu,
+}

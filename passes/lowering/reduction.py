@@ -1,0 +1,361 @@
+"""Lowering of reduction dlc ops: reduce, argreduce, hardmax, cumsum.
+
+- `dlc.reduce` is a `linalg.generic` whose reduced loops are `reduction` iterators,
+  accumulating into a `linalg.fill` of the identity (0, 1, lowest, highest); the per-element
+  transform (|x|, x*x, exp(x - max)) runs in its body and the final one (divide by the count,
+  sqrt, log) in an elementwise `linalg.generic` after it. float16 accumulates in float32.
+  keepdims is a `tensor.expand_shape` of the reduced tensor. logsumexp first reduces the max
+  (ignoring infinities, as ONNX's reference does), then sums exp(x - max).
+- `dlc.argreduce` is one `linalg.generic` with two outputs, the best value and its index
+  (`linalg.index`); ties keep the first index (`>`) or the last (`>=`); a NaN wins, as in
+  numpy's argmax.
+- `dlc.hardmax` is that argmax, then an elementwise generic comparing each index with it.
+- `dlc.cumsum` is a `linalg.generic` with one extra reduction loop k over the axis, adding
+  x[.., k, ..] where k <= i (k < i exclusive, k >= i reverse): quadratic in the axis size, but
+  one op with static shapes.
+
+Element types come from `source_types` (bool is i8 0/1, unsigned uiN is iN in storage).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+from mlir import ir
+from mlir.dialects import arith, linalg
+from mlir.dialects import math as mmath
+from mlir.dialects import tensor as mtensor
+
+from dlc.dialects import reduction
+from dlc.dialects.ops import is_bool, is_float, is_unsigned
+from dlc.passes.lowering.builders import (
+    PARALLEL,
+    REDUCTION,
+    as_value,
+    dims_map,
+    elementwise,
+    empty_like,
+    filled,
+    generic,
+    scalar,
+)
+from dlc.passes.lowering.storage import source_types
+
+# ----------------------------------------------------------------------------- element kinds
+
+
+class Kind:
+    """How to do arithmetic on one element type as the program wrote it (`source`)."""
+
+    def __init__(self, source: ir.Type, storage: ir.Type):
+        self.source, self.storage = source, storage
+        self.floating = is_float(source)
+        self.unsigned = is_unsigned(source) or is_bool(source)
+        # float16 accumulates in float32; other types in themselves
+        self.acc = ir.F32Type.get() if isinstance(storage, ir.F16Type) else storage
+
+    def widen(self, x: ir.Value) -> ir.Value:
+        return arith.extf(self.acc, x) if self.acc != self.storage else x
+
+    def narrow(self, x: ir.Value) -> ir.Value:
+        return arith.truncf(self.storage, x) if self.acc != self.storage else x
+
+    def lowest(self) -> float:
+        if self.floating:
+            return -math.inf
+        if self.unsigned:
+            return 0
+        return -(1 << (self.storage.width - 1))
+
+    def highest(self) -> float:
+        if self.floating:
+            return math.inf
+        if is_bool(self.source):
+            return 1
+        if self.unsigned:
+            return -1  # all ones
+        return (1 << (self.storage.width - 1)) - 1
+
+    def add(self, a: ir.Value, b: ir.Value) -> ir.Value:
+        return arith.addf(a, b) if self.floating else arith.addi(a, b)
+
+    def mul(self, a: ir.Value, b: ir.Value) -> ir.Value:
+        return arith.mulf(a, b) if self.floating else arith.muli(a, b)
+
+    def max(self, a: ir.Value, b: ir.Value) -> ir.Value:
+        if self.floating:
+            return arith.maximumf(a, b)  # NaN-propagating, as numpy's maximum
+        return arith.maxui(a, b) if self.unsigned else arith.maxsi(a, b)
+
+    def min(self, a: ir.Value, b: ir.Value) -> ir.Value:
+        if self.floating:
+            return arith.minimumf(a, b)
+        return arith.minui(a, b) if self.unsigned else arith.minsi(a, b)
+
+    def abs(self, x: ir.Value) -> ir.Value:
+        if self.floating:
+            return mmath.absf(x)
+        return x if self.unsigned else mmath.absi(x)
+
+    def greater(self, a: ir.Value, b: ir.Value, or_equal: bool) -> ir.Value:
+        if self.floating:
+            return arith.cmpf(arith.CmpFPredicate.OGE if or_equal else arith.CmpFPredicate.OGT,
+                              a, b)
+        names = ("uge", "ugt") if self.unsigned else ("sge", "sgt")
+        return arith.cmpi(getattr(arith.CmpIPredicate, names[0 if or_equal else 1]), a, b)
+
+    def sqrt(self, x: ir.Value) -> ir.Value:
+        # integers: through float64, truncated back (numpy's sqrt(...).astype(int))
+        if self.floating:
+            return mmath.sqrt(x)
+        f64 = ir.F64Type.get()
+        wide = arith.uitofp(f64, x) if self.unsigned else arith.sitofp(f64, x)
+        root = mmath.sqrt(wide)
+        return arith.fptoui(x.type, root) if self.unsigned else arith.fptosi(x.type, root)
+
+    def divide_by(self, x: ir.Value, count: int) -> ir.Value:
+        if self.floating:
+            return arith.divf(x, scalar(x.type, count))
+        if count == 0:  # an empty integer mean: 0 rather than a trap
+            return scalar(x.type, 0)
+        divide = arith.divui if self.unsigned else arith.divsi
+        return divide(x, scalar(x.type, count))
+
+
+# ----------------------------------------------------------------------------- shared builders
+
+
+def _kept(rank: int, axes: list[int]) -> list[int]:
+    return [d for d in range(rank) if d not in axes]
+
+
+def _tensor_of(shape: list[int], element: ir.Type) -> ir.RankedTensorType:
+    return ir.RankedTensorType.get(shape, element)
+
+
+def reduce_loops(x: ir.Value, extras: list[ir.Value], init: ir.Value, axes: list[int],
+                 body: Callable[..., ir.Value]) -> ir.Value:
+    """A generic over x's loops, reducing `axes` into `init`; extras are indexed like init."""
+    rank = x.type.rank
+    out_map = dims_map(rank, _kept(rank, axes))
+    maps = [ir.AffineMap.get_identity(rank), *[out_map] * len(extras), out_map]
+    iterators = [REDUCTION if d in axes else PARALLEL for d in range(rank)]
+    return as_value(generic([x, *extras], init, maps, iterators, body))
+
+
+def expand_kept(value: ir.Value, result_type: ir.RankedTensorType, axes: list[int]) -> ir.Value:
+    """Reinsert the reduced `axes` as size-1 axes (keepdims) with tensor.expand_shape."""
+    if value.type == result_type:
+        return value
+    groups: list[list[int]] = []
+    pending: list[int] = []
+    for d in range(result_type.rank):
+        if d not in axes:
+            groups.append([*pending, d])
+            pending = []
+        elif groups:
+            groups[-1].append(d)
+        else:
+            pending.append(d)
+    i64 = ir.IntegerType.get_signless(64)
+    reassociation = ir.ArrayAttr.get(
+        [ir.ArrayAttr.get([ir.IntegerAttr.get(i64, d) for d in g]) for g in groups])
+    return mtensor.ExpandShapeOp(result_type, value, reassociation, [],
+                                 list(result_type.shape)).result
+
+
+def _loop_index(dim: int) -> ir.Value:
+    # (linalg.index is shadowed by the OpDSL's `index` in mlir.dialects.linalg)
+    return linalg.IndexOp(ir.IntegerAttr.get(ir.IntegerType.get_signless(64), dim)).result
+
+
+def _float_attr(element: ir.Type, value: float) -> ir.Value:
+    return arith.ConstantOp(element, ir.FloatAttr.get(element, value)).result
+
+
+# ----------------------------------------------------------------------------- dlc.reduce
+
+# fn -> (identity: Kind -> value, combine: Kind -> (acc, x) -> acc)
+COMBINE: dict[str, tuple[Callable[[Kind], float], Callable[[Kind], Callable]]] = {
+    "sum": (lambda k: 0, lambda k: k.add),
+    "mean": (lambda k: 0, lambda k: k.add),
+    "l1": (lambda k: 0, lambda k: k.add),
+    "l2": (lambda k: 0, lambda k: k.add),
+    "sumsquare": (lambda k: 0, lambda k: k.add),
+    "logsum": (lambda k: 0, lambda k: k.add),
+    "logsumexp": (lambda k: 0, lambda k: k.add),
+    "prod": (lambda k: 1, lambda k: k.mul),
+    "max": (Kind.lowest, lambda k: k.max),
+    "min": (Kind.highest, lambda k: k.min),
+}
+
+# fn -> the per-element transform, before combining (x is widened to the accumulator type)
+PRE: dict[str, Callable[[Kind, ir.Value], ir.Value]] = {
+    "l1": lambda k, x: k.abs(x),
+    "l2": lambda k, x: k.mul(x, x),
+    "sumsquare": lambda k, x: k.mul(x, x),
+}
+
+# fn -> the final transform of an accumulated value (count: the number of reduced elements)
+POST: dict[str, Callable[[Kind, ir.Value, int], ir.Value]] = {
+    "mean": lambda k, acc, count: k.divide_by(acc, count),
+    "l2": lambda k, acc, count: k.sqrt(acc),
+    "logsum": lambda k, acc, count: mmath.log(acc),
+}
+
+
+def lower_reduce(op: ir.OpView, rewriter) -> None:
+    # dlc.reduce{fn}(x) -> linalg.generic {reduction loops, combine(acc, pre(x))}
+    #                      [-> linalg.generic {post(acc)}] [-> tensor.expand_shape]
+    fn = ir.StringAttr(op.attributes["fn"]).value
+    axes = [int(a) for a in ir.DenseI64ArrayAttr(op.attributes["axes"])]
+    (x,) = op.operands
+    result_type = op.results[0].type
+    kind = Kind(source_types(op)[0][0], result_type.element_type)
+    shape = [x.type.shape[d] for d in _kept(x.type.rank, axes)]
+    count = math.prod(x.type.shape[d] for d in axes)
+    with rewriter.ip, op.location:
+        if fn == "logsumexp":
+            value = _logsumexp(x, axes, kind, shape)
+        else:
+            value = _reduce(x, axes, kind, shape, fn, count)
+        rewriter.replace_op(op, [expand_kept(value, result_type, axes)])
+
+
+def _reduce(x: ir.Value, axes: list[int], kind: Kind, shape: list[int], fn: str,
+            count: int) -> ir.Value:
+    identity, combine = COMBINE[fn]
+    pre = PRE.get(fn, lambda k, v: v)
+    combine_fn = combine(kind)
+    init = filled(_tensor_of(shape, kind.acc), identity(kind))
+    acc = reduce_loops(x, [], init, axes,
+                       lambda v, a: combine_fn(a, pre(kind, kind.widen(v))))
+    post = POST.get(fn)
+    if post is None and kind.acc == kind.storage:
+        return acc
+    finish = post or (lambda k, v, c: v)
+    return as_value(elementwise([acc], _tensor_of(shape, kind.storage),
+                                lambda a: kind.narrow(finish(kind, a, count))))
+
+
+def _logsumexp(x: ir.Value, axes: list[int], kind: Kind, shape: list[int]) -> ir.Value:
+    # m = max(x where finite, else -inf); log(sum(exp(x - m))) + m
+    acc_type = _tensor_of(shape, kind.acc)
+
+    def finite_max(v: ir.Value, a: ir.Value) -> ir.Value:
+        v = kind.widen(v)
+        infinite = arith.cmpf(arith.CmpFPredicate.OEQ, mmath.absf(v),
+                              _float_attr(kind.acc, math.inf))
+        return arith.maximumf(a, arith.select(infinite, _float_attr(kind.acc, -math.inf), v))
+
+    peak = reduce_loops(x, [], filled(acc_type, -math.inf), axes, finite_max)
+    total = reduce_loops(x, [peak], filled(acc_type, 0), axes,
+                         lambda v, m, a: arith.addf(a, mmath.exp(arith.subf(kind.widen(v), m))))
+    return as_value(elementwise([total, peak], _tensor_of(shape, kind.storage),
+                                lambda s, m: kind.narrow(arith.addf(mmath.log(s), m))))
+
+
+# ----------------------------------------------------------------------------- argmax/argmin
+
+
+def arg_loops(x: ir.Value, axis: int, fn: str, last: bool, kind: Kind) -> ir.Value:
+    """The index (i64) of the max or min of x along `axis`, that axis removed."""
+    rank = x.type.rank
+    shape = [x.type.shape[d] for d in _kept(rank, [axis])]
+    i64 = ir.IntegerType.get_signless(64)
+    start = kind.lowest() if fn == "max" else kind.highest()
+    best_init = filled(_tensor_of(shape, kind.storage), start)
+    index_init = filled(_tensor_of(shape, i64), 0)
+    out_map = dims_map(rank, _kept(rank, [axis]))
+    maps = [ir.AffineMap.get_identity(rank), out_map, out_map]
+    iterators = [REDUCTION if d == axis else PARALLEL for d in range(rank)]
+
+    @linalg.generic([x], [best_init, index_init], maps, iterators)
+    def result(v, best, index):
+        better = kind.greater(v, best, last) if fn == "max" else kind.greater(best, v, last)
+        if kind.floating:  # a NaN wins (the first one, or the last with last=True)
+            v_nan = arith.cmpf(arith.CmpFPredicate.UNO, v, v)
+            best_nan = arith.cmpf(arith.CmpFPredicate.UNO, best, best)
+            best_number = arith.xori(best_nan, _true())
+            new_nan = v_nan if last else arith.andi(v_nan, best_number)
+            better = arith.ori(arith.andi(better, best_number), new_nan)
+        here = arith.index_cast(i64, _loop_index(axis))
+        return [arith.select(better, v, best), arith.select(better, here, index)]
+
+    return result[1]
+
+
+def _true() -> ir.Value:
+    return arith.ConstantOp(ir.IntegerType.get_signless(1), 1).result
+
+
+def lower_argreduce(op: ir.OpView, rewriter) -> None:
+    # dlc.argreduce{max}(x) -> linalg.generic {outs: best value, its index} [-> expand_shape]
+    fn = ir.StringAttr(op.attributes["fn"]).value
+    axis = ir.IntegerAttr(op.attributes["axis"]).value
+    last = bool(ir.IntegerAttr(op.attributes["select_last_index"]).value)
+    (x,) = op.operands
+    kind = Kind(source_types(op)[0][0], x.type.element_type)
+    with rewriter.ip, op.location:
+        index = arg_loops(x, axis, fn, last, kind)
+        rewriter.replace_op(op, [expand_kept(index, op.results[0].type, [axis])])
+
+
+def lower_hardmax(op: ir.OpView, rewriter) -> None:
+    # dlc.hardmax(x) -> argmax generic, then linalg.generic {index(axis) == argmax ? 1 : 0}
+    axis = ir.IntegerAttr(op.attributes["axis"]).value
+    (x,) = op.operands
+    result_type = op.results[0].type
+    element = result_type.element_type
+    kind = Kind(source_types(op)[0][0], element)
+    rank = x.type.rank
+    with rewriter.ip, op.location:
+        index = arg_loops(x, axis, "max", False, kind)
+        maps = [dims_map(rank, _kept(rank, [axis])), ir.AffineMap.get_identity(rank)]
+
+        def one_hot(best: ir.Value, out: ir.Value) -> ir.Value:
+            here = arith.index_cast(best.type, _loop_index(axis))
+            hit = arith.cmpi(arith.CmpIPredicate.eq, here, best)
+            return arith.select(hit, scalar(element, 1), scalar(element, 0))
+
+        value = generic([index], empty_like(result_type), maps, [PARALLEL] * rank, one_hot)
+        rewriter.replace_op(op, [as_value(value)])
+
+
+# ----------------------------------------------------------------------------- cumsum
+
+
+def lower_cumsum(op: ir.OpView, rewriter) -> None:
+    # dlc.cumsum(x) -> linalg.generic {loops i.., k: acc + (k <= i ? x[..k..] : 0)}
+    axis = ir.IntegerAttr(op.attributes["axis"]).value
+    exclusive = bool(ir.IntegerAttr(op.attributes["exclusive"]).value)
+    reverse = bool(ir.IntegerAttr(op.attributes["reverse"]).value)
+    (x,) = op.operands
+    result_type = op.results[0].type
+    kind = Kind(source_types(op)[0][0], result_type.element_type)
+    rank = x.type.rank
+    predicate = {(False, False): "ule", (False, True): "ult", (True, False): "uge",
+                 (True, True): "ugt"}[(reverse, exclusive)]
+    maps = [dims_map(rank + 1, [rank if d == axis else d for d in range(rank)]),
+            dims_map(rank + 1, list(range(rank)))]
+    with rewriter.ip, op.location:
+        init = filled(_tensor_of(list(result_type.shape), kind.acc), 0)
+
+        def masked_sum(v: ir.Value, acc: ir.Value) -> ir.Value:
+            take = arith.cmpi(getattr(arith.CmpIPredicate, predicate),
+                              _loop_index(rank), _loop_index(axis))
+            return kind.add(acc, arith.select(take, kind.widen(v), scalar(kind.acc, 0)))
+
+        value = as_value(generic([x], init, maps, [PARALLEL] * rank + [REDUCTION], masked_sum))
+        if kind.acc != kind.storage:
+            value = as_value(elementwise([value], result_type, kind.narrow))
+        rewriter.replace_op(op, [value])
+
+
+PATTERNS = {
+    reduction.REDUCE: lower_reduce,
+    reduction.ARGREDUCE: lower_argreduce,
+    reduction.HARDMAX: lower_hardmax,
+    reduction.CUMSUM: lower_cumsum,
+}

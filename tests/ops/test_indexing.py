@@ -1,0 +1,292 @@
+"""Gather/scatter and indexing ops against onnx.reference: Gather, GatherElements, GatherND,
+ScatterElements, Scatter, ScatterND, OneHot, TopK and NonZero."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from onnx import helper
+
+import dlc
+from tests.conftest import make_model, node_model, random_array, reference, run_both
+
+DTYPES = [np.float32, np.float16, np.float64, np.int32, np.int64, np.uint8, np.bool_]
+
+
+def dtype_id(dtype) -> str:
+    return np.dtype(dtype).name
+
+
+def indices_array(shape, size: int, dtype=np.int64, seed: int = 3) -> np.ndarray:
+    """Indices into an axis of `size`, negative ones included."""
+    return np.random.default_rng(seed).integers(-size, size, size=shape).astype(dtype)
+
+
+# ----------------------------------------------------------------------------- Gather
+
+GATHERS = {
+    "axis 0, 1-D indices": ([5, 4], [3], 0),
+    "axis 1, 2-D indices": ([3, 5, 4], [2, 2], 1),
+    "last axis, rank-0 indices": ([3, 4], [], 1),
+    "negative axis": ([2, 3, 4], [5], -1),
+    "1-D data": ([7], [2, 3], 0),
+}
+
+
+@pytest.mark.parametrize("data_shape, indices_shape, axis", list(GATHERS.values()),
+                         ids=list(GATHERS))
+def test_gather(data_shape, indices_shape, axis):
+    data = random_array(data_shape, np.float32)
+    indices = indices_array(indices_shape, data_shape[axis])
+    run_both(node_model("Gather", [data, indices], axis=axis), [data, indices])
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=dtype_id)
+def test_gather_dtypes(dtype):
+    data = random_array([4, 3], dtype)
+    indices = indices_array([2, 2], 3, np.int32)
+    run_both(node_model("Gather", [data, indices], axis=1), [data, indices])
+
+
+def test_gather_opset_11():
+    data, indices = random_array([4, 3], np.float32), np.array([-1, 0], np.int64)
+    run_both(node_model("Gather", [data, indices], opset=11), [data, indices])
+
+
+def test_gather_out_of_range_indices_are_clamped():
+    # ONNX leaves them undefined; dlc must not read out of bounds (a segfault)
+    data = np.arange(5, dtype=np.float32)
+    indices = np.array([7, -9, 1000000, -1000000, 2], np.int64)
+    compiled = dlc.compile(node_model("Gather", [data, indices]))
+    (out,) = compiled(data, indices)
+    np.testing.assert_array_equal(out, np.array([4, 0, 4, 0, 2], np.float32))
+
+
+# ----------------------------------------------------------------------------- GatherElements
+
+
+@pytest.mark.parametrize("shape, indices_shape, axis", [
+    ([3, 4], [2, 4], 0), ([3, 4], [3, 6], 1), ([2, 3, 4], [2, 2, 4], -2)])
+def test_gather_elements(shape, indices_shape, axis):
+    data = random_array(shape, np.float32)
+    indices = indices_array(indices_shape, shape[axis])
+    run_both(node_model("GatherElements", [data, indices], axis=axis), [data, indices])
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.bool_, np.float16], ids=dtype_id)
+def test_gather_elements_dtypes(dtype):
+    data = random_array([3, 3], dtype)
+    indices = indices_array([3, 3], 3, np.int32)
+    run_both(node_model("GatherElements", [data, indices], axis=1, opset=11), [data, indices])
+
+
+# ----------------------------------------------------------------------------- GatherND
+
+
+@pytest.mark.parametrize("data_shape, indices_shape, batch_dims", [
+    ([2, 3, 4], [5, 3], 0),        # full index tuples: scalars
+    ([2, 3, 4], [2, 2, 1], 0),     # partial tuples: slices
+    ([2, 3, 4], [2, 2], 1),        # batch_dims 1
+    ([2, 3, 4, 2], [2, 3, 1, 1], 2),
+])
+def test_gather_nd(data_shape, indices_shape, batch_dims):
+    data = random_array(data_shape, np.float32)
+    k = indices_shape[-1]
+    columns = [indices_array([*indices_shape[:-1], 1], data_shape[batch_dims + c], seed=c)
+               for c in range(k)]
+    indices = np.concatenate(columns, axis=-1)
+    run_both(node_model("GatherND", [data, indices], batch_dims=batch_dims), [data, indices])
+
+
+def test_gather_nd_int32_opset_11():
+    data = random_array([3, 3], np.int32)
+    indices = np.array([[0, 1], [2, -1]], np.int64)
+    run_both(node_model("GatherND", [data, indices], opset=11), [data, indices])
+
+
+# ----------------------------------------------------------------------------- scatters
+
+REDUCTIONS = ["none", "add", "mul", "max", "min"]
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("dtype", [np.float32, np.int32], ids=dtype_id)
+def test_scatter_elements(reduction, dtype):
+    data = random_array([4, 3], dtype)
+    updates = random_array([3, 3], dtype, seed=5)
+    indices = np.array([[1, 0, 2], [3, 1, -1], [1, 2, 0]], np.int64)  # repeated positions
+    model = node_model("ScatterElements", [data, indices, updates], axis=0, reduction=reduction,
+                       opset=18)
+    run_both(model, [data, indices, updates])
+
+
+@pytest.mark.parametrize("axis, dtype", [(1, np.float64), (-1, np.bool_), (2, np.uint8)],
+                         ids=["axis 1", "negative axis, bool", "axis 2, uint8"])
+def test_scatter_elements_axes(axis, dtype):
+    data = random_array([2, 3, 4], dtype)
+    shape = [2, 2, 2]
+    updates = random_array(shape, dtype, seed=6)
+    indices = np.stack([np.random.default_rng(i).permutation(4)[:2] for i in range(4)]) \
+        .reshape(shape) % [2, 3, 4][axis]
+    model = node_model("ScatterElements", [data, indices, updates], axis=axis, opset=13)
+    run_both(model, [data, indices, updates])
+
+
+@pytest.mark.parametrize("opset", [9, 10])
+def test_scatter_deprecated(opset):
+    data = np.zeros([3, 3], np.float32)
+    indices = np.array([[1, 0, 2], [0, 2, 1]], np.int32)
+    updates = random_array([2, 3], np.float32)
+    # onnx.reference has no Scatter: ScatterElements (same semantics) gives the expected values
+    compiled = dlc.compile(node_model("Scatter", [data, indices, updates], axis=0, opset=opset))
+    (out,) = compiled(data, indices, updates)
+    (expected,) = reference(node_model("ScatterElements", [data, indices, updates], axis=0,
+                                       opset=11), feeds_of_three(data, indices, updates))
+    np.testing.assert_array_equal(out, expected)
+
+
+def feeds_of_three(*arrays: np.ndarray) -> dict[str, np.ndarray]:
+    return {f"x{i}": a for i, a in enumerate(arrays)}
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+def test_scatter_nd_slices(reduction):
+    data = random_array([4, 4, 3], np.float32)
+    indices = np.array([[0], [2], [-4]], np.int64)  # -4 and 0: the same slice twice
+    updates = random_array([3, 4, 3], np.float32, seed=7)
+    model = node_model("ScatterND", [data, indices, updates], reduction=reduction, opset=18)
+    run_both(model, [data, indices, updates])
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.float16], ids=dtype_id)
+def test_scatter_nd_elements(dtype):
+    data = random_array([3, 4], dtype)
+    indices = np.array([[[0, 1], [2, 3]], [[1, -1], [0, 0]]], np.int64)
+    updates = random_array([2, 2], dtype, seed=8)
+    model = node_model("ScatterND", [data, indices, updates], opset=11)
+    run_both(model, [data, indices, updates])
+
+
+def test_scatter_leaves_its_input_unchanged():
+    data = np.ones([3], np.float32)
+    indices, updates = np.array([[1]], np.int64), np.array([5], np.float32)
+    compiled = dlc.compile(node_model("ScatterND", [data, indices, updates]))
+    (out,) = compiled(data, indices, updates)
+    np.testing.assert_array_equal(out, [1, 5, 1])
+    np.testing.assert_array_equal(data, [1, 1, 1])
+
+
+# ----------------------------------------------------------------------------- OneHot
+
+
+@pytest.mark.parametrize("indices_dtype, values_dtype, axis, opset", [
+    (np.int64, np.float32, -1, 11),
+    (np.int32, np.int64, 0, 11),
+    (np.float32, np.float32, 1, 11),
+    (np.int64, np.int32, -2, 11),
+    (np.uint8, np.float64, 1, 9),
+])
+def test_one_hot(indices_dtype, values_dtype, axis, opset):
+    raw = np.array([[1, 9, -3], [0, 12, -11]])  # out of range: all off
+    indices = raw if np.dtype(indices_dtype).kind != "u" else np.abs(raw)
+    indices = indices.astype(indices_dtype)
+    values = np.array([2, 7], values_dtype)
+    node = helper.make_node("OneHot", ["indices", "depth", "values"], ["y"], axis=axis)
+    model = make_model([node], {"indices": (indices_dtype, [2, 3]), "values": (values_dtype, [2])},
+                       ["y"], initializers={"depth": np.array(10, np.int64)}, opset=opset)
+    run_both(model, {"indices": indices, "values": values})
+
+
+# ----------------------------------------------------------------------------- TopK
+
+
+def topk_model(shape, k: int, dtype=np.float32, opset: int = 11, **attributes):
+    if opset < 10:
+        node = helper.make_node("TopK", ["x"], ["values", "indices"], k=k, **attributes)
+        return make_model([node], {"x": (dtype, shape)}, ["values", "indices"], opset=opset)
+    node = helper.make_node("TopK", ["x", "k"], ["values", "indices"], **attributes)
+    return make_model([node], {"x": (dtype, shape)}, ["values", "indices"], opset=opset,
+                      initializers={"k": np.array([k], np.int64)})
+
+
+@pytest.mark.parametrize("shape, k, attributes", [
+    ([3, 5], 2, {}),
+    ([3, 5], 3, {"largest": 0}),
+    ([4, 3, 2], 3, {"axis": 1}),
+    ([4, 3, 2], 1, {"axis": -3, "largest": 0}),
+    ([6], 6, {"sorted": 0}),
+    ([2, 4], 0, {}),
+])
+def test_topk(shape, k, attributes):
+    x = random_array(shape, np.float32)
+    run_both(topk_model(shape, k, **attributes), [x])
+
+
+@pytest.mark.parametrize("dtype, largest", [(np.int32, 1), (np.int64, 0), (np.uint8, 1),
+                                            (np.float64, 0), (np.float16, 1)])
+def test_topk_dtypes_and_ties(dtype, largest):
+    x = np.array([[3, 1, 3, 2, 1, 3], [0, 0, 5, 5, 0, 4]], dtype)  # ties: lower index first
+    run_both(topk_model([2, 6], 4, dtype, largest=largest), [x])
+
+
+@pytest.mark.parametrize("opset", [7, 10])
+def test_topk_old_opsets(opset):
+    x = random_array([2, 5], np.float32)
+    run_both(topk_model([2, 5], 3, opset=opset), [x])
+
+
+def test_topk_computed_k_is_a_clear_error():
+    node = helper.make_node("TopK", ["x", "k"], ["v", "i"], name="top")
+    model = make_model([node], {"x": (np.float32, [5]), "k": (np.int64, [1])}, ["v", "i"])
+    with pytest.raises(dlc.FrontendError, match=r"'top' \(TopK\): needs its k input 'k' to be "
+                                                r"a constant"):
+        dlc.compile(model)
+
+
+def test_topk_k_too_large_is_a_clear_error():
+    node = helper.make_node("TopK", ["x", "k"], ["v", "i"], name="top")
+    model = make_model([node], {"x": (np.float32, [5])},
+                       {"v": (np.float32, [6]), "i": (np.int64, [6])},
+                       initializers={"k": np.array([6], np.int64)}, check=False)
+    with pytest.raises(dlc.FrontendError, match=r"k 6 is out of range \[0, 5\]"):
+        dlc.compile(model)
+
+
+# ----------------------------------------------------------------------------- NonZero
+
+
+@pytest.mark.parametrize("value", [np.array([[1, 0], [3, 0]], np.int32),
+                                   np.array([0.0, 2.5, 0.0], np.float32),
+                                   np.zeros([2, 2], np.bool_)], ids=["int32", "float", "none"])
+def test_nonzero_of_a_constant(value):
+    node = helper.make_node("NonZero", ["c"], ["y"])
+    model = make_model([node], {}, ["y"], initializers={"c": value})
+    run_both(model, {})
+
+
+def test_nonzero_of_an_input_is_a_clear_error():
+    model = node_model("NonZero", [np.zeros([3], np.float32)])
+    with pytest.raises(dlc.FrontendError, match=r"NonZero.*depends on its values.*constant"):
+        dlc.compile(model)
+
+
+# ----------------------------------------------------------------------------- shape errors
+
+
+def test_gather_elements_rank_mismatch_is_a_clear_error():
+    node = helper.make_node("GatherElements", ["d", "i"], ["y"], name="ge")
+    model = make_model([node], {"d": (np.float32, [3, 4]), "i": (np.int64, [3])},
+                       {"y": (np.float32, [3])}, check=False)
+    with pytest.raises(dlc.FrontendError, match=r"'ge'.*indices \[3\] must have the data's "
+                                                "rank 2"):
+        dlc.compile(model)
+
+
+def test_scatter_updates_shape_mismatch_is_a_clear_error():
+    node = helper.make_node("ScatterND", ["d", "i", "u"], ["y"], name="snd")
+    model = make_model([node], {"d": (np.float32, [4, 3]), "i": (np.int64, [2, 1]),
+                                "u": (np.float32, [2, 4])}, {"y": (np.float32, [4, 3])},
+                       check=False)
+    with pytest.raises(dlc.FrontendError, match=r"'snd'.*updates of shape \[2x4\] must have "
+                                                r"shape \[2x3\]"):
+        dlc.compile(model)
