@@ -160,10 +160,13 @@ def _gather_pad(x: ir.Value, result_type: ir.RankedTensorType, mode: str,
                    [PARALLEL] * rank, body)
 
 
+def _index(value: int) -> ir.Value:
+    return arith.ConstantOp(ir.IndexType.get(), value).result
+
+
 def _source_index(o: ir.Value, size: int, before: int, after: int, mode: str) -> ir.Value:
     # the index of x that output index `o` copies, on an axis of `size` padded before/after
-    index = ir.IndexType.get()
-    const = lambda v: arith.ConstantOp(index, v).result  # noqa: E731
+    const = _index
     if before == 0 and after == 0:
         return o
     if mode == "edge":  # clamp(o - before, 0, size - 1)
@@ -189,9 +192,8 @@ def lower_trilu(op: ir.OpView, rewriter) -> None:
     predicate = arith.CmpIPredicate.sge if upper else arith.CmpIPredicate.sle
 
     def body(element: ir.Value) -> ir.Value:
-        index = ir.IndexType.get()
         row, column = linalg.IndexOp(rank - 2).result, linalg.IndexOp(rank - 1).result
-        diagonal = arith.addi(row, arith.ConstantOp(index, k).result)
+        diagonal = arith.addi(row, _index(k))
         keep = arith.cmpi(predicate, column, diagonal)
         return arith.select(keep, element, scalar(element.type, 0))
 
