@@ -90,6 +90,7 @@ class OpDef:
     infer: InferFn
     attributes: dict[str, str] = field(default_factory=dict)
     summary: str = ""
+    results: tuple[str, ...] = ("out",)  # names; the inference returns one type each
 
     @property
     def name(self) -> str:
@@ -102,12 +103,13 @@ class OpDef:
             lines.append(f'    %in{i} = irdl.base "!builtin.tensor"')
             name, mode = _operand_mode(operand)
             specs.append(f"{name}: {mode}%in{i}")
-        lines.append('    %out = irdl.base "!builtin.tensor"')
+        for result in self.results:
+            lines.append(f'    %r_{result} = irdl.base "!builtin.tensor"')
         for attr, kind in self.attributes.items():
             lines.append(f'    %a_{attr} = irdl.base "{_IRDL_BASE[kind]}"')
         if specs:
             lines.append(f"    irdl.operands({', '.join(specs)})")
-        lines.append("    irdl.results(out: %out)")
+        lines.append(f"    irdl.results({', '.join(f'{r}: %r_{r}' for r in self.results)})")
         if self.attributes:
             pairs = ", ".join(f'"{a}" = %a_{a}' for a in self.attributes)
             lines.append(f"    irdl.attributes {{{pairs}}}")
@@ -190,7 +192,10 @@ def build(
     loc: ir.Location | None = None,
     ip: ir.InsertionPoint | None = None,
 ) -> ir.Value:
-    """Create `op` with its result type inferred; raises ShapeError on inconsistent input."""
+    """Create `op` with its result types inferred; raises ShapeError on inconsistent input.
+
+    Returns the first result (`value.owner.results` has all of them; see `build_all`).
+    """
     attributes = attributes or {}
     missing = set(op.attributes) - set(attributes)
     if missing:
@@ -202,6 +207,14 @@ def build(
         op.name, results=result_types, operands=list(operands), attributes=attrs, loc=loc, ip=ip
     )
     return created.results[0]
+
+
+def build_all(op: OpDef, operands: Sequence[ir.Value], attributes: dict[str, Any] | None = None,
+              *, loc: ir.Location | None = None, ip: ir.InsertionPoint | None = None
+              ) -> list[ir.Value]:
+    """`build` returning every result of the op."""
+    first = build(op, operands, attributes, loc=loc, ip=ip)
+    return list(first.owner.results)
 
 
 def check_op(operation: ir.Operation) -> str | None:

@@ -7,8 +7,7 @@ operands hold signed integers (i32/i64; one_hot takes any numeric type); a negat
 counts from the end of its axis. An index still out of range after that is clamped into the
 axis by the lowering (ONNX leaves that case undefined; clamping keeps memory accesses safe).
 
-`dlc.topk` has two results (values and int64 indices): `MultiResultOpDef` is the small
-generalization of `OpDef` that declares several results in the IRDL. NonZero needs no op:
+`dlc.topk` has two results (values and int64 indices), named by `OpDef.results`. NonZero needs no op:
 its output shape depends on the data, so the importer folds it on constant inputs.
 """
 
@@ -28,22 +27,6 @@ REDUCTIONS = ("none", "add", "mul", "max", "min")
 
 
 @dataclass(frozen=True, eq=False)
-class MultiResultOpDef(OpDef):
-    """An `OpDef` with several named results (its inference function returns one type each).
-
-    `build` returns the first result; the others are `value.owner.results[1:]`.
-    """
-
-    results: tuple[str, ...] = ("out",)
-
-    def irdl(self) -> str:
-        one = '    %out = irdl.base "!builtin.tensor"'
-        many = "\n".join(f'    %r_{r} = irdl.base "!builtin.tensor"' for r in self.results)
-        specs = ", ".join(f"{r}: %r_{r}" for r in self.results)
-        text = super().irdl().replace(one, many)
-        return text.replace("    irdl.results(out: %out)", f"    irdl.results({specs})")
-
-
 # ----------------------------------------------------------------------------- checks
 
 
@@ -205,7 +188,7 @@ SCATTER_ND = define(OpDef(
 ONE_HOT = define(OpDef(
     "one_hot", ("indices", "values"), infer_one_hot, {"depth": "int", "axis": "int"},
     "values[1] where the new axis equals the index (negative: + depth), values[0] elsewhere"))
-TOPK = define(MultiResultOpDef(
+TOPK = define(OpDef(
     "topk", ("x",), infer_topk, {"k": "int", "axis": "int", "largest": "int"},
     "the k largest (or smallest) elements along axis, sorted, and their int64 indices",
     results=("values", "indices")))

@@ -54,10 +54,23 @@ def storage_elements(attr: ir.DenseElementsAttr) -> ir.DenseElementsAttr:
     target = storage_type(t)
     if target == t:
         return attr
+    if attr.is_splat:  # (np.array of a splat attribute reads past its single value)
+        value = np.array(ir.DenseElementsAttr.get_splat(
+            ir.RankedTensorType.get([1], t.element_type), attr.get_splat_value())).reshape(())
+        value = int(value.astype(np.int8) if value.dtype == np.bool_ else value.astype(np.uint64)
+                    .astype(np.int64) if value.dtype.kind == "u" else value)
+        return ir.DenseElementsAttr.get_splat(target, ir.IntegerAttr.get(
+            target.element_type, _wrap(value, target.element_type.width)))
     array = np.array(attr)
     array = array.astype(np.int8) if array.dtype == np.bool_ else \
         array.view(np.dtype(f"i{array.dtype.itemsize}"))
     return ir.DenseElementsAttr.get(np.ascontiguousarray(array).reshape(array.shape), type=target)
+
+
+def _wrap(value: int, width: int) -> int:
+    """`value` as a signed integer of `width` bits (two's complement)."""
+    value &= (1 << width) - 1
+    return value - (1 << width) if value >= 1 << (width - 1) else value
 
 
 def retype_to_storage(module: ir.Operation) -> None:

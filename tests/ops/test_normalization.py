@@ -154,6 +154,7 @@ def test_mean_variance_normalization(axes):
     run_both(model, [x], tolerances=TOLERANCES)
 
 
+@pytest.mark.filterwarnings("ignore:invalid value encountered in divide:RuntimeWarning")
 @pytest.mark.parametrize("p", [1, 2])
 @pytest.mark.parametrize("axis", [0, -1])
 def test_lp_normalization(p, axis):
