@@ -13,7 +13,6 @@ its output shape depends on the data, so the importer folds it on constant input
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from mlir import ir
@@ -26,7 +25,6 @@ TensorTypes = list[ir.RankedTensorType]
 REDUCTIONS = ("none", "add", "mul", "max", "min")
 
 
-@dataclass(frozen=True, eq=False)
 # ----------------------------------------------------------------------------- checks
 
 
