@@ -34,6 +34,13 @@ def _is_static(value: onnx.ValueInfoProto) -> bool:
         d.HasField("dim_value") for d in tensor_type.shape.dim)
 
 
+def _array(value: Any) -> np.ndarray:
+    """An input as numpy (the backend tests give some as TensorProto)."""
+    if isinstance(value, onnx.TensorProto):
+        return onnx.numpy_helper.to_array(value)
+    return np.asarray(value)
+
+
 class DlcRep(BackendRep):
     """A prepared model: compiled per distinct input shapes, run with numpy arrays.
 
@@ -87,11 +94,11 @@ class DlcRep(BackendRep):
 
     def run(self, inputs: Any, **kwargs: Any) -> tuple[Any, ...]:
         if isinstance(inputs, Mapping):
-            arrays = [np.asarray(inputs[n]) for n in self.input_names if n in inputs]
+            arrays = [_array(inputs[n]) for n in self.input_names if n in inputs]
         elif isinstance(inputs, np.ndarray):
             arrays = [inputs]
         else:
-            arrays = [np.asarray(a) for a in inputs]
+            arrays = [_array(a) for a in inputs]
         if len(arrays) != len(self.input_names):
             raise ValueError(f"expected {len(self.input_names)} inputs "
                              f"{self.input_names}, got {len(arrays)}")
@@ -114,7 +121,7 @@ class DlcBackend(Backend):
     def run_node(cls, node: onnx.NodeProto, inputs: Any, device: str = "CPU",
                  outputs_info: Sequence[tuple[np.dtype, tuple[int, ...]]] | None = None,
                  **kwargs: Any) -> tuple[Any, ...]:
-        arrays = [np.asarray(a) for a in inputs]
+        arrays = [_array(a) for a in inputs]
         names = [n for n in node.input if n]
         graph_inputs = [
             onnx.helper.make_tensor_value_info(

@@ -30,6 +30,7 @@ from dlc.frontends.onnx_node import (
     dense,
     element_type,
 )
+from dlc.frontends.onnx_folding import fold, foldable
 from dlc.frontends.onnx_ops import importers
 
 __all__ = ["FrontendError", "ImportedModel", "UnsupportedOpsError", "import_model", "load_model"]
@@ -201,9 +202,28 @@ def _import_node(node: onnx.NodeProto, index: int, opset: int, values: dict[str,
         constants=constants,
         location=ir.Location.name(node_name),
     )
-    results = importers()[node.op_type](context)
+    results = _fold(context) or importers()[node.op_type](context)
     for name, value in zip(node.output, results):
         if name:
             values[name] = value
     if node.op_type == "Constant" and node.output:
         constants[node.output[0]] = constant_value(context)
+
+
+def _fold(n: NodeContext) -> list[ir.Value] | None:
+    """The node's outputs as constants when its inputs are small constants (shape math)."""
+    inputs = [n.constants.get(name) if name else None for name in n.node.input]
+    if any(name and name not in n.constants for name in n.node.input):
+        return None
+    if not foldable(n.node.op_type, inputs):
+        return None
+    try:
+        outputs = fold(n.node.op_type, inputs, n.attributes, n.opset)
+    except Exception as error:  # malformed attributes or shapes: say which node
+        raise n.error(f"cannot fold it on its constant inputs: {error}") from None
+    values = []
+    for name, array in zip(n.node.output, outputs):
+        if name:
+            n.constants[name] = array
+        values.append(build(ops.CONSTANT, [], {"value": dense(array, n)}, loc=n.location))
+    return values

@@ -121,6 +121,7 @@ def run_light(name: str) -> Outcome:
 
 def run_case(case) -> Outcome:
     import numpy as np
+    import onnx
 
     import dlc.backend
     from dlc.frontends.onnx_importer import UnsupportedOpsError
@@ -133,6 +134,8 @@ def run_case(case) -> Outcome:
             if len(outputs) != len(expected):
                 return Outcome(case.name, op, "fail", "wrong number of outputs")
             for got, want in zip(outputs, expected):
+                if isinstance(want, onnx.TensorProto):
+                    want = onnx.numpy_helper.to_array(want)
                 if got.dtype != want.dtype:
                     return Outcome(case.name, op, "fail", f"dtype {got.dtype}, want {want.dtype}")
                 np.testing.assert_array_equal(got.shape, want.shape)

@@ -1,0 +1,197 @@
+"""Compile-time folding of small constant subgraphs (shape computations) during ONNX import.
+
+Exporters compute shapes at run time (Shape -> Gather -> Concat -> Reshape, Range, Where...).
+With static shapes every such value is known while importing, and the ops that consume it
+(Reshape, Expand, Slice, ConstantOfShape...) need it as a constant. So a node whose inputs are
+all constants, of an op in `FOLDERS`, each input at most `MAX_ELEMENTS` elements, is evaluated
+here by the function in the table (numpy on a handful of integers) and its outputs become
+constants. This is constant folding, as every compiler does; it never runs on model inputs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from onnx import helper
+
+MAX_ELEMENTS = 4096
+
+Folder = Callable[[list[np.ndarray | None], dict[str, Any], int], list[np.ndarray]]
+
+
+def _axes_input(inputs: list, attrs: dict, opset: int, since: int) -> list[int] | None:
+    if opset >= since:
+        return None if len(inputs) < 2 or inputs[1] is None else \
+            [int(a) for a in inputs[1].reshape(-1)]
+    return attrs.get("axes")
+
+
+def fold_unsqueeze(inputs, attrs, opset):
+    x = inputs[0]
+    axes = _axes_input(inputs, attrs, opset, 13) or []
+    rank = x.ndim + len(axes)
+    for axis in sorted(a + rank if a < 0 else a for a in axes):
+        x = np.expand_dims(x, axis)
+    return [x]
+
+
+def fold_squeeze(inputs, attrs, opset):
+    x = inputs[0]
+    axes = _axes_input(inputs, attrs, opset, 13)
+    if axes is None:
+        return [np.squeeze(x)]
+    return [np.squeeze(x, axis=tuple(a + x.ndim if a < 0 else a for a in axes))]
+
+
+def fold_slice(inputs, attrs, opset):
+    x = inputs[0]
+    if opset < 10:
+        starts, ends = attrs["starts"], attrs["ends"]
+        axes, steps = attrs.get("axes", list(range(len(starts)))), [1] * len(starts)
+    else:
+        starts, ends = inputs[1].reshape(-1), inputs[2].reshape(-1)
+        axes = inputs[3].reshape(-1) if len(inputs) > 3 and inputs[3] is not None else \
+            range(len(starts))
+        steps = inputs[4].reshape(-1) if len(inputs) > 4 and inputs[4] is not None else \
+            [1] * len(starts)
+    index = [slice(None)] * x.ndim
+    for start, end, axis, step in zip(starts, ends, axes, steps):
+        size = x.shape[int(axis)]
+        start, end, step = int(start), int(end), int(step)
+        # ONNX clamps out-of-range bounds; Python slices do the same for these magnitudes
+        start = max(-size - 1, min(start, size))
+        end = max(-size - 1, min(end, size))
+        if step < 0 and end < -size:
+            end = None
+        index[int(axis)] = slice(start, end, step)
+    return [x[tuple(index)]]
+
+
+def fold_gather(inputs, attrs, opset):
+    x, indices = inputs[0], inputs[1].astype(np.int64)
+    axis = attrs.get("axis", 0)
+    axis = axis + x.ndim if axis < 0 else axis
+    indices = np.where(indices < 0, indices + x.shape[axis], indices)
+    return [np.take(x, indices, axis=axis)]
+
+
+def fold_concat(inputs, attrs, opset):
+    return [np.concatenate([i for i in inputs if i is not None], axis=attrs["axis"])]
+
+
+def fold_cast(inputs, attrs, opset):
+    return [inputs[0].astype(helper.tensor_dtype_to_np_dtype(attrs["to"]))]
+
+
+def fold_range(inputs, attrs, opset):
+    start, limit, delta = (i.reshape(()) for i in inputs[:3])
+    return [np.arange(start, limit, delta).astype(start.dtype)]
+
+
+def fold_constant_of_shape(inputs, attrs, opset):
+    from onnx import numpy_helper
+
+    value = attrs.get("value")
+    fill = numpy_helper.to_array(value).reshape(-1) if value is not None else \
+        np.zeros(1, np.float32)
+    return [np.full([int(d) for d in inputs[0].reshape(-1)], fill[0], fill.dtype)]
+
+
+def fold_reduce(fn: Callable) -> Folder:
+    def fold(inputs, attrs, opset):
+        x = inputs[0]
+        axes = _axes_input(inputs, attrs, opset, 18 if fn is not np.sum else 13)
+        keepdims = bool(attrs.get("keepdims", 1))
+        if not axes and attrs.get("noop_with_empty_axes", 0):
+            return [x]
+        axis = None if not axes else tuple(a + x.ndim if a < 0 else a for a in axes)
+        return [np.asarray(fn(x, axis=axis, keepdims=keepdims)).astype(x.dtype)]
+
+    return fold
+
+
+def fold_reshape(inputs, attrs, opset):
+    x = inputs[0]
+    shape = [int(d) for d in inputs[1].reshape(-1)]
+    if not attrs.get("allowzero", 0):
+        shape = [x.shape[i] if d == 0 else d for i, d in enumerate(shape)]
+    return [x.reshape(shape)]
+
+
+def fold_expand(inputs, attrs, opset):
+    x, shape = inputs[0], [int(d) for d in inputs[1].reshape(-1)]
+    return [x * np.ones(shape, x.dtype)]
+
+
+def _elementwise(fn: Callable) -> Folder:
+    return lambda inputs, attrs, opset: [np.asarray(fn(*inputs))]
+
+
+def _integer_div(a, b):
+    if a.dtype.kind in "iu":
+        return np.trunc(a / np.where(b == 0, 1, b)).astype(a.dtype)
+    return a / b
+
+
+def fold_mod(inputs, attrs, opset):
+    a, b = inputs
+    safe = np.where(b == 0, 1, b)
+    if attrs.get("fmod", 0):
+        return [np.fmod(a, safe).astype(a.dtype)]
+    return [np.mod(a, safe).astype(a.dtype)]
+
+
+FOLDERS: dict[str, Folder] = {
+    "Mod": fold_mod,
+    "Floor": _elementwise(np.floor),
+    "Ceil": _elementwise(np.ceil),
+    "Sign": _elementwise(np.sign),
+    "LessOrEqual": _elementwise(np.less_equal),
+    "GreaterOrEqual": _elementwise(np.greater_equal),
+    "Xor": _elementwise(np.logical_xor),
+    "Identity": _elementwise(lambda x: x),
+    "Unsqueeze": fold_unsqueeze,
+    "Squeeze": fold_squeeze,
+    "Slice": fold_slice,
+    "Gather": fold_gather,
+    "Concat": fold_concat,
+    "Cast": fold_cast,
+    "Range": fold_range,
+    "ConstantOfShape": fold_constant_of_shape,
+    "ReduceProd": fold_reduce(np.prod),
+    "ReduceSum": fold_reduce(np.sum),
+    "ReduceMax": fold_reduce(np.max),
+    "ReduceMin": fold_reduce(np.min),
+    "Reshape": fold_reshape,
+    "Expand": fold_expand,
+    "Add": _elementwise(np.add),
+    "Sub": _elementwise(np.subtract),
+    "Mul": _elementwise(np.multiply),
+    "Div": _elementwise(_integer_div),
+    "Neg": _elementwise(np.negative),
+    "Abs": _elementwise(np.abs),
+    "Max": _elementwise(lambda *xs: np.maximum.reduce(np.broadcast_arrays(*xs))),
+    "Min": _elementwise(lambda *xs: np.minimum.reduce(np.broadcast_arrays(*xs))),
+    "Equal": _elementwise(np.equal),
+    "Less": _elementwise(np.less),
+    "Greater": _elementwise(np.greater),
+    "Not": _elementwise(np.logical_not),
+    "And": _elementwise(np.logical_and),
+    "Or": _elementwise(np.logical_or),
+    "Where": _elementwise(np.where),
+    "Sqrt": _elementwise(np.sqrt),
+}
+
+
+def foldable(op_type: str, inputs: list[np.ndarray | None]) -> bool:
+    present = [i for i in inputs if i is not None]
+    return op_type in FOLDERS and bool(present) and \
+        all(i.size <= MAX_ELEMENTS for i in present)
+
+
+def fold(op_type: str, inputs: list[np.ndarray | None], attrs: dict[str, Any],
+         opset: int) -> list[np.ndarray]:
+    """The outputs of `op_type` on constant `inputs` (raises on malformed input)."""
+    return [np.asarray(r) for r in FOLDERS[op_type](inputs, attrs, opset)]
