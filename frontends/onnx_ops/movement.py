@@ -4,9 +4,9 @@ Concat, Slice, Expand, Pad and Trilu map to their dlc ops (`dialects/movement.py
 attribute normalized here (negative axes, clamped slice bounds, ONNX defaults). Split, Squeeze,
 Unsqueeze, Tile, DepthToSpace and SpaceToDepth decompose into slice, reshape, broadcast and
 transpose. Shapes are static, so Shape, Size, EyeLike, ConstantOfShape and Range are
-compile-time constants: they become `dlc.constant`, and so does any op of this family whose
-inputs are all constants. Folded values are recorded in the importer's constants (the same
-mapping `NodeContext.constant_input` reads), so a later node can use them as its shape input.
+compile-time constants: they become `dlc.constant`, recorded in the importer's constants (the
+mapping `NodeContext.constant_input` reads), so a later node can use them as its shape input;
+small constant subgraphs of shape arithmetic are folded by `frontends/onnx_folding.py`.
 Shape-like inputs (starts, axes, pads, repeats...) must be constants; attributes that became
 inputs across opsets are read from where `n.opset` puts them.
 """
@@ -20,11 +20,10 @@ from typing import cast
 import numpy as np
 from mlir import ir
 from onnx import helper, numpy_helper
-from onnx.reference import ReferenceEvaluator
 
 from dlc.dialects import movement, ops
 from dlc.dialects.ops import is_bool, is_float, is_unsigned
-from dlc.frontends.onnx_node import Importer, NodeContext, dense
+from dlc.frontends.onnx_node import NodeContext, dense
 
 Values = list[ir.Value]
 
@@ -38,27 +37,6 @@ def _constant(n: NodeContext, output: int | None, array: np.ndarray) -> ir.Value
     if name:  # the importer hands every node the same (mutable) table of constants
         cast(MutableMapping, n.constants)[name] = array
     return n.build(ops.CONSTANT, [], {"value": dense(array, n)})
-
-
-def _all_constant(n: NodeContext) -> bool:
-    names = [name for name in n.node.input if name]
-    return bool(names) and all(name in n.constants for name in names)
-
-
-def folding(importer: Importer) -> Importer:
-    """`importer`, except that a node whose inputs are all constants becomes constants."""
-
-    def fold_or_import(n: NodeContext) -> Values:
-        if not _all_constant(n):
-            return importer(n)
-        feeds = {name: n.constants[name] for name in n.node.input if name}
-        try:
-            results = ReferenceEvaluator(n.node, opsets={"": n.opset}).run(None, feeds)
-        except Exception as error:  # noqa: BLE001  (the reference raises many types)
-            raise n.error(f"cannot evaluate it on its constant inputs: {error}") from None
-        return [_constant(n, i, np.asarray(r)) for i, r in enumerate(results)]
-
-    return fold_or_import
 
 
 def numpy_dtype(element: ir.Type) -> np.dtype:
@@ -382,17 +360,17 @@ def import_eye_like(n: NodeContext) -> Values:
 
 
 IMPORTERS: dict[str, Callable[[NodeContext], Values]] = {
-    "Concat": folding(import_concat),
-    "Split": folding(import_split),
-    "Slice": folding(import_slice),
-    "Squeeze": folding(import_squeeze),
-    "Unsqueeze": folding(import_unsqueeze),
-    "Expand": folding(import_expand),
-    "Tile": folding(import_tile),
-    "Pad": folding(import_pad),
-    "DepthToSpace": folding(import_depth_to_space),
-    "SpaceToDepth": folding(import_space_to_depth),
-    "Trilu": folding(import_trilu),
+    "Concat": import_concat,
+    "Split": import_split,
+    "Slice": import_slice,
+    "Squeeze": import_squeeze,
+    "Unsqueeze": import_unsqueeze,
+    "Expand": import_expand,
+    "Tile": import_tile,
+    "Pad": import_pad,
+    "DepthToSpace": import_depth_to_space,
+    "SpaceToDepth": import_space_to_depth,
+    "Trilu": import_trilu,
     "Shape": import_shape,
     "Size": import_size,
     "ConstantOfShape": import_constant_of_shape,
