@@ -134,6 +134,18 @@ def import_layer_normalization(n: NodeContext) -> list[ir.Value]:
     return [y, mean_, inv_std][:max(1, len(n.node.output))]
 
 
+def import_rms_normalization(n: NodeContext) -> list[ir.Value]:
+    # y = x / sqrt(mean(x^2 over [axis, rank)) + epsilon) * scale
+    x = n.inputs[0]
+    rank = x.type.rank
+    axes = list(range(normalize_axis(n, n.attr("axis", -1), rank), rank))
+    wide = cast_to(n, x, stash_element(n, x))
+    inv_rms = inverse_std(n, mean(n, n.build(ops.MUL, [wide, wide]), axes),
+                          n.attr("epsilon", 1e-5))
+    y = cast_to(n, n.build(ops.MUL, [wide, inv_rms]), x.type.element_type)
+    return [n.build(ops.MUL, [y, n.inputs[1]])]
+
+
 def import_group_normalization(n: NodeContext) -> list[ir.Value]:
     # statistics per (sample, group of C/G channels); scale/bias per group (opset 18) or per
     # channel (opset 21)
@@ -211,6 +223,7 @@ IMPORTERS: dict[str, Importer] = {
     "BatchNormalization": import_batch_normalization,
     "InstanceNormalization": import_instance_normalization,
     "LayerNormalization": import_layer_normalization,
+    "RMSNormalization": import_rms_normalization,
     "GroupNormalization": import_group_normalization,
     "MeanVarianceNormalization": import_mean_variance_normalization,
     "LpNormalization": import_lp_normalization,
