@@ -81,7 +81,9 @@ class OpDef:
 
     `operands` names each operand; a trailing `?` marks an optional one, a leading `*` a
     variadic one (at most one optional or variadic operand per op: IRDL needs segment sizes
-    beyond that). `attributes` maps each attribute name to its kind (see `_IRDL_BASE`):
+    beyond that; and every value of a variadic operand must have the same type, since IRDL
+    binds one constraint variable for all of them — ops taking operands of different shapes
+    chain binary ops instead, as concat and einsum do). `attributes` maps each attribute name to its kind (see `_IRDL_BASE`):
     int (i64), float (f32), ints (array<i64>), floats (array<f64>), str, type, elements.
     """
 
