@@ -14,6 +14,7 @@ import importlib
 import pkgutil
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any
 
 from mlir import ir
@@ -141,12 +142,18 @@ def define(op: OpDef) -> OpDef:
     return op
 
 
-def registered_ops() -> dict[str, OpDef]:
-    """Every dlc op by name (importing each module of `dlc.dialects` registers its ops)."""
+@cache
+def _import_op_modules() -> None:
+    """Import each module of `dlc.dialects` once: importing a module registers its ops."""
     import dlc.dialects as package
 
     for module in pkgutil.iter_modules(package.__path__):
         importlib.import_module(f"dlc.dialects.{module.name}")
+
+
+def registered_ops() -> dict[str, OpDef]:
+    """Every dlc op by name."""
+    _import_op_modules()
     return dict(_REGISTRY)
 
 
@@ -170,7 +177,8 @@ def make_context() -> ir.Context:
 
 
 def op_def(op: ir.Operation | ir.OpView) -> OpDef | None:
-    return registered_ops().get(op.operation.name)
+    _import_op_modules()
+    return _REGISTRY.get(op.operation.name)
 
 
 def tensor_types(values: Sequence[ir.Value]) -> list[ir.RankedTensorType]:

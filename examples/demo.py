@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import statistics
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -21,18 +20,13 @@ sys.path.insert(0, str(Path(__file__).parent))
 import dlc  # noqa: E402
 from make_mlp import make_mlp  # noqa: E402
 
+from dlc.tools.dlc_cli import time_calls  # noqa: E402
+
 TOLERANCE = 1e-5
 
 
 def median_ms(fn, repeat: int = 200) -> float:
-    for _ in range(5):
-        fn()
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times) * 1e3
+    return statistics.median(time_calls(fn, repeat, warmup=5)) * 1e3
 
 
 def main() -> int:
