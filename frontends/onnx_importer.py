@@ -32,12 +32,14 @@ from dlc.frontends.onnx_node import (
 )
 from dlc.frontends.onnx_folding import fold, foldable
 from dlc.frontends.onnx_ops import importers
+from dlc.frontends.validate import load_external_data, validate_model
 
 __all__ = ["FrontendError", "ImportedModel", "UnsupportedOpsError", "import_model", "load_model"]
 
 
 def load_model(model: str | Path | bytes | onnx.ModelProto) -> onnx.ModelProto:
     """The ModelProto of `model` (a path, serialized bytes or a ModelProto), checked."""
+    base_dir = None  # where external data is found: the model's folder
     if isinstance(model, onnx.ModelProto):
         proto = model
     elif isinstance(model, bytes):
@@ -46,11 +48,13 @@ def load_model(model: str | Path | bytes | onnx.ModelProto) -> onnx.ModelProto:
         path = Path(model)
         if not path.is_file():
             raise FrontendError(f"no ONNX model at '{path}'")
-        proto = _parse(path.read_bytes(), f"'{path}'")
+        proto, base_dir = _parse(path.read_bytes(), f"'{path}'"), path.parent
     else:
         raise FrontendError(
             f"expected an ONNX ModelProto or a path, got {type(model).__name__}"
         )
+    validate_model(proto)  # specific messages first; then the checker catches the rest
+    load_external_data(proto, base_dir)  # (only a proto read from `base_dir` is changed)
     try:
         onnx.checker.check_model(proto)
     except (onnx.checker.ValidationError, ValueError) as error:

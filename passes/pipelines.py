@@ -10,6 +10,16 @@ from __future__ import annotations
 STAGES = ("dlc", "linalg", "bufferized", "llvm")
 OPT_LEVELS = (0, 1, 2, 3)
 
+# graph-level optimizations (dlc dialect): -O1 the cheap node/block ones, -O2/-O3 all of them;
+# dlc-canonicalize (CSE, DCE) runs again after the passes that leave dead or duplicate ops
+_DLC_O1 = (
+    "dlc-verify,dlc-eliminate-nops,dlc-eliminate-zero-size,dlc-fold-constants,dlc-simplify,"
+    "dlc-strength-reduce,dlc-canonicalize"
+)
+_DLC_O2 = (
+    _DLC_O1 + ",dlc-sink-transpose,dlc-fuse-batchnorm,dlc-fuse-matmul-add,dlc-fold-constants,"
+    "dlc-simplify,dlc-canonicalize"
+)
 _BUFFERIZE = (
     "dlc-distinct-results,one-shot-bufferize{bufferize-function-boundaries "
     "function-boundary-type-conversion=identity-layout-map},"
@@ -17,10 +27,15 @@ _BUFFERIZE = (
     "buffer-results-to-out-params{hoist-static-allocs modify-public-functions},"
     "buffer-deallocation-pipeline"
 )
+# vector ops (left by dlc-schedule, lowered to 1-D by dlc-lower-vectors) go to scf then llvm;
+# subviews of tiled loops expand to affine.apply, hence expand-strided-metadata before
+# lower-affine
 _TO_LLVM = (
-    "convert-linalg-to-affine-loops,lower-affine,convert-scf-to-cf,expand-strided-metadata,"
+    "convert-vector-to-scf{full-unroll=true target-rank=1},convert-linalg-to-affine-loops,"
+    "expand-strided-metadata,lower-affine,convert-scf-to-cf,convert-vector-to-llvm,"
     "finalize-memref-to-llvm,convert-math-to-llvm,convert-math-to-libm,convert-arith-to-llvm,"
-    "convert-cf-to-llvm,convert-func-to-llvm,convert-ub-to-llvm,reconcile-unrealized-casts"
+    "convert-index-to-llvm,convert-cf-to-llvm,convert-func-to-llvm,convert-ub-to-llvm,"
+    "reconcile-unrealized-casts"
 )
 
 
@@ -28,14 +43,16 @@ def stage_pipelines(opt_level: int = 2) -> dict[str, str]:
     """The pipeline text of each stage, in order, for `opt_level` (0 to 3)."""
     if opt_level not in OPT_LEVELS:
         raise ValueError(f"opt_level must be one of {OPT_LEVELS}, got {opt_level!r}")
-    dlc = "dlc-verify" if opt_level == 0 else "dlc-verify,dlc-canonicalize"
+    dlc = "dlc-verify" if opt_level == 0 else _DLC_O1 if opt_level == 1 else _DLC_O2
     linalg = "dlc-to-linalg"
     if opt_level >= 1:
         linalg += ",canonicalize,cse"
     if opt_level >= 2:
-        linalg += ",func.func(linalg-fuse-elementwise-ops),canonicalize,cse"
+        linalg += ",func.func(linalg-fuse-elementwise-ops),canonicalize,cse,dlc-schedule"
     bufferized = _BUFFERIZE if opt_level < 2 else "eliminate-empty-tensors," + _BUFFERIZE
     llvm = _TO_LLVM if opt_level < 1 else "canonicalize,cse," + _TO_LLVM
+    if opt_level >= 2:
+        llvm = "dlc-lower-vectors," + llvm
     return {"dlc": dlc, "linalg": linalg, "bufferized": bufferized, "llvm": llvm}
 
 

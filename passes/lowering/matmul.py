@@ -2,7 +2,9 @@
 
 2-D matmul becomes `linalg.matmul`, equal-batch 3-D `linalg.batch_matmul`; every other case
 (1-D operands, broadcast batch dimensions) a `linalg.generic` contraction whose indexing maps
-encode the broadcasting. Accumulators start from a `linalg.fill` of zero.
+encode the broadcasting. Accumulators start from a `linalg.fill` of zero. float16 and
+bfloat16 accumulate in float32 (as numpy does), truncated to the result type after the
+contraction: `linalg.matmul` with f16 inputs and an f32 init extends each operand itself.
 """
 
 from __future__ import annotations
@@ -24,25 +26,50 @@ from dlc.passes.lowering.builders import (
 )
 
 
-def multiply_add(element: ir.Type):
+def accumulator_type(element: ir.Type) -> ir.Type:
+    """The element type a contraction accumulates in: float32 for float16/bfloat16."""
+    return ir.F32Type.get() if isinstance(element, (ir.F16Type, ir.BF16Type)) else element
+
+
+def accumulator(result_type: ir.RankedTensorType) -> ir.Value:
+    """A zero-filled tensor of result_type's shape, of the accumulator element type."""
+    acc_type = ir.RankedTensorType.get(list(result_type.shape),
+                                       accumulator_type(result_type.element_type))
+    return filled(acc_type, 0)
+
+
+def narrowed(value: ir.Value, result_type: ir.RankedTensorType) -> ir.Value:
+    # acc (f32) -> arith.truncf to the result's f16/bf16; other types are returned as they are
+    if value.type == result_type:
+        return value
+    return elementwise([value], result_type,
+                       lambda x: arith.truncf(result_type.element_type, x))
+
+
+def multiply_add(element: ir.Type, acc_element: ir.Type | None = None):
+    acc_element = acc_element or element
     if is_float(element):
+        if acc_element != element:  # f16 operands: extend each to the f32 accumulator
+            return lambda a, b, acc: arith.addf(
+                acc, arith.mulf(arith.extf(acc_element, a), arith.extf(acc_element, b)))
         return lambda a, b, acc: arith.addf(acc, arith.mulf(a, b))
     return lambda a, b, acc: arith.addi(acc, arith.muli(a, b))
 
 
 def lower_matmul(op: ir.OpView, rewriter) -> None:
     # dlc.matmul(a, b) -> linalg.matmul | linalg.batch_matmul | linalg.generic (contraction)
+    # (f16/bf16: into an f32 accumulator, then arith.truncf)
     a, b = op.operands
     result_type = op.results[0].type
     with rewriter.ip, op.location:
-        acc = filled(result_type, 0)
+        acc = accumulator(result_type)
         if a.type.rank == 2 and b.type.rank == 2:
             value = linalg.matmul(a, b, outs=[acc])
         elif a.type.rank == b.type.rank == 3 and a.type.shape[0] == b.type.shape[0]:
             value = linalg.batch_matmul(a, b, outs=[acc])
         else:
             value = _generic_matmul(a, b, acc, result_type)
-        rewriter.replace_op(op, [as_value(value)])
+        rewriter.replace_op(op, [narrowed(as_value(value), result_type)])
 
 
 def _generic_matmul(a: ir.Value, b: ir.Value, acc: ir.Value, result_type) -> ir.Value:
@@ -68,11 +95,13 @@ def _generic_matmul(a: ir.Value, b: ir.Value, acc: ir.Value, result_type) -> ir.
         dims_map(out_rank + 1, list(range(out_rank))),
     ]
     iterators = [PARALLEL] * out_rank + [REDUCTION]
-    return generic([a, b], acc, maps, iterators, multiply_add(result_type.element_type))
+    body = multiply_add(result_type.element_type, acc.type.element_type)
+    return generic([a, b], acc, maps, iterators, body)
 
 
 def lower_gemm(op: ir.OpView, rewriter) -> None:
     # dlc.gemm(a, b, c) -> linalg.matmul (transposes in its maps), then alpha*acc + beta*c
+    # (f16/bf16: the matmul accumulates in f32, truncated before the epilogue)
     a, b = op.operands[0], op.operands[1]
     c = op.operands[2] if len(op.operands) == 3 else None
     alpha = ir.FloatAttr(op.attributes["alpha"]).value
@@ -82,7 +111,7 @@ def lower_gemm(op: ir.OpView, rewriter) -> None:
     result_type = op.results[0].type
     element = result_type.element_type
     with rewriter.ip, op.location:
-        acc = filled(result_type, 0)
+        acc = accumulator(result_type)
         if not trans_a and not trans_b:
             value = linalg.matmul(a, b, outs=[acc])
         else:
@@ -92,6 +121,7 @@ def lower_gemm(op: ir.OpView, rewriter) -> None:
                 dims_map(3, [0, 1]),
             ]
             value = linalg.matmul(a, b, outs=[acc], indexing_maps=maps)
+        value = narrowed(as_value(value), result_type)
         value = _gemm_epilogue(value, c, alpha, beta, result_type, element)
         rewriter.replace_op(op, [as_value(value)])
 

@@ -1,0 +1,294 @@
+"""Importers of the quantization ops, onto dlc.quantize, dlc.dequantize and dlc.bitcast
+(dialects/quant.py) and the foundation ops.
+
+- QuantizeLinear / DequantizeLinear (opsets 10, 13, 19, 21, 23+): per tensor, per axis (`axis`,
+  13+) and blocked (`block_size`, 21+); the quantized type is the zero point's, else
+  `output_dtype` (21+), else uint8; `precision` (23+) is the type the division is done in;
+  `saturate` only concerns float8 types. A one-element scale is per tensor.
+- MatMulInteger, QLinearMatMul: widen to i32, subtract the zero points (per tensor, per row of
+  A, per column of B), i32 `dlc.matmul`; QLinearMatMul then requantizes:
+  `quantize(f64(C) * (a_scale * b_scale / y_scale), scale 1, y_zero_point)` (the multiplier in
+  the scales' type, the product in f64, as numpy computes the reference).
+- ConvInteger, QLinearConv: `dlc.conv` has float operands only, so the zero-point-corrected
+  operands convolve in f64, which is exact for 8-bit data (each product < 2^17, sums far below
+  2^53); ConvInteger converts back to i32, QLinearConv requantizes as QLinearMatMul does (the
+  weight's scale and zero point may be per output channel).
+- DynamicQuantizeLinear: scale = (max(x, 0) - min(x, 0)) / 255 (1/255 when they are equal),
+  zero point = quantize(-min(x, 0), scale) to uint8, y = quantize(x, scale, zero point).
+- BitCast (26): dlc.bitcast.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from mlir import ir
+
+from dlc.dialects import ops
+from dlc.dialects.binary import BINARY, CAST, COMPARE, SELECT
+from dlc.dialects.conv import CONV
+from dlc.dialects.quant import BITCAST, DEQUANTIZE, QUANTIZE
+from dlc.dialects.reduction import REDUCE
+from dlc.dialects.unary import UNARY
+from dlc.frontends.onnx_node import FrontendError, Importer, NodeContext, dense, element_type
+from dlc.frontends.onnx_ops.conv import auto_pads
+
+FLOAT_WIDTHS = {ir.F16Type: 16, ir.BF16Type: 16, ir.F32Type: 32, ir.F64Type: 64}
+
+
+def I32() -> ir.Type:  # noqa: N802 (type constants)
+    return ir.IntegerType.get_signless(32)
+
+
+def F64() -> ir.Type:  # noqa: N802
+    return ir.F64Type.get()
+
+
+def UINT8() -> ir.Type:  # noqa: N802
+    return ir.IntegerType.get_unsigned(8)
+
+
+def _input(n: NodeContext, index: int) -> ir.Value | None:
+    return n.inputs[index] if index < len(n.inputs) else None
+
+
+def _shape(value: ir.Value) -> list[int]:
+    return list(value.type.shape)
+
+
+def _element(value: ir.Value) -> ir.Type:
+    return value.type.element_type
+
+
+def _cast(n: NodeContext, x: ir.Value, to: ir.Type) -> ir.Value:
+    return x if _element(x) == to else n.build(CAST, [x], {"to": to})
+
+
+def _reshape(n: NodeContext, x: ir.Value, shape: list[int]) -> ir.Value:
+    return x if _shape(x) == shape else n.build(ops.RESHAPE, [x], {"shape": shape})
+
+
+def _constant(n: NodeContext, array: np.ndarray) -> ir.Value:
+    return n.build(ops.CONSTANT, [], {"value": dense(np.asarray(array), n)})
+
+
+def _scalar(n: NodeContext, value: float, like: ir.Type) -> ir.Value:
+    """A rank-0 float constant of type `like`."""
+    dtypes = {16: np.float16, 32: np.float32, 64: np.float64}
+    return _constant(n, np.array(value, dtype=dtypes[FLOAT_WIDTHS[type(like)]]))
+
+
+def _type(n: NodeContext, onnx_type: int, what: str) -> ir.Type:
+    try:
+        return element_type(onnx_type, what)
+    except FrontendError as error:
+        raise n.error(str(error)) from None
+
+
+def _wider_float(a: ir.Type, b: ir.Type) -> ir.Type:
+    return a if FLOAT_WIDTHS[type(a)] >= FLOAT_WIDTHS[type(b)] else b
+
+
+# ----------------------------------------------------------------------------- Quantize/Dequantize
+
+
+def _granularity(n: NodeContext, x: ir.Value, scale: ir.Value, zero_point: ir.Value | None
+                 ) -> tuple[ir.Value, ir.Value | None, dict[str, int]]:
+    """Scale and zero point (one-element ones made rank 0) and the normalized axis, block_size."""
+    block = int(n.attr("block_size", 0)) if n.opset >= 21 else 0
+    if n.opset < 13 and scale.type.rank > 0 and int(np.prod(_shape(scale))) != 1:
+        raise n.error("scale must be a scalar before opset 13 (per-axis quantization is 13+)")
+    if int(np.prod(_shape(scale))) == 1:
+        scale = _reshape(n, scale, [])
+        zero_point = None if zero_point is None else _reshape(n, zero_point, [])
+        return scale, zero_point, {"axis": 0, "block_size": 0}
+    rank = x.type.rank
+    axis = int(n.attr("axis", 1))
+    if not -rank <= axis < rank:
+        raise n.error(f"axis {axis} is out of range for a rank-{rank} input")
+    return scale, zero_point, {"axis": axis % rank, "block_size": block}
+
+
+def import_quantize_linear(n: NodeContext) -> list[ir.Value]:
+    # QuantizeLinear(x, s, zp) -> dlc.quantize{axis, block_size, to}(x, s, zp)
+    x, scale, zero_point = n.inputs[0], n.inputs[1], _input(n, 2)
+    output_dtype = int(n.attr("output_dtype", 0)) if n.opset >= 21 else 0
+    if zero_point is not None:
+        to = _element(zero_point)
+        if output_dtype and _type(n, output_dtype, "output_dtype") != to:
+            raise n.error(f"output_dtype differs from the zero point's type {to}")
+    else:
+        to = _type(n, output_dtype, "output_dtype") if output_dtype else UINT8()
+    precision = int(n.attr("precision", 0)) if n.opset >= 23 else 0
+    compute = _type(n, precision, "precision") if precision else \
+        _wider_float(_element(x), _element(scale))
+    scale, zero_point, attrs = _granularity(n, x, scale, zero_point)
+    operands = [_cast(n, x, compute), _cast(n, scale, compute)]
+    operands += [] if zero_point is None else [zero_point]
+    return [n.build(QUANTIZE, operands, attrs | {"to": to})]
+
+
+def import_dequantize_linear(n: NodeContext) -> list[ir.Value]:
+    # DequantizeLinear(x, s, zp) -> dlc.dequantize{axis, block_size, to}(x, s, zp)
+    x, scale, zero_point = n.inputs[0], n.inputs[1], _input(n, 2)
+    output_dtype = int(n.attr("output_dtype", 0)) if n.opset >= 23 else 0
+    to = _type(n, output_dtype, "output_dtype") if output_dtype else _element(scale)
+    scale, zero_point, attrs = _granularity(n, x, scale, zero_point)
+    operands = [x, scale] + ([] if zero_point is None else [zero_point])
+    return [n.build(DEQUANTIZE, operands, attrs | {"to": to})]
+
+
+# ----------------------------------------------------------------------------- integer contractions
+
+
+def _centered(n: NodeContext, x: ir.Value, zero_point: ir.Value | None, to: ir.Type,
+              zero_point_shape: list[int] | None = None) -> ir.Value:
+    """cast(x, to) - cast(zero_point, to); a 1-D zero point is reshaped to zero_point_shape."""
+    value = _cast(n, x, to)
+    if zero_point is None:
+        return value
+    if zero_point.type.rank == 1 and zero_point_shape is not None:
+        zero_point = _reshape(n, zero_point, zero_point_shape)
+    return n.build(ops.SUB, [value, _cast(n, zero_point, to)])
+
+
+def _per_row(a: ir.Value) -> list[int] | None:
+    """The shape a per-row zero point or scale of A takes to broadcast along A's rows."""
+    return [a.type.shape[-2], 1] if a.type.rank >= 2 else None
+
+
+def _requantize(n: NodeContext, accumulated: ir.Value, multiplier: ir.Value,
+                zero_point: ir.Value | None, to: ir.Type) -> ir.Value:
+    # quantize(f64(acc) * f64(multiplier), 1.0, zp): rint(acc * m + zp) as rint(acc * m) + zp
+    value = n.build(ops.MUL, [_cast(n, accumulated, F64()), _cast(n, multiplier, F64())])
+    one = _scalar(n, 1.0, F64())
+    operands = [value, one]
+    if zero_point is not None:
+        if int(np.prod(_shape(zero_point))) != 1:
+            raise n.error("the output zero point must be a scalar")
+        operands.append(_reshape(n, zero_point, []))
+    return n.build(QUANTIZE, operands, {"axis": 0, "block_size": 0, "to": to})
+
+
+def _scalar_or(n: NodeContext, value: ir.Value, shape: list[int] | None) -> ir.Value:
+    """A one-element value as rank 0; a 1-D one reshaped to `shape` (to broadcast)."""
+    if int(np.prod(_shape(value))) == 1:
+        return _reshape(n, value, [])
+    if value.type.rank == 1 and shape is not None:
+        return _reshape(n, value, shape)
+    return value
+
+
+def import_matmul_integer(n: NodeContext) -> list[ir.Value]:
+    # MatMulInteger(a, b, za, zb) -> matmul(i32(a) - i32(za), i32(b) - i32(zb))
+    a, b = n.inputs[0], n.inputs[1]
+    a_zero, b_zero = _input(n, 2), _input(n, 3)
+    lhs = _centered(n, a, a_zero, I32(), _per_row(a))
+    rhs = _centered(n, b, b_zero, I32())
+    return [n.build(ops.MATMUL, [lhs, rhs])]
+
+
+def import_qlinear_matmul(n: NodeContext) -> list[ir.Value]:
+    # QLinearMatMul -> requantize(matmul(i32(a) - za, i32(b) - zb), sa * sb / sy, zy)
+    a, a_scale, a_zero, b, b_scale, b_zero, y_scale = n.inputs[:7]
+    y_zero = _input(n, 7)
+    lhs = _centered(n, a, a_zero, I32(), _per_row(a))
+    rhs = _centered(n, b, b_zero, I32())
+    product = n.build(ops.MATMUL, [lhs, rhs])
+    scales = n.build(ops.MUL, [_scalar_or(n, a_scale, _per_row(a)), _scalar_or(n, b_scale, None)])
+    multiplier = n.build(ops.DIV, [scales, _scalar_or(n, y_scale, None)])
+    to = _element(y_zero) if y_zero is not None else _element(a)
+    return [_requantize(n, product, multiplier, y_zero, to)]
+
+
+def _conv_attrs(n: NodeContext, x: ir.Value, w: ir.Value) -> dict:
+    """dlc.conv's explicit attributes from ConvInteger/QLinearConv's (as Conv's importer)."""
+    if x.type.rank < 3:
+        raise n.error(f"input must be [N, C, D1, ...] (rank >= 3), got rank {x.type.rank}")
+    k = x.type.rank - 2
+    kernel = list(w.type.shape[2:])
+    given = n.attr("kernel_shape")
+    if given is not None and [int(v) for v in given] != kernel:
+        raise n.error(f"kernel_shape {list(given)} differs from the weight's {kernel}")
+    strides = [int(v) for v in n.attr("strides", [1] * k)]
+    dilations = [int(v) for v in n.attr("dilations", [1] * k)]
+    if len(strides) != k or len(dilations) != k:
+        raise n.error(f"strides {strides} and dilations {dilations} must have {k} values")
+    pads = auto_pads(n, list(x.type.shape[2:]), kernel, strides, dilations)
+    return {"strides": strides, "dilations": dilations, "pads": pads,
+            "group": int(n.attr("group", 1))}
+
+
+def _per_channel(w: ir.Value) -> list[int]:
+    """The shape a per-output-channel weight zero point takes to broadcast along W's axis 0."""
+    return [w.type.shape[0]] + [1] * (w.type.rank - 1)
+
+
+def import_conv_integer(n: NodeContext) -> list[ir.Value]:
+    # ConvInteger(x, w, zx, zw) -> i32(conv(f64(x) - zx, f64(w) - zw)), exact in f64
+    x, w = n.inputs[0], n.inputs[1]
+    attrs = _conv_attrs(n, x, w)
+    lhs = _centered(n, x, _input(n, 2), F64())
+    rhs = _centered(n, w, _input(n, 3), F64(), _per_channel(w))
+    return [_cast(n, n.build(CONV, [lhs, rhs], attrs), I32())]
+
+
+def import_qlinear_conv(n: NodeContext) -> list[ir.Value]:
+    # QLinearConv -> requantize(conv(f64(x) - zx, f64(w) - zw, f64(B)), sx * sw / sy, zy)
+    x, x_scale, x_zero, w, w_scale, w_zero, y_scale = n.inputs[:7]
+    y_zero, bias = _input(n, 7), _input(n, 8)
+    attrs = _conv_attrs(n, x, w)
+    lhs = _centered(n, x, x_zero, F64())
+    rhs = _centered(n, w, w_zero, F64(), _per_channel(w))
+    operands = [lhs, rhs] + ([] if bias is None else [_cast(n, bias, F64())])
+    accumulated = n.build(CONV, operands, attrs)
+    channel_scale = _scalar_or(n, w_scale, [w.type.shape[0]] + [1] * (x.type.rank - 2))
+    scales = n.build(ops.MUL, [_scalar_or(n, x_scale, None), channel_scale])
+    multiplier = n.build(ops.DIV, [scales, _scalar_or(n, y_scale, None)])
+    to = _element(y_zero) if y_zero is not None else _element(x)
+    return [_requantize(n, accumulated, multiplier, y_zero, to)]
+
+
+# ----------------------------------------------------------------------------- dynamic, bitcast
+
+
+def import_dynamic_quantize_linear(n: NodeContext) -> list[ir.Value]:
+    # y_scale = (max(x, 0) - min(x, 0)) / 255, y_zp = quantize(-min(x, 0), y_scale),
+    # y = quantize(x, y_scale, y_zp)
+    x = n.inputs[0]
+    element = _element(x)
+    axes = list(range(x.type.rank))
+    zero = _scalar(n, 0.0, element)
+
+    def extreme(fn: str) -> ir.Value:
+        reduced = n.build(REDUCE, [x], {"fn": fn, "axes": axes, "keepdims": 0})
+        return n.build(BINARY, [reduced, zero], {"fn": fn})
+
+    high, low = extreme("max"), extreme("min")
+    same = n.build(COMPARE, [high, low], {"fn": "eq"})
+    span = n.build(SELECT, [same, _scalar(n, 1.0, element), n.build(ops.SUB, [high, low])])
+    scale = n.build(ops.DIV, [span, _scalar(n, 255.0, element)])
+    negated_low = n.build(UNARY, [low], {"fn": "neg", "params": []})
+    attrs = {"axis": 0, "block_size": 0, "to": UINT8()}
+    zero_point = n.build(QUANTIZE, [negated_low, scale], attrs)
+    y = n.build(QUANTIZE, [x, scale, zero_point], attrs)
+    return [y, scale, zero_point]
+
+
+def import_bitcast(n: NodeContext) -> list[ir.Value]:
+    # BitCast{to}(x) -> dlc.bitcast{to}(x)
+    to = n.attr("to")
+    if to is None:
+        raise n.error("needs its 'to' attribute")
+    return [n.build(BITCAST, n.inputs[:1], {"to": _type(n, int(to), "the target type")})]
+
+
+IMPORTERS: dict[str, Importer] = {
+    "QuantizeLinear": import_quantize_linear,
+    "DequantizeLinear": import_dequantize_linear,
+    "MatMulInteger": import_matmul_integer,
+    "QLinearMatMul": import_qlinear_matmul,
+    "ConvInteger": import_conv_integer,
+    "QLinearConv": import_qlinear_conv,
+    "DynamicQuantizeLinear": import_dynamic_quantize_linear,
+    "BitCast": import_bitcast,
+}

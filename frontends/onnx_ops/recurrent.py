@@ -1,0 +1,379 @@
+"""Importers of the ONNX recurrent layers RNN, GRU and LSTM, unrolled over the time axis.
+
+Shapes are static, so the sequence length is known at import time and each layer becomes a
+straight-line chain of dlc ops: one `dlc.matmul` of the whole input sequence by the input
+weights (X·Wᵀ for every step at once), then per step a `dlc.matmul` of the hidden state by the
+recurrence weights, slices of the gates, the activations (`dlc.unary`, or arithmetic for Affine
+and ScaledTanh) and the state update. Every attribute is handled: direction (forward, reverse,
+bidirectional), activations with activation_alpha/beta, clip, layout, GRU's
+linear_before_reset, LSTM's input_forget and peepholes. `sequence_lens` must be a constant;
+steps past a batch entry's length keep its state and output zeros (forward direction; a
+reverse direction with unequal lengths is refused with a clear message).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from mlir import ir
+
+from dlc.dialects import ops
+from dlc.dialects.binary import BINARY, SELECT
+from dlc.dialects.movement import CONCAT, SLICE
+from dlc.dialects.unary import UNARY
+from dlc.frontends.onnx_node import NodeContext, dense
+from dlc.frontends.onnx_ops.normalization import constant
+
+MAX_STEPS = 1024  # unrolling beyond this would make the IR (and compile time) explode
+
+# ONNX activation name -> (dlc.unary fn, names of its parameters, their defaults)
+ACTIVATIONS: dict[str, tuple[str, tuple[str, ...], tuple[float, ...]]] = {
+    "Relu": ("relu", (), ()),
+    "Tanh": ("tanh", (), ()),
+    "Sigmoid": ("sigmoid", (), ()),
+    "LeakyRelu": ("leaky_relu", ("alpha",), (0.01,)),
+    "ThresholdedRelu": ("thresholded_relu", ("alpha",), (1.0,)),
+    "HardSigmoid": ("hard_sigmoid", ("alpha", "beta"), (0.2, 0.5)),
+    "Elu": ("elu", ("alpha",), (1.0,)),
+    "Softsign": ("softsign", (), ()),
+    "Softplus": ("softplus", (), ()),
+    "Affine": ("affine", ("alpha", "beta"), (1.0, 0.0)),
+    "ScaledTanh": ("scaled_tanh", ("alpha", "beta"), (1.0, 1.0)),
+}
+
+
+@dataclass(frozen=True)
+class Activation:
+    name: str
+    params: tuple[float, ...]
+
+
+@dataclass(frozen=True)
+class Layer:
+    """What a recurrent layer's attributes and inputs fix before unrolling."""
+
+    kind: str  # RNN, GRU or LSTM
+    gates: int
+    hidden: int
+    steps: int
+    batch: int
+    directions: list[str]  # "forward" and/or "reverse", in output order
+    activations: list[Activation]  # per direction, the layer's activations in order
+    clip: float | None
+    lengths: np.ndarray | None  # per batch entry, None when every entry runs all steps
+
+
+# ----------------------------------------------------------------------------- building blocks
+
+
+def _slice(n: NodeContext, x: ir.Value, axis: int, start: int, size: int) -> ir.Value:
+    shape = list(x.type.shape)
+    starts = [0] * len(shape)
+    sizes = list(shape)
+    starts[axis], sizes[axis] = start, size
+    return n.build(SLICE, [x], {"starts": starts, "sizes": sizes, "steps": [1] * len(shape)})
+
+
+def _reshape(n: NodeContext, x: ir.Value, shape: list[int]) -> ir.Value:
+    if list(x.type.shape) == shape:
+        return x
+    return n.build(ops.RESHAPE, [x], {"shape": shape})
+
+
+def _transpose(n: NodeContext, x: ir.Value, perm: list[int]) -> ir.Value:
+    return n.build(ops.TRANSPOSE, [x], {"perm": perm})
+
+
+def _add(n: NodeContext, a: ir.Value, b: ir.Value | None) -> ir.Value:
+    return a if b is None else n.build(ops.ADD, [a, b])
+
+
+def _mul(n: NodeContext, a: ir.Value, b: ir.Value) -> ir.Value:
+    return n.build(ops.MUL, [a, b])
+
+
+def _concat(n: NodeContext, values: list[ir.Value], axis: int) -> ir.Value:
+    result = values[0]
+    for value in values[1:]:
+        result = n.build(CONCAT, [result, value], {"axis": axis})
+    return result
+
+
+def _activate(n: NodeContext, f: Activation, x: ir.Value) -> ir.Value:
+    fn, _, _ = ACTIVATIONS[f.name]
+    if fn == "affine":  # alpha * x + beta
+        alpha, beta = f.params
+        return n.build(ops.ADD, [_mul(n, x, constant(n, alpha, x)), constant(n, beta, x)])
+    if fn == "scaled_tanh":  # alpha * tanh(beta * x)
+        alpha, beta = f.params
+        inner = n.build(UNARY, [_mul(n, x, constant(n, beta, x))], {"fn": "tanh", "params": []})
+        return _mul(n, inner, constant(n, alpha, x))
+    if fn == "relu":
+        return n.build(ops.RELU, [x])
+    return n.build(UNARY, [x], {"fn": fn, "params": list(f.params)})
+
+
+def _clip(n: NodeContext, layer: Layer, x: ir.Value) -> ir.Value:
+    # clip(x) = min(max(x, -clip), clip), applied to every activation's input
+    if layer.clip is None:
+        return x
+    low = n.build(BINARY, [x, constant(n, -layer.clip, x)], {"fn": "max"})
+    return n.build(BINARY, [low, constant(n, layer.clip, x)], {"fn": "min"})
+
+
+def _gate(n: NodeContext, gates: ir.Value, index: int, hidden: int) -> ir.Value:
+    return _slice(n, gates, 1, index * hidden, hidden)
+
+
+# ----------------------------------------------------------------------------- the layer
+
+
+def _string(value: str | bytes) -> str:
+    return value.decode() if isinstance(value, bytes) else value
+
+
+def _activations(n: NodeContext, kind: str, count: int, directions: int) -> list[Activation]:
+    defaults = {"RNN": ["Tanh"], "GRU": ["Sigmoid", "Tanh"], "LSTM": ["Sigmoid", "Tanh", "Tanh"]}
+    names = [_string(a) for a in n.attr("activations", [])] or defaults[kind] * directions
+    if len(names) == count:  # one list shared by both directions
+        names = names * directions
+    if len(names) != count * directions:
+        raise n.error(f"expects {count * directions} activations, got {len(names)}")
+    alphas = list(n.attr("activation_alpha", []))
+    betas = list(n.attr("activation_beta", []))
+    result = []
+    for name in names:
+        canonical = next((a for a in ACTIVATIONS if a.lower() == name.lower()), None)
+        if canonical is None:
+            raise n.error(f"activation '{name}' is not supported "
+                          f"(supported: {', '.join(ACTIVATIONS)})")
+        _, params, defaults_ = ACTIVATIONS[canonical]
+        values = []
+        for param, default in zip(params, defaults_):
+            source = alphas if param == "alpha" else betas
+            values.append(float(source.pop(0)) if source else default)
+        result.append(Activation(canonical, tuple(values)))
+    return result
+
+
+def _layer(n: NodeContext, kind: str, gates: int) -> Layer:
+    x, w = n.inputs[0], n.inputs[1]
+    if x.type.rank != 3 or w.type.rank != 3:
+        raise n.error(f"X and W must be 3-D, got ranks {x.type.rank} and {w.type.rank}")
+    layout = n.attr("layout", 0)
+    steps, batch = (x.type.shape[1], x.type.shape[0]) if layout else x.type.shape[:2]
+    if steps > MAX_STEPS:
+        raise n.error(f"a sequence of {steps} steps is longer than the {MAX_STEPS} dlc unrolls")
+    direction = _string(n.attr("direction", "forward"))
+    directions = {"forward": ["forward"], "reverse": ["reverse"],
+                  "bidirectional": ["forward", "reverse"]}.get(direction)
+    if directions is None:
+        raise n.error(f"unknown direction '{direction}'")
+    hidden = n.attr("hidden_size", w.type.shape[1] // gates)
+    if w.type.shape[0] != len(directions) or w.type.shape[1] != gates * hidden:
+        raise n.error(f"W has shape {list(w.type.shape)}, expected "
+                      f"[{len(directions)}, {gates * hidden}, {x.type.shape[2]}]")
+    lengths = None
+    if len(n.inputs) > 4 and n.inputs[4] is not None:
+        lengths = n.constant_input(4, "sequence_lens").astype(np.int64).reshape(-1)
+        if (lengths == steps).all():
+            lengths = None
+        elif "reverse" in directions:
+            raise n.error("sequence_lens shorter than the sequence are supported in the "
+                          "forward direction only")
+    clip = n.attr("clip", None)
+    activations = _activations(n, kind, {"RNN": 1, "GRU": 2, "LSTM": 3}[kind], len(directions))
+    return Layer(kind, gates, hidden, steps, batch, directions, activations,
+                 None if clip is None else float(clip), lengths)
+
+
+def _input(n: NodeContext, index: int) -> ir.Value | None:
+    return n.inputs[index] if len(n.inputs) > index else None
+
+
+def _direction_input(n: NodeContext, index: int, d: int) -> ir.Value | None:
+    # input [directions, ...] -> its slice for direction d, without the leading axis
+    value = _input(n, index)
+    if value is None:
+        return None
+    if index in STATE_INPUTS.values() and n.attr("layout", 0):  # [B, D, H] -> [D, B, H]
+        value = _transpose(n, value, [1, 0, 2])
+    shape = list(value.type.shape)
+    return _reshape(n, _slice(n, value, 0, d, 1), shape[1:])
+
+
+def _zeros_tensor(n: NodeContext, like: ir.Value, shape: list[int]) -> ir.Value:
+    dtype = np.float16 if isinstance(like.type.element_type, ir.F16Type) else (
+        np.float64 if isinstance(like.type.element_type, ir.F64Type) else np.float32)
+    return n.build(ops.CONSTANT, [], {"value": dense(np.zeros(shape, dtype), n)})
+
+
+@dataclass
+class Direction:
+    """The weights of one direction, pre-arranged for the unrolled steps."""
+
+    x_gates: list[ir.Value]  # per time step: X_t · Wᵀ + Wb (+ Rb), [batch, gates * hidden]
+    r_t: ir.Value  # Rᵀ, [hidden, gates * hidden]
+    r_bias: ir.Value | None  # Rb, when it cannot be folded into x_gates (GRU's h gate)
+    peephole: ir.Value | None  # P, [3 * hidden]
+
+
+def _direction(n: NodeContext, layer: Layer, x_steps: ir.Value, d: int) -> Direction:
+    size = layer.gates * layer.hidden
+    w = _direction_input(n, 1, d)  # [G*H, I]
+    r = _direction_input(n, 2, d)  # [G*H, H]
+    b = _direction_input(n, 3, d)  # [2*G*H]
+    # X · Wᵀ for all steps at once: [T*B, I] x [I, G*H]
+    xw = n.build(ops.MATMUL, [x_steps, _transpose(n, w, [1, 0])])
+    bias = r_bias = None
+    if b is not None:
+        w_bias, r_bias = _slice(n, b, 0, 0, size), _slice(n, b, 0, size, size)
+        if layer.kind == "GRU":  # the h gate's Rbh goes with the reset gate: keep it apart
+            h = layer.hidden
+            rzr = _slice(n, r_bias, 0, 0, 2 * h)
+            zeros = _zeros_tensor(n, b, [h])
+            bias = n.build(ops.ADD, [w_bias, _concat(n, [rzr, zeros], 0)])
+            r_bias = _concat(n, [_zeros_tensor(n, b, [2 * h]), _slice(n, r_bias, 0, 2 * h, h)],
+                             0)
+        else:
+            bias, r_bias = n.build(ops.ADD, [w_bias, r_bias]), None
+    xw = _add(n, xw, bias)
+    x_gates = [_slice(n, xw, 0, t * layer.batch, layer.batch) for t in range(layer.steps)]
+    return Direction(x_gates, _transpose(n, r, [1, 0]), r_bias, _direction_input(n, 7, d))
+
+
+def _rnn_step(n: NodeContext, layer: Layer, acts: list[Activation], wd: Direction,
+              t: int, state: dict[str, ir.Value]) -> dict[str, ir.Value]:
+    # H = f(X·Wᵀ + H·Rᵀ + Wb + Rb)
+    pre = n.build(ops.ADD, [wd.x_gates[t], n.build(ops.MATMUL, [state["h"], wd.r_t])])
+    return {"h": _activate(n, acts[0], _clip(n, layer, pre))}
+
+
+def _gru_step(n: NodeContext, layer: Layer, acts: list[Activation], wd: Direction,
+              t: int, state: dict[str, ir.Value]) -> dict[str, ir.Value]:
+    f, g = acts
+    h_prev, hid = state["h"], layer.hidden
+    xg = wd.x_gates[t]
+    r_z_r = _slice(n, wd.r_t, 1, 0, 2 * hid)
+    r_h = _slice(n, wd.r_t, 1, 2 * hid, hid)
+    zr = n.build(ops.ADD, [_slice(n, xg, 1, 0, 2 * hid),
+                           n.build(ops.MATMUL, [h_prev, r_z_r])])
+    z = _activate(n, f, _clip(n, layer, _gate(n, zr, 0, hid)))
+    r = _activate(n, f, _clip(n, layer, _gate(n, zr, 1, hid)))
+    rbh = None if wd.r_bias is None else _slice(n, wd.r_bias, 0, 2 * hid, hid)
+    if n.attr("linear_before_reset", 0):  # h~ = g(Xh + r ⊙ (H·Rhᵀ + Rbh))
+        recurrent = _mul(n, r, _add(n, n.build(ops.MATMUL, [h_prev, r_h]), rbh))
+    else:  # h~ = g(Xh + (r ⊙ H)·Rhᵀ + Rbh)
+        recurrent = _add(n, n.build(ops.MATMUL, [_mul(n, r, h_prev), r_h]), rbh)
+    pre = n.build(ops.ADD, [_gate(n, xg, 2, hid), recurrent])
+    candidate = _activate(n, g, _clip(n, layer, pre))
+    # H = (1 - z) ⊙ h~ + z ⊙ H_prev = h~ + z ⊙ (H_prev - h~)
+    h = n.build(ops.ADD, [candidate, _mul(n, z, n.build(ops.SUB, [h_prev, candidate]))])
+    return {"h": h}
+
+
+def _lstm_step(n: NodeContext, layer: Layer, acts: list[Activation], wd: Direction,
+               t: int, state: dict[str, ir.Value]) -> dict[str, ir.Value]:
+    f, g, h_act = acts
+    hid, c_prev = layer.hidden, state["c"]
+    pre = n.build(ops.ADD, [wd.x_gates[t], n.build(ops.MATMUL, [state["h"], wd.r_t])])
+    p = wd.peephole
+
+    def peep(value: ir.Value, index: int, cell: ir.Value) -> ir.Value:
+        if p is None:
+            return value
+        return n.build(ops.ADD, [value, _mul(n, _slice(n, p, 0, index * hid, hid), cell)])
+
+    i = _activate(n, f, _clip(n, layer, peep(_gate(n, pre, 0, hid), 0, c_prev)))
+    if n.attr("input_forget", 0):  # f = 1 - i
+        forget = n.build(ops.SUB, [constant(n, 1.0, i), i])
+    else:
+        forget = _activate(n, f, _clip(n, layer, peep(_gate(n, pre, 2, hid), 2, c_prev)))
+    cell = _activate(n, g, _clip(n, layer, _gate(n, pre, 3, hid)))
+    c = n.build(ops.ADD, [_mul(n, forget, c_prev), _mul(n, i, cell)])
+    o = _activate(n, f, _clip(n, layer, peep(_gate(n, pre, 1, hid), 1, c)))
+    return {"h": _mul(n, o, _activate(n, h_act, c)), "c": c}
+
+
+STEPS = {"RNN": (1, _rnn_step), "GRU": (3, _gru_step), "LSTM": (4, _lstm_step)}
+STATE_INPUTS = {"h": 5, "c": 6}  # the index of initial_h and initial_c
+
+
+def _masked(n: NodeContext, layer: Layer, t: int, new: ir.Value,
+            old: ir.Value) -> tuple[ir.Value, ir.Value]:
+    """(the next state, the step's output) with batch entries past their length held/zeroed."""
+    if layer.lengths is None:
+        return new, new
+    active = (layer.lengths > t).reshape(layer.batch, 1)
+    if active.all():
+        return new, new
+    mask = n.build(ops.CONSTANT, [], {"value": dense(active, n)})
+    zeros = _zeros_tensor(n, new, [layer.batch, layer.hidden])
+    return (n.build(SELECT, [mask, new, old]), n.build(SELECT, [mask, new, zeros]))
+
+
+def _run_direction(n: NodeContext, layer: Layer, x_steps: ir.Value,
+                   d: int) -> tuple[list[ir.Value], dict[str, ir.Value]]:
+    """The per-step outputs [batch, hidden] in time order and the final states."""
+    _, step = STEPS[layer.kind]
+    per_direction = len(layer.activations) // len(layer.directions)
+    acts = layer.activations[d * per_direction:(d + 1) * per_direction]
+    wd = _direction(n, layer, x_steps, d)
+    keys = ["h", "c"] if layer.kind == "LSTM" else ["h"]
+    state = {}
+    for key in keys:
+        initial = _direction_input(n, STATE_INPUTS[key], d)
+        state[key] = initial if initial is not None else _zeros_tensor(
+            n, x_steps, [layer.batch, layer.hidden])
+    order = range(layer.steps)
+    if layer.directions[d] == "reverse":
+        order = reversed(order)
+    outputs: dict[int, ir.Value] = {}
+    for t in order:
+        new = step(n, layer, acts, wd, t, state)
+        for key in keys:
+            state[key], out = _masked(n, layer, t, new[key], state[key])
+            if key == "h":
+                outputs[t] = out
+    return [outputs[t] for t in range(layer.steps)], state
+
+
+def _import_recurrent(n: NodeContext, kind: str) -> list[ir.Value]:
+    gates, _ = STEPS[kind]
+    layer = _layer(n, kind, gates)
+    x = n.inputs[0]
+    layout = n.attr("layout", 0)
+    if layout:  # [B, T, I] -> [T, B, I]
+        x = _transpose(n, x, [1, 0, 2])
+    x_steps = _reshape(n, x, [layer.steps * layer.batch, x.type.shape[2]])
+    ys, finals = [], {"h": [], "c": []}
+    for d in range(len(layer.directions)):
+        outputs, state = _run_direction(n, layer, x_steps, d)
+        # [T, B, H] for this direction, as [T, 1, B, H]
+        stacked = _concat(n, [_reshape(n, o, [1, 1, layer.batch, layer.hidden])
+                              for o in outputs], 0)
+        ys.append(stacked)
+        for key, value in state.items():
+            finals[key].append(_reshape(n, value, [1, layer.batch, layer.hidden]))
+    y = _concat(n, ys, 1)  # [T, D, B, H]
+    results = [y] + [_concat(n, finals[key], 0) for key in ("h", "c") if finals[key]]
+    if layout:  # Y [B, T, D, H], Y_h/Y_c [B, D, H]
+        results = [_transpose(n, results[0], [2, 0, 1, 3])] + [
+            _transpose(n, r, [1, 0, 2]) for r in results[1:]]
+    return results
+
+
+def import_rnn(n: NodeContext) -> list[ir.Value]:
+    return _import_recurrent(n, "RNN")
+
+
+def import_gru(n: NodeContext) -> list[ir.Value]:
+    return _import_recurrent(n, "GRU")
+
+
+def import_lstm(n: NodeContext) -> list[ir.Value]:
+    return _import_recurrent(n, "LSTM")
+
+
+IMPORTERS = {"RNN": import_rnn, "GRU": import_gru, "LSTM": import_lstm}

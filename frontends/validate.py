@@ -1,0 +1,466 @@
+"""Validation of an ONNX model before import: every structural problem is one specific error.
+
+Contract: `validate_model(proto, base_dir)` raises `ModelValidationError` (a `FrontendError`)
+for the first problem it finds, with a message `invalid ONNX model: <what> <problem>` naming the
+node (`node 'name' (OpType)`) or tensor. It checks, in this order:
+- the IR version and the opset imports (no version newer than the installed `onnx` knows, every
+  node's domain imported);
+- names: duplicate graph inputs, initializers, graph outputs, and values produced twice;
+- the graph's order: inputs that nothing produces, cycles, nodes out of topological order;
+- initializers: negative sizes, data that does not match the declared shape (inline or external);
+- declared shapes (graph inputs, outputs, value_info, initializers) whose size exceeds this
+  machine's memory;
+- element types: inputs bound to one type variable of the op's schema must agree, fixed-type
+  inputs must have that type, and a declared type (graph output, value_info) must be the one
+  its producer gives. Whether a type is one the op allows is left to the op importers: dlc
+  accepts some types the schemas do not list (BitShift on int8, for instance).
+`load_external_data(proto, base_dir)` checks external-data tensors (location inside the model's
+folder: no absolute path, no `..`, no symlink out; the file exists and holds the bytes) and
+moves their bytes into the proto. What the checker (`onnx.checker`) verifies after this module
+(attributes, input counts) and what dlc cannot import (ops, dtypes) are reported elsewhere.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+import onnx
+from onnx import helper
+from onnx.defs import OpSchema
+
+from dlc.frontends.onnx_node import FrontendError
+
+__all__ = ["ModelValidationError", "check_tensor_size", "load_external_data", "validate_model"]
+
+DEFAULT_DOMAINS = ("", "ai.onnx")
+_VARIADIC = OpSchema.FormalParameterOption.Variadic
+_PACKED_4BIT = {onnx.TensorProto.INT4, onnx.TensorProto.UINT4}
+if hasattr(onnx.TensorProto, "FLOAT4E2M1"):
+    _PACKED_4BIT.add(onnx.TensorProto.FLOAT4E2M1)
+
+
+class ModelValidationError(FrontendError):
+    """The model is malformed: the message names the node or tensor and the problem."""
+
+    def __init__(self, message: str):
+        super().__init__(f"invalid ONNX model: {message}")
+
+
+def _node(node: onnx.NodeProto, index: int) -> str:
+    return f"node '{node.name or f'{node.op_type}_{index}'}' ({node.op_type})"
+
+
+def _type_name(elem_type: int) -> str:
+    if elem_type in onnx.TensorProto.DataType.values():
+        return onnx.TensorProto.DataType.Name(elem_type).lower()
+    return f"<unknown type {elem_type}>"
+
+
+def memory_limit() -> int:
+    """The bytes one tensor may take: this machine's physical memory (1 TiB if unknown)."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return 1 << 40
+
+
+# ----------------------------------------------------------------------------- entry points
+
+
+def validate_model(proto: onnx.ModelProto) -> None:
+    """Raise ModelValidationError for the first structural problem of `proto`."""
+    check_versions(proto)
+    graph = proto.graph
+    check_names(graph)
+    check_order(graph)
+    check_initializers(graph)
+    check_sizes(graph)
+    check_types(proto)
+
+
+def load_external_data(proto: onnx.ModelProto, base_dir: Path | None) -> None:
+    """Check every external-data initializer of `proto` and load its bytes into the proto."""
+    for tensor in proto.graph.initializer:
+        if tensor.data_location != onnx.TensorProto.EXTERNAL:
+            continue
+        data = _read_external(tensor, base_dir)
+        tensor.raw_data = data
+        tensor.data_location = onnx.TensorProto.DEFAULT
+        del tensor.external_data[:]
+
+
+# ----------------------------------------------------------------------------- versions
+
+
+def check_versions(proto: onnx.ModelProto) -> None:
+    if proto.ir_version > onnx.IR_VERSION:
+        raise ModelValidationError(
+            f"the model's IR version {proto.ir_version} is newer than the newest this "
+            f"installation of onnx reads ({onnx.IR_VERSION})")
+    newest = onnx.defs.onnx_opset_version()
+    imported = {}
+    for entry in proto.opset_import:
+        domain = entry.domain or ""
+        if domain in DEFAULT_DOMAINS and entry.version > newest:
+            raise ModelValidationError(
+                f"the model imports opset {entry.version} of the default ONNX domain; dlc "
+                f"supports opsets up to {newest}")
+        if entry.version < 1:
+            raise ModelValidationError(
+                f"the model imports version {entry.version} of domain '{domain}'; "
+                "versions start at 1")
+        imported["" if domain == "ai.onnx" else domain] = entry.version
+    for index, node in enumerate(proto.graph.node):
+        domain = "" if node.domain == "ai.onnx" else node.domain
+        if domain not in imported:
+            raise ModelValidationError(
+                f"{_node(node, index)} is in domain '{node.domain}', which the model's "
+                f"opset_import does not list (it lists {sorted(imported)})")
+
+
+# ----------------------------------------------------------------------------- names and order
+
+
+def _first_duplicate(names: Iterable[str]) -> str | None:
+    seen: set[str] = set()
+    for name in names:
+        if name in seen:
+            return name
+        seen.add(name)
+    return None
+
+
+def check_names(graph: onnx.GraphProto) -> None:
+    for what, names in (("graph input", [v.name for v in graph.input]),
+                        ("initializer", [t.name for t in graph.initializer]),
+                        ("graph output", [v.name for v in graph.output])):
+        duplicate = _first_duplicate(names)
+        if duplicate is not None:
+            raise ModelValidationError(f"{what} '{duplicate}' is declared twice")
+    for tensor in graph.sparse_initializer:
+        raise ModelValidationError(
+            f"sparse initializer '{tensor.values.name}': dlc does not support sparse tensors; "
+            "store it as a dense initializer")
+    producers = {v.name: "a graph input" for v in graph.input}
+    producers |= {t.name: "an initializer" for t in graph.initializer}
+    for index, node in enumerate(graph.node):
+        for name in node.output:
+            if not name:
+                continue
+            if name in producers:
+                raise ModelValidationError(
+                    f"{_node(node, index)}: output '{name}' is already produced by "
+                    f"{producers[name]}; every value must have one producer")
+            producers[name] = _node(node, index)
+
+
+def check_order(graph: onnx.GraphProto) -> None:
+    """Every input is produced, there is no cycle, and nodes come in topological order."""
+    available = {v.name for v in graph.input} | {t.name for t in graph.initializer}
+    producer = {name: i for i, n in enumerate(graph.node) for name in n.output if name}
+    for index, node in enumerate(graph.node):
+        for name in node.input:
+            if name and name not in available and name not in producer:
+                raise ModelValidationError(
+                    f"{_node(node, index)}: input '{name}' is produced by no node, "
+                    "initializer or graph input")
+    cycle = _find_cycle(graph, producer, available)
+    if cycle:
+        path = " -> ".join(_node(graph.node[i], i) for i in [*cycle, cycle[0]])
+        raise ModelValidationError(f"the graph has a cycle: {path}")
+    for index, node in enumerate(graph.node):
+        for name in node.input:
+            if name and name not in available:
+                raise ModelValidationError(
+                    f"{_node(node, index)} uses '{name}' before "
+                    f"{_node(graph.node[producer[name]], producer[name])} produces it; ONNX "
+                    "requires nodes in topological order")
+        available.update(name for name in node.output if name)
+    for output in graph.output:
+        if output.name not in available:
+            raise ModelValidationError(
+                f"graph output '{output.name}' is produced by no node, initializer or graph input")
+
+
+def _find_cycle(graph: onnx.GraphProto, producer: dict[str, int],
+                available: set[str]) -> list[int]:
+    """The node indices of one cycle (in data-flow order), or [] when the graph is acyclic."""
+    successors: list[list[int]] = [[] for _ in graph.node]
+    for index, node in enumerate(graph.node):
+        for name in node.input:
+            if name and name not in available:
+                successors[producer[name]].append(index)
+    state = [0] * len(graph.node)  # 0 unvisited, 1 on the stack, 2 done
+    for root in range(len(graph.node)):
+        if state[root]:
+            continue
+        stack, path = [(root, iter(successors[root]))], [root]
+        state[root] = 1
+        while stack:
+            current, children = stack[-1]
+            child = next(children, None)
+            if child is None:
+                state[current] = 2
+                stack.pop()
+                path.pop()
+            elif state[child] == 1:
+                return path[path.index(child):]
+            elif state[child] == 0:
+                state[child] = 1
+                stack.append((child, iter(successors[child])))
+                path.append(child)
+    return []
+
+
+# ----------------------------------------------------------------------------- data and sizes
+
+
+def _elements(dims: Sequence[int]) -> int:
+    return math.prod(int(d) for d in dims)
+
+
+def _expected_bytes(tensor: onnx.TensorProto) -> int | None:
+    count = _elements(tensor.dims)
+    if tensor.data_type in _PACKED_4BIT:
+        return (count + 1) // 2
+    if tensor.data_type == onnx.TensorProto.STRING:
+        return None
+    try:
+        return count * helper.tensor_dtype_to_np_dtype(tensor.data_type).itemsize
+    except (KeyError, ValueError, TypeError):
+        return None
+
+
+def _inline_count(tensor: onnx.TensorProto) -> tuple[str, int, int] | None:
+    """(field, values found, values expected) of a tensor stored in a typed field."""
+    try:
+        field = helper.tensor_dtype_to_field(tensor.data_type)
+    except (KeyError, ValueError, TypeError):
+        return None
+    count = _elements(tensor.dims)
+    if tensor.data_type in (onnx.TensorProto.COMPLEX64, onnx.TensorProto.COMPLEX128):
+        count *= 2
+    if tensor.data_type in _PACKED_4BIT:
+        count = (count + 1) // 2
+    return field, len(getattr(tensor, field)), count
+
+
+def check_initializers(graph: onnx.GraphProto) -> None:
+    for tensor in graph.initializer:
+        what = f"initializer '{tensor.name}'"
+        if any(d < 0 for d in tensor.dims):
+            raise ModelValidationError(f"{what} has a negative size in its shape "
+                                       f"{list(tensor.dims)}")
+        if tensor.data_type not in onnx.TensorProto.DataType.values() or \
+                tensor.data_type == onnx.TensorProto.UNDEFINED:
+            raise ModelValidationError(f"{what} has no valid data type ({tensor.data_type})")
+        if tensor.data_location == onnx.TensorProto.EXTERNAL:
+            continue  # checked when its bytes are loaded
+        _check_inline_data(tensor, what)
+
+
+def _check_inline_data(tensor: onnx.TensorProto, what: str) -> None:
+    shape = list(tensor.dims)
+    if tensor.HasField("raw_data"):
+        expected = _expected_bytes(tensor)
+        if expected is not None and len(tensor.raw_data) != expected:
+            raise ModelValidationError(
+                f"{what} declares shape {shape} of {_type_name(tensor.data_type)} "
+                f"({expected} bytes) but holds {len(tensor.raw_data)} bytes of data")
+        return
+    counted = _inline_count(tensor)
+    if counted is None:
+        return
+    field, found, expected = counted
+    if found != expected:
+        raise ModelValidationError(
+            f"{what} declares shape {shape} ({expected} values in {field}) but holds "
+            f"{found} values")
+
+
+def _declared_values(graph: onnx.GraphProto) -> Iterable[tuple[str, onnx.ValueInfoProto]]:
+    yield from (("graph input", v) for v in graph.input)
+    yield from (("graph output", v) for v in graph.output)
+    yield from (("value", v) for v in graph.value_info)
+
+
+def check_tensor_size(shape: Sequence[int], elem_type: int, what: str) -> None:
+    """ModelValidationError when a tensor of `shape` would not fit in this machine's memory."""
+    try:
+        itemsize = helper.tensor_dtype_to_np_dtype(elem_type).itemsize
+    except (KeyError, ValueError, TypeError):
+        itemsize = 1
+    size = _elements(shape) * itemsize
+    limit = memory_limit()
+    if size > limit:
+        raise ModelValidationError(
+            f"{what} has shape {list(shape)} of {_type_name(elem_type)}, {size / 2**30:.4g} GiB: "
+            f"more than this machine's memory ({limit / 2**30:.4g} GiB)")
+
+
+def check_sizes(graph: onnx.GraphProto) -> None:
+    for what, value in _declared_values(graph):
+        tensor_type = value.type.tensor_type
+        if not value.type.HasField("tensor_type") or not tensor_type.HasField("shape"):
+            continue
+        dims = tensor_type.shape.dim
+        if any(d.HasField("dim_value") and d.dim_value < 0 for d in dims):
+            raise ModelValidationError(
+                f"{what} '{value.name}' has a negative size in its shape "
+                f"{[d.dim_value if d.HasField('dim_value') else d.dim_param for d in dims]}")
+        static = [d.dim_value for d in dims if d.HasField("dim_value")]
+        check_tensor_size(static, tensor_type.elem_type, f"{what} '{value.name}'")
+    for tensor in graph.initializer:
+        check_tensor_size(tensor.dims, tensor.data_type, f"initializer '{tensor.name}'")
+
+
+# ----------------------------------------------------------------------------- external data
+
+
+def _read_external(tensor: onnx.TensorProto, base_dir: Path | None) -> bytes:
+    what = f"initializer '{tensor.name}'"
+    entries = {e.key: e.value for e in tensor.external_data}
+    location = entries.get("location", "")
+    if not location:
+        raise ModelValidationError(f"{what} has external data without a location")
+    if base_dir is None:
+        raise ModelValidationError(
+            f"{what} stores its data in the external file '{location}', which is found "
+            "relative to the model's folder: pass the model as a path")
+    folder = base_dir.resolve()
+    path = (folder / location).resolve()
+    if Path(location).is_absolute() or not path.is_relative_to(folder):
+        raise ModelValidationError(
+            f"{what}: external data location '{location}' points outside the model's folder "
+            f"{folder} (refused: path traversal)")
+    if not path.is_file():
+        raise ModelValidationError(
+            f"{what}: external data file '{location}' does not exist in {folder}")
+    try:
+        offset, length = int(entries.get("offset", 0)), entries.get("length")
+        length = None if length is None else int(length)
+    except ValueError:
+        raise ModelValidationError(f"{what}: external data offset or length is not an "
+                                   f"integer ({entries})") from None
+    file_size = path.stat().st_size
+    if offset < 0 or offset > file_size or (length is not None and
+                                            (length < 0 or offset + length > file_size)):
+        raise ModelValidationError(
+            f"{what}: external data [offset {offset}, length {length}] lies outside "
+            f"'{location}' ({file_size} bytes)")
+    with path.open("rb") as file:
+        file.seek(offset)
+        data = file.read(file_size - offset if length is None else length)
+    expected = _expected_bytes(tensor)
+    if expected is not None and len(data) != expected:
+        raise ModelValidationError(
+            f"{what} declares shape {list(tensor.dims)} of {_type_name(tensor.data_type)} "
+            f"({expected} bytes) but its external data in '{location}' has {len(data)} bytes")
+    return data
+
+
+# ----------------------------------------------------------------------------- element types
+
+
+def _declared_types(graph: onnx.GraphProto) -> dict[str, int]:
+    declared = {}
+    for _, value in _declared_values(graph):
+        if value.type.HasField("tensor_type") and value.type.tensor_type.elem_type:
+            declared[value.name] = value.type.tensor_type.elem_type
+    return declared
+
+
+def _schema(node: onnx.NodeProto, versions: dict[str, int]) -> OpSchema | None:
+    domain = "" if node.domain == "ai.onnx" else node.domain
+    try:
+        return onnx.defs.get_schema(node.op_type, versions.get(domain, 1), domain)
+    except onnx.defs.SchemaError:
+        return None  # unknown op: reported as unsupported
+
+
+def check_types(proto: onnx.ModelProto) -> None:
+    """Producer and consumer agree on each value's element type (per the op schemas)."""
+    graph = proto.graph
+    versions = {("" if e.domain == "ai.onnx" else e.domain): e.version for e in proto.opset_import}
+    declared = _declared_types(graph)
+    known = {v.name: declared[v.name] for v in graph.input if v.name in declared}
+    known |= {t.name: t.data_type for t in graph.initializer}
+    for index, node in enumerate(graph.node):
+        schema = _schema(node, versions)
+        if schema is None:
+            continue
+        bound = _bind_inputs(node, index, schema, known)
+        for position, name in enumerate(node.output):
+            if not name:
+                continue
+            produced = _output_type(node, schema, position, bound)
+            if produced is None:
+                produced = declared.get(name)
+            elif name in declared and declared[name] != produced:
+                raise ModelValidationError(
+                    f"{_node(node, index)} produces '{name}' as {_type_name(produced)}, but the "
+                    f"graph declares it {_type_name(declared[name])}")
+            if produced is not None:
+                known[name] = produced
+
+
+def _formal(params: Sequence, position: int):
+    if position < len(params):
+        return params[position]
+    if params and params[-1].option == _VARIADIC:
+        return params[-1]
+    return None
+
+
+def _bind_inputs(node: onnx.NodeProto, index: int, schema: OpSchema,
+                 known: dict[str, int]) -> dict[str, tuple[int, str]]:
+    """The element type bound to each type variable by the node's inputs."""
+    constraints = {c.type_param_str: c.allowed_type_strs for c in schema.type_constraints}
+    bound: dict[str, tuple[int, str]] = {}
+    for position, name in enumerate(node.input):
+        formal = _formal(schema.inputs, position)
+        if not name or name not in known or formal is None:
+            continue
+        if formal.option == _VARIADIC and not formal.is_homogeneous:
+            continue
+        elem_type, variable = known[name], formal.type_str
+        text = f"tensor({_type_name(elem_type)})"
+        if variable in bound and bound[variable][0] != elem_type:
+            other_type, other = bound[variable]
+            raise ModelValidationError(
+                f"{_node(node, index)}: input '{name}' is {_type_name(elem_type)} but input "
+                f"'{other}' is {_type_name(other_type)}; both are '{variable}' of "
+                f"{node.op_type} and must have the same element type")
+        if variable not in constraints and variable.startswith("tensor(") and text != variable:
+            raise ModelValidationError(
+                f"{_node(node, index)}: input '{name}' ('{formal.name}' of {node.op_type}) "
+                f"must be {variable[7:-1]}, but it is {_type_name(elem_type)}")
+        if variable in constraints:
+            bound[variable] = (elem_type, name)
+    return bound
+
+
+_TYPE_ATTRIBUTES = {"Cast": "to", "RandomNormal": "dtype", "RandomUniform": "dtype"}
+
+
+def _output_type(node: onnx.NodeProto, schema: OpSchema, position: int,
+                 bound: dict[str, tuple[int, str]]) -> int | None:
+    formal = _formal(schema.outputs, position)
+    if formal is None:
+        return None
+    if formal.type_str in bound:
+        return bound[formal.type_str][0]
+    attributes = {a.name: a for a in node.attribute}
+    if node.op_type in _TYPE_ATTRIBUTES and _TYPE_ATTRIBUTES[node.op_type] in attributes:
+        return attributes[_TYPE_ATTRIBUTES[node.op_type]].i
+    if node.op_type == "Constant" and "value" in attributes:
+        return attributes["value"].t.data_type
+    text = formal.type_str
+    if text.startswith("tensor(") and text != "tensor(string)":
+        name = text[7:-1].upper()
+        names = {"FLOAT": onnx.TensorProto.FLOAT, "DOUBLE": onnx.TensorProto.DOUBLE}
+        return names.get(name, getattr(onnx.TensorProto, name, None))
+    return None

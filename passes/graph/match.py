@@ -1,0 +1,186 @@
+"""Reading a dlc graph and rewriting it by tables of rules.
+
+A rule is a small named function `rule(op) -> list[ir.Value] | None`: it inspects `op` (a dlc
+op), returns None when it does not apply, or builds the replacement (with `build(...,
+loc=op.location)`, the insertion point is already set before `op`) and returns the values that
+replace `op`'s results. All checks come before the first op is built. `apply_rules(module,
+table)` runs a table {OpDef: [rule, ...]} with MLIR's greedy driver (so rules chain until
+nothing applies) and then erases the dlc ops left dead: upstream DCE does not touch IRDL ops.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+from mlir import ir
+from mlir.rewrite import RewritePatternSet, apply_patterns_and_fold_greedily
+
+from dlc.dialects import ShapeError, build, op_def, ops
+from dlc.runtime.jit import numpy_dtype
+
+Rule = Callable[[ir.OpView], "list[ir.Value] | None"]
+RuleTable = Mapping[ops.OpDef, Sequence[Rule]]
+
+
+# ----------------------------------------------------------------------------- reading
+
+
+def defining_op(value: ir.Value) -> ir.Operation | None:
+    """The op that produces `value`; None for a block argument."""
+    owner = value.owner
+    if isinstance(owner, ir.Block):
+        return None
+    return owner.operation if hasattr(owner, "operation") else owner
+
+
+def producer(value: ir.Value, *definitions: ops.OpDef) -> ir.Operation | None:
+    """The op producing `value` when it is one of `definitions`, else None."""
+    owner = defining_op(value)
+    if owner is None or owner.name not in {d.name for d in definitions}:
+        return None
+    return owner
+
+
+def attributes(op: ir.Operation | ir.OpView) -> dict[str, Any]:
+    """The dlc op's attributes as Python values (ints, lists, strings, types)."""
+    return op_def(op).python_attributes(op.operation)
+
+
+def uses(value: ir.Value) -> int:
+    return sum(1 for _ in value.uses)
+
+
+def single_use(value: ir.Value) -> bool:
+    return uses(value) == 1
+
+
+def size(t: ir.RankedTensorType) -> int:
+    return int(np.prod(t.shape, dtype=np.int64))
+
+
+def dtype_of(element: ir.Type) -> np.dtype | None:
+    try:
+        return numpy_dtype(element)
+    except TypeError:
+        return None
+
+
+def elements_to_numpy(attr: ir.DenseElementsAttr) -> np.ndarray | None:
+    """The value of a dense attribute as a numpy array of its element type."""
+    t = attr.type
+    dtype = dtype_of(t.element_type)
+    if dtype is None:
+        return None
+    if attr.is_splat:  # read one element (np.array of some splats reads past their value)
+        one = ir.RankedTensorType.get([1], t.element_type)
+        value = np.array(ir.DenseElementsAttr.get_splat(one, attr.get_splat_value()))
+        return np.full(list(t.shape), value.reshape(()), dtype=dtype)
+    return np.array(attr).astype(dtype, copy=False).reshape(list(t.shape))
+
+
+def constant_array(value: ir.Value) -> np.ndarray | None:
+    """The value of `value` when a `dlc.constant` produces it, else None."""
+    owner = producer(value, ops.CONSTANT)
+    if owner is None:
+        return None
+    return elements_to_numpy(ir.DenseElementsAttr(owner.attributes["value"]))
+
+
+def splat(value: ir.Value) -> float | int | bool | None:
+    """The one value every element of a constant `value` holds, else None."""
+    array = constant_array(value)
+    if array is None or array.size == 0:
+        return None
+    first = array.reshape(-1)[0]
+    if not np.all(array == first):
+        return None
+    return first.item()
+
+
+def is_splat_of(value: ir.Value, number: float) -> bool:
+    found = splat(value)
+    return found is not None and not isinstance(found, bool) and found == number
+
+
+# ----------------------------------------------------------------------------- building
+
+
+def numpy_to_elements(array: np.ndarray, element: ir.Type) -> ir.DenseElementsAttr:
+    """A dense attribute of type tensor<shape x element> holding `array` (a splat if uniform)."""
+    shape = list(array.shape)
+    array = np.asarray(array.astype(numpy_dtype(element), copy=False), order="C")
+    flat = array.reshape(-1)
+    uniform = flat.size > 1 and bool(np.all(flat == flat[0]))
+    if uniform:
+        array = flat[:1]
+    if isinstance(element, ir.IntegerType) and element.is_unsigned:
+        attr = ir.DenseElementsAttr.get(array, type=element)
+    else:
+        attr = ir.DenseElementsAttr.get(array)
+    if not uniform:
+        return attr
+    t = ir.RankedTensorType.get(shape, element)
+    return ir.DenseElementsAttr.get_splat(t, attr.get_splat_value())
+
+
+def constant(array: np.ndarray, element: ir.Type, loc: ir.Location) -> ir.Value:
+    """A `dlc.constant` of `array` with element type `element`."""
+    return build(ops.CONSTANT, [], {"value": numpy_to_elements(np.asarray(array), element)},
+                 loc=loc)
+
+
+# ----------------------------------------------------------------------------- the driver
+
+
+def functions(module: ir.Operation) -> Iterator[ir.Block]:
+    """The body block of each function of `module`."""
+    for region in module.regions:
+        for block in region.blocks:
+            for op in block.operations:
+                for inner in op.regions:
+                    yield from inner.blocks
+
+
+def erase_dead(module: ir.Operation) -> None:
+    """Erase the dlc ops whose results are unused (dlc ops have no side effects)."""
+    for block in functions(module):
+        for op in reversed(list(block.operations)):
+            op = op.operation
+            if op_def(op) is not None and all(uses(r) == 0 for r in op.results):
+                op.erase()
+
+
+def _dispatch(rules: Sequence[Rule]) -> Callable:
+    def rewrite(op: ir.OpView, rewriter) -> bool | None:
+        with rewriter.ip:
+            for rule in rules:
+                try:
+                    values = rule(op)
+                except ShapeError:  # a replacement that would not type-check: no match
+                    values = None
+                if values is not None:
+                    rewriter.replace_op(op, values)
+                    return None
+        return True
+
+    return rewrite
+
+
+def apply_rules(module: ir.Operation, table: RuleTable) -> None:
+    """Apply the rules of `table` until none applies, then erase the dead dlc ops."""
+    patterns = RewritePatternSet()
+    for definition, rules in table.items():
+        patterns.add(definition.name, _dispatch(rules))
+    apply_patterns_and_fold_greedily(module, patterns.freeze())
+    erase_dead(module)
+
+
+def merge(*tables: RuleTable) -> dict[ops.OpDef, list[Rule]]:
+    """One table with the rules of each of `tables`, in order."""
+    merged: dict[ops.OpDef, list[Rule]] = {}
+    for table in tables:
+        for definition, rules in table.items():
+            merged.setdefault(definition, []).extend(rules)
+    return merged

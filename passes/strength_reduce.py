@@ -1,0 +1,78 @@
+"""dlc-strength-reduce: replace costly dlc ops by cheaper equivalents.
+
+    pow(x, 2) -> x * x       pow(x, 1) -> x       pow(x, 0.5) -> sqrt(x)      (float x)
+    x / c -> x * (1 / c)     where every element of the constant c is a power of two
+
+A quotient by a power of two and the product by its reciprocal are the same real number, so
+both round to the same float: the rewrite is exact. Any other divisor stays a division (its
+reciprocal would be rounded). The exponent must be a constant holding one value
+(dlc-fold-constants first turns the importer's cast of it into a constant).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from mlir import ir
+
+from dlc.dialects import build, ops
+from dlc.dialects.binary import BINARY
+from dlc.dialects.unary import UNARY
+from dlc.passes.graph.match import RuleTable, apply_rules, attributes, constant, constant_array, splat
+from dlc.passes.registry import ModulePass, register
+
+
+def reduce_pow(op: ir.OpView) -> list[ir.Value] | None:
+    # pow(x, 2) -> x * x; pow(x, 1) -> x; pow(x, 0.5) -> sqrt(x)
+    x = op.operands[0]
+    if attributes(op)["fn"] != "pow" or x.type != op.results[0].type:
+        return None
+    exponent = splat(op.operands[1])
+    if exponent is None or isinstance(exponent, bool):
+        return None
+    if exponent == 1:
+        return [x]
+    if exponent == 2:
+        return [build(ops.MUL, [x, x], loc=op.location)]
+    if exponent == 0.5 and isinstance(x.type.element_type, (ir.F16Type, ir.F32Type, ir.F64Type)):
+        return [build(UNARY, [x], {"fn": "sqrt", "params": []}, loc=op.location)]
+    return None
+
+
+def _exact_reciprocal(c: np.ndarray) -> np.ndarray | None:
+    """1 / c when it is exact for every element (c a power of two, 1 / c normal), else None."""
+    if c.dtype.kind != "f" or c.size == 0 or not np.all(np.isfinite(c)) or np.any(c == 0):
+        return None
+    mantissa, _ = np.frexp(c)
+    with np.errstate(all="ignore"):
+        inverse = np.reciprocal(c)
+    normal = np.abs(inverse) >= np.finfo(c.dtype).tiny
+    if not (np.all(np.abs(mantissa) == 0.5) and np.all(np.isfinite(inverse)) and np.all(normal)):
+        return None
+    return inverse
+
+
+def divide_by_multiplying(op: ir.OpView) -> list[ir.Value] | None:
+    # x / c -> x * (1 / c), c a constant of powers of two
+    x, divisor = op.operands
+    c = constant_array(divisor)
+    inverse = None if c is None else _exact_reciprocal(c)
+    if inverse is None:
+        return None
+    element = divisor.type.element_type
+    return [build(ops.MUL, [x, constant(inverse, element, op.location)], loc=op.location)]
+
+
+RULES: RuleTable = {BINARY: [reduce_pow], ops.DIV: [divide_by_multiplying]}
+
+
+@register
+@dataclass(frozen=True)
+class StrengthReduce(ModulePass):
+    """Strength reduction: pow(x, 2) -> x*x, pow(x, 0.5) -> sqrt, x / 2^k -> x * 2^-k."""
+
+    name = "dlc-strength-reduce"
+
+    def run(self, module: ir.Operation) -> None:
+        apply_rules(module, RULES)

@@ -1,0 +1,105 @@
+"""RNN, GRU and LSTM (unrolled over time) against onnx.reference: directions, layouts,
+activations with parameters, clip, biases, initial states, peepholes, sequence_lens."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from onnx import helper
+
+import dlc
+from tests.conftest import make_model, random_array, run_both
+
+GATES = {"RNN": 1, "GRU": 3, "LSTM": 4}
+TOLERANCES = {np.dtype(np.float32): (1e-4, 1e-5), np.dtype(np.float64): (1e-10, 1e-10)}
+
+
+def layer_model(op: str, steps: int = 3, batch: int = 2, size: int = 4, hidden: int = 5,
+                directions: int = 1, bias: bool = True, initial: bool = False,
+                peephole: bool = False, lengths: np.ndarray | None = None, layout: int = 0,
+                dtype=np.float32, **attrs):
+    """A one-node model and its feeds; sequence_lens, when given, is an initializer."""
+    g = GATES[op]
+    x_shape = [batch, steps, size] if layout else [steps, batch, size]
+    feeds = {"X": random_array(x_shape, dtype, seed=1),
+             "W": random_array([directions, g * hidden, size], dtype, seed=2) * 0.5,
+             "R": random_array([directions, g * hidden, hidden], dtype, seed=3) * 0.5}
+    names = ["X", "W", "R"]
+    if bias or initial or peephole or lengths is not None:
+        names.append("B" if bias else "")
+    if bias:
+        feeds["B"] = random_array([directions, 2 * g * hidden], dtype, seed=4)
+    initializers = {}
+    if initial or peephole or lengths is not None:
+        names.append("L" if lengths is not None else "")
+        if lengths is not None:
+            initializers["L"] = lengths.astype(np.int32)
+    state_shape = [batch, directions, hidden] if layout else [directions, batch, hidden]
+    if initial or peephole:
+        names.append("H0" if initial else "")
+        if initial:
+            feeds["H0"] = random_array(state_shape, dtype, seed=5)
+    if op == "LSTM" and (initial or peephole):
+        names.append("C0" if initial else "")
+        if initial:
+            feeds["C0"] = random_array(state_shape, dtype, seed=6)
+        if peephole:
+            names.append("P")
+            feeds["P"] = random_array([directions, 3 * hidden], dtype, seed=7)
+    outputs = ["Y", "Y_h"] + (["Y_c"] if op == "LSTM" else [])
+    node = helper.make_node(op, names, outputs, hidden_size=hidden, layout=layout, **attrs)
+    specs = {k: (v.dtype, list(v.shape)) for k, v in feeds.items()}
+    model = make_model([node], specs, outputs, initializers=initializers, opset=14)
+    return model, feeds
+
+
+@pytest.mark.parametrize("op", ["RNN", "GRU", "LSTM"])
+@pytest.mark.parametrize("direction", ["forward", "reverse", "bidirectional"])
+def test_directions(op, direction):
+    model, feeds = layer_model(op, directions=2 if direction == "bidirectional" else 1,
+                               initial=True, direction=direction)
+    run_both(model, feeds, tolerances=TOLERANCES)
+
+
+@pytest.mark.parametrize("op", ["RNN", "GRU", "LSTM"])
+def test_batch_first_layout_without_bias(op):
+    model, feeds = layer_model(op, bias=False, initial=True, layout=1)
+    run_both(model, feeds, tolerances=TOLERANCES)
+
+
+def test_gru_linear_before_reset_float64():
+    model, feeds = layer_model("GRU", dtype=np.float64, linear_before_reset=1)
+    run_both(model, feeds, tolerances=TOLERANCES)
+
+
+def test_lstm_peepholes_clip_and_input_forget():
+    model, feeds = layer_model("LSTM", peephole=True, clip=0.7, input_forget=1)
+    run_both(model, feeds, tolerances=TOLERANCES)
+
+
+@pytest.mark.parametrize("op,activations,alpha,beta", [
+    ("RNN", ["LeakyRelu"], [0.3], []),
+    ("GRU", ["HardSigmoid", "ScaledTanh"], [0.3, 0.8], [0.4, 1.2]),
+    ("LSTM", ["Sigmoid", "Affine", "Softsign"], [0.5], [0.1]),
+])
+def test_activations_with_parameters(op, activations, alpha, beta):
+    model, feeds = layer_model(op, activations=activations, activation_alpha=alpha,
+                               activation_beta=beta)
+    run_both(model, feeds, tolerances=TOLERANCES)
+
+
+def test_sequence_lens_hold_state_and_zero_outputs():
+    model, feeds = layer_model("GRU", steps=4, batch=3, lengths=np.array([4, 2, 1]))
+    run_both(model, feeds, tolerances=TOLERANCES)
+
+
+def test_reverse_with_unequal_lengths_is_a_clear_error():
+    model, _ = layer_model("RNN", lengths=np.array([3, 1]), direction="reverse")
+    with pytest.raises(dlc.DlcError, match="sequence_lens .* forward direction only"):
+        dlc.compile(model)
+
+
+def test_unknown_activation_is_a_clear_error():
+    model, _ = layer_model("RNN", activations=["Gaussian"])
+    with pytest.raises(dlc.DlcError, match="activation 'Gaussian' is not supported"):
+        dlc.compile(model)
