@@ -11,7 +11,8 @@ STAMP := $(VENV)/.installed
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+	# (the torch extra pins torch==2.13.0 exactly: pip takes the CPU wheel, not a CUDA build)
+	$(BIN)/python -m pip install --quiet -e '.[test,torch]'
 	touch $(STAMP)
 
 install: $(STAMP)

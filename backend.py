@@ -34,6 +34,26 @@ def _is_static(value: onnx.ValueInfoProto) -> bool:
         d.HasField("dim_value") for d in tensor_type.shape.dim)
 
 
+def _input_sources(model: onnx.ModelProto, name: str, inputs) -> list[str]:
+    """The graph inputs among `inputs` that the value `name` is computed from (itself included).
+
+    A value the compiler needs as a constant may be computed from graph inputs (a Loop's trip
+    count from Range's inputs): specializing those inputs lets import-time folding compute it.
+    """
+    producers = {out: node for node in model.graph.node for out in node.output if out}
+    sources, seen, stack = [], set(), [name]
+    while stack:
+        current = stack.pop()
+        if current in seen:
+            continue
+        seen.add(current)
+        if current in inputs:
+            sources.append(current)
+        elif current in producers:
+            stack.extend(i for i in producers[current].input if i)
+    return sources
+
+
 def _array(value: Any) -> np.ndarray:
     """An input as numpy (the backend tests give some as TensorProto)."""
     if isinstance(value, onnx.TensorProto):
@@ -61,9 +81,10 @@ class DlcRep(BackendRep):
             try:
                 self._compiled[()] = compile(model, opt_level)
             except NeedsConstantError as error:
-                if error.input_name not in self.input_names:
+                sources = _input_sources(model, error.input_name, self.input_names)
+                if not sources:
                     raise
-                self.specialized.append(error.input_name)  # compiled at the first run
+                self.specialized.extend(sources)  # compiled at the first run
 
     def _key(self, named: Mapping[str, np.ndarray]) -> tuple:
         if self.static and not self.specialized:
@@ -86,9 +107,11 @@ class DlcRep(BackendRep):
                                    constants=constants)
                 break
             except NeedsConstantError as error:
-                if error.input_name not in named or error.input_name in self.specialized:
+                sources = [name for name in _input_sources(self.model, error.input_name, named)
+                           if name not in self.specialized]
+                if not sources:
                     raise
-                self.specialized.append(error.input_name)
+                self.specialized.extend(sources)
         self._compiled[self._key(named)] = compiled
         return compiled
 

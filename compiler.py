@@ -9,7 +9,7 @@ JIT-compiles the result. Errors are `DlcError`s: `FrontendError` for the model,
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -18,8 +18,10 @@ from mlir import ir
 
 from dlc.dialects import make_context
 from dlc.errors import DlcError
-from dlc.frontends.onnx_importer import import_model
+from dlc.frontends.onnx_importer import ImportedModel, import_model
+from dlc.frontends.torch.tensors import call_with_tensors, holds_torch_tensors, is_torch_model
 from dlc.passes import STAGES, build_pass_manager, pipeline, stage_pipelines
+from dlc.runtime import cache
 from dlc.runtime.jit import JitFunction, Signature, TensorSpec, numpy_dtype
 
 
@@ -38,10 +40,12 @@ def format_diagnostics(error: ir.MLIRError) -> str:
 class CompiledModel:
     """A model compiled by dlc. Call it with numpy arrays (positional, or a dict by name)."""
 
-    def __init__(self, context: ir.Context, snapshots: dict[str, ir.Operation],
-                 function: JitFunction, opt_level: int, compile_seconds: float):
+    def __init__(self, context: ir.Context | None, snapshots: dict[str, ir.Operation] | None,
+                 function: JitFunction, opt_level: int, compile_seconds: float,
+                 relower: Callable[[], CompiledModel] | None = None):
         self._context = context
         self._snapshots = snapshots
+        self._relower = relower  # a model loaded from the disk cache lowers again for `ir`
         self._function = function
         self.signature = function.signature
         self.opt_level = opt_level
@@ -60,11 +64,16 @@ class CompiledModel:
         return pipeline(self.opt_level)
 
     def __call__(self, *args, **kwargs) -> list[np.ndarray]:
+        if holds_torch_tensors(args, kwargs):  # torch tensors in, torch tensors out
+            return call_with_tensors(self._function, args, kwargs)
         return self._function(*args, **kwargs)
 
     def ir(self, stage: str = "dlc", large_elements_limit: int | None = None) -> str:
         """The IR after `stage` (dlc, linalg, bufferized, llvm) as text."""
-        if stage not in self._snapshots:
+        if self._snapshots is None and self._relower is not None:
+            lowered = self._relower()
+            self._context, self._snapshots = lowered._context, lowered._snapshots
+        if stage not in (self._snapshots or {}):
             raise ValueError(f"unknown stage {stage!r}; stages are {', '.join(STAGES)}")
         with self._context:
             return self._snapshots[stage].get_asm(large_elements_limit=large_elements_limit)
@@ -74,21 +83,83 @@ class CompiledModel:
 
 
 def compile(  # noqa: A001  (the API name users expect: dlc.compile)
-    model: str | Path | bytes | onnx.ModelProto,
+    model: str | Path | bytes | onnx.ModelProto,  # or a torch.nn.Module / ExportedProgram
     opt_level: int = 2,
     input_shapes: Mapping[str, Sequence[int]] | None = None,
     constants: Mapping[str, np.ndarray] | None = None,
+    example_inputs: Sequence | None = None,
 ) -> CompiledModel:
-    """Compile an ONNX model (path, bytes or ModelProto) for this CPU.
+    """Compile an ONNX model (path, bytes or ModelProto) or a PyTorch module for this CPU.
 
     `input_shapes` fixes the shapes of inputs with symbolic sizes; `constants` fixes the
     values of inputs (such as a Reshape's shape given as a graph input): the compiled model
-    is specialized to them and takes only the other inputs.
+    is specialized to them and takes only the other inputs. A `torch.nn.Module` is exported
+    with `torch.export` on `example_inputs` (a tuple of tensors); see `dlc.frontends.torch`.
     """
-    stages = stage_pipelines(opt_level)
+    stage_pipelines(opt_level)  # (rejects an unknown opt level before importing)
     start = time.perf_counter()
     context = make_context()
+    if example_inputs is not None or is_torch_model(model):
+        from dlc.frontends.torch.importer import import_torch  # (torch is an optional extra)
+
+        imported = import_torch(model, example_inputs, context)
+        return compile_imported(context, imported, opt_level, start)
+    key = _cache_key(model, opt_level, input_shapes, constants)
+    cached = _cached(key, model, opt_level, input_shapes, constants, start)
+    if cached is not None:
+        return cached
     imported = import_model(model, context, input_shapes, constants)
+    compiled = compile_imported(context, imported, opt_level, start)
+    if key is not None:
+        cache.remember(key, compiled)
+        cache.save(key, compiled._function.dump_object, compiled.signature,
+                   compiled.compile_seconds)
+    return compiled
+
+
+def _cache_key(model, opt_level: int, input_shapes, constants) -> str | None:
+    """The compile cache's key of an ONNX model, or None (cache disabled, unreadable model)."""
+    if not cache.enabled():
+        return None
+    if isinstance(model, onnx.ModelProto):
+        data = model.SerializeToString()
+    elif isinstance(model, bytes):
+        data = model
+    else:
+        try:
+            data = Path(model).read_bytes()
+        except (OSError, TypeError):
+            return None  # (the importer reports the error)
+    return cache.model_key(data, opt_level, input_shapes, constants)
+
+
+def _cached(key: str | None, model, opt_level: int, input_shapes, constants,
+            start: float) -> CompiledModel | None:
+    """A hit of the compile cache: in memory, else on disk (its IR lowered again on demand)."""
+    if key is None:
+        return None
+    hit = cache.recall(key)
+    if hit is not None:
+        return hit
+    function = cache.load(key)
+    if function is None:
+        return None
+
+    def relower() -> CompiledModel:
+        with cache.disabled():
+            return compile(model, opt_level, input_shapes, constants)
+
+    compiled = CompiledModel(None, None, function, opt_level, time.perf_counter() - start,
+                             relower=relower)
+    cache.remember(key, compiled)
+    return compiled
+
+
+def compile_imported(context: ir.Context, imported: ImportedModel, opt_level: int = 2,
+                     start: float | None = None) -> CompiledModel:
+    """JIT-compile a module a frontend imported into the dlc dialect of `context`."""
+    stages = stage_pipelines(opt_level)
+    start = time.perf_counter() if start is None else start
     module = imported.module
     with context:
         main = module.body.operations[0]

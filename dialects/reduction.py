@@ -1,4 +1,4 @@
-"""Reduction `dlc` ops: reduce, argreduce, hardmax and cumsum.
+"""Reduction `dlc` ops: reduce, argreduce, hardmax, cumulative and det.
 
 - `dlc.reduce {fn, axes, keepdims}`: `fn` over `axes` (sorted, distinct, non-negative; empty
   means no axis is reduced: the per-element transform of `fn` still applies, as ONNX's
@@ -9,7 +9,10 @@
 - `dlc.argreduce {fn, axis, keepdims, select_last_index}`: the int64 index of the max or min
   along `axis` (the first one, or the last with select_last_index = 1).
 - `dlc.hardmax {axis}`: 1 where the first maximum along `axis` is, 0 elsewhere.
-- `dlc.cumsum {axis, exclusive, reverse}`: running sum along `axis`.
+- `dlc.cumulative {fn, axis, exclusive, reverse}`: running sum or product (`fn` one of
+  `CUMULATIVE_FNS`) along `axis`; exclusive leaves the element itself out (the first result
+  is the identity, 0 or 1), reverse runs from the end of the axis.
+- `dlc.det`: the determinants of a batch of square matrices, [B, n, n] -> [B] (float).
 
 Every axis is normalized (non-negative) by the importer; the inference functions only check
 consistency. Softmax, LogSoftmax and the normalizations are decomposed by the importers in
@@ -23,7 +26,7 @@ from typing import Any
 from mlir import ir
 
 from dlc.dialects.core import OpDef, ShapeError, define
-from dlc.dialects.ops import TensorTypes, is_bool, is_float, is_int, tensor
+from dlc.dialects.ops import TensorTypes, is_bool, is_float, is_int, shape_str, tensor
 
 # fn -> the element types it accepts: "float", "numeric" (float or integer) or "ordered"
 # (numeric or bool)
@@ -40,6 +43,7 @@ REDUCE_FNS: dict[str, str] = {
     "sumsquare": "numeric",
 }
 ARGREDUCE_FNS = ("max", "min")
+CUMULATIVE_FNS = ("sum", "prod")
 
 _KIND_CHECKS = {
     "float": (is_float, "a float"),
@@ -109,12 +113,22 @@ def infer_hardmax(types: TensorTypes, attrs: dict[str, Any]) -> list[ir.Type]:
     return [x]
 
 
-def infer_cumsum(types: TensorTypes, attrs: dict[str, Any]) -> list[ir.Type]:
+def infer_cumulative(types: TensorTypes, attrs: dict[str, Any]) -> list[ir.Type]:
     (x,) = types
-    _check_element("cumsum", "numeric", x.element_type)
+    _check_fn(attrs["fn"], CUMULATIVE_FNS)
+    _check_element(attrs["fn"], "numeric", x.element_type)
     _check_flag(attrs, "exclusive", "reverse")
     _check_axis(attrs["axis"], x.rank)
     return [x]
+
+
+def infer_det(types: TensorTypes, attrs: dict[str, Any]) -> list[ir.Type]:
+    (x,) = types
+    _check_element("det", "float", x.element_type)
+    if x.rank != 3 or x.shape[1] != x.shape[2]:
+        raise ShapeError(f"det expects a batch of square matrices [B, n, n], got "
+                         f"[{shape_str(x.shape)}]")
+    return [tensor([x.shape[0]], x.element_type)]
 
 
 REDUCE = define(OpDef("reduce", ("x",), infer_reduce,
@@ -127,6 +141,9 @@ ARGREDUCE = define(OpDef("argreduce", ("x",), infer_argreduce,
                          "int64 index of the max or min along axis"))
 HARDMAX = define(OpDef("hardmax", ("x",), infer_hardmax, {"axis": "int"},
                        "1 at the first maximum along axis, 0 elsewhere"))
-CUMSUM = define(OpDef("cumsum", ("x",), infer_cumsum,
-                      {"axis": "int", "exclusive": "int", "reverse": "int"},
-                      "running sum along axis (exclusive: without the element itself)"))
+CUMULATIVE = define(OpDef("cumulative", ("x",), infer_cumulative,
+                          {"fn": "str", "axis": "int", "exclusive": "int", "reverse": "int"},
+                          "running sum or product along axis (exclusive: without the element "
+                          "itself; reverse: from the end)"))
+DET = define(OpDef("det", ("x",), infer_det, {},
+                   "determinant of each square matrix of a batch [B, n, n] -> [B]"))

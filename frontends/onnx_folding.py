@@ -112,6 +112,35 @@ def fold_reduce(fn: Callable) -> Folder:
     return fold
 
 
+def fold_cast_like(inputs, attrs, opset):
+    return [inputs[0].astype(inputs[1].dtype)]
+
+
+def fold_transpose(inputs, attrs, opset):
+    x = inputs[0]
+    return [np.transpose(x, attrs.get("perm") or None)]
+
+
+def fold_tile(inputs, attrs, opset):
+    return [np.tile(inputs[0], [int(r) for r in inputs[1].reshape(-1)])]
+
+
+def fold_split(inputs, attrs, opset):
+    # the sizes come from the split input (opset 13+) or attribute, else from num_outputs
+    # (opset 18+); a Split giving neither (its count is its number of outputs) is not folded
+    x = inputs[0]
+    axis = attrs.get("axis", 0)
+    axis = axis + x.ndim if axis < 0 else axis
+    split = inputs[1] if opset >= 13 and len(inputs) > 1 and inputs[1] is not None else \
+        attrs.get("split") if opset < 13 else None
+    if split is None:
+        count = attrs["num_outputs"]
+        chunk = -(-x.shape[axis] // count)  # the last part may be smaller
+        split = [min(chunk, x.shape[axis] - i * chunk) for i in range(count)]
+    bounds = np.cumsum([int(s) for s in np.asarray(split).reshape(-1)])[:-1]
+    return list(np.split(x, bounds, axis=axis))
+
+
 def fold_reshape(inputs, attrs, opset):
     x = inputs[0]
     shape = [int(d) for d in inputs[1].reshape(-1)]
@@ -158,6 +187,10 @@ FOLDERS: dict[str, Folder] = {
     "Gather": fold_gather,
     "Concat": fold_concat,
     "Cast": fold_cast,
+    "CastLike": fold_cast_like,
+    "Transpose": fold_transpose,
+    "Tile": fold_tile,
+    "Split": fold_split,
     "Range": fold_range,
     "ConstantOfShape": fold_constant_of_shape,
     "ReduceProd": fold_reduce(np.prod),
@@ -182,13 +215,25 @@ FOLDERS: dict[str, Folder] = {
     "Or": _elementwise(np.logical_or),
     "Where": _elementwise(np.where),
     "Sqrt": _elementwise(np.sqrt),
+    "Relu": _elementwise(lambda x: np.maximum(x, np.zeros((), x.dtype))),
 }
 
 
-def foldable(op_type: str, inputs: list[np.ndarray | None]) -> bool:
+def foldable(op_type: str, inputs: list[np.ndarray | None],
+             attrs: dict[str, Any] | None = None, opset: int = 0) -> bool:
+    """Whether `fold` can evaluate the node (pass attrs and opset where they matter: a Split
+    whose part count is only its number of outputs is not foldable)."""
     present = [i for i in inputs if i is not None]
+    if op_type == "Split" and not _split_sized(inputs, attrs or {}, opset):
+        return False
     return op_type in FOLDERS and bool(present) and \
         all(i.size <= MAX_ELEMENTS for i in present)
+
+
+def _split_sized(inputs: list[np.ndarray | None], attrs: dict[str, Any], opset: int) -> bool:
+    if opset >= 13:
+        return (len(inputs) > 1 and inputs[1] is not None) or "num_outputs" in attrs
+    return "split" in attrs
 
 
 def fold(op_type: str, inputs: list[np.ndarray | None], attrs: dict[str, Any],

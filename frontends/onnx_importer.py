@@ -90,14 +90,56 @@ def default_opset(model: onnx.ModelProto) -> int:
 
 
 def check_supported(graph: onnx.GraphProto) -> None:
+    """Raise UnsupportedOpsError listing every node dlc cannot import, subgraphs included."""
     unsupported: dict[str, list[str]] = {}
+    _collect_unsupported(graph, "", unsupported)
+    if unsupported:
+        raise UnsupportedOpsError(unsupported)
+
+
+def _collect_unsupported(graph: onnx.GraphProto, prefix: str,
+                         unsupported: dict[str, list[str]]) -> None:
     for index, node in enumerate(graph.node):
+        name = prefix + (node.name or f"#{index}")
         if node.domain not in ("", "ai.onnx") or node.op_type not in importers():
             op_type = node.op_type if node.domain in ("", "ai.onnx") else \
                 f"{node.domain}.{node.op_type}"
-            unsupported.setdefault(op_type, []).append(node.name or f"#{index}")
-    if unsupported:
-        raise UnsupportedOpsError(unsupported)
+            unsupported.setdefault(op_type, []).append(name)
+        for attribute in node.attribute:  # the bodies of If, Loop and Scan
+            for body in ([attribute.g] if attribute.HasField("g") else []) + list(attribute.graphs):
+                _collect_unsupported(body, f"{name}/{attribute.name}/", unsupported)
+
+
+@dataclass
+class Body:
+    """An imported subgraph body: its output values, and their values when known constants."""
+
+    values: list[ir.Value]
+    constants: list[np.ndarray | None]
+
+
+def import_subgraph(graph: onnx.GraphProto, outer: NodeContext,
+                    bindings: Mapping[str, ir.Value],
+                    bound_constants: Mapping[str, np.ndarray] | None = None) -> Body:
+    """Import the body `graph` of the control-flow node `outer` at the current insertion point.
+
+    The body sees the values of the enclosing scopes and `bindings` (its own inputs, with
+    `bound_constants` for those known at compile time); its names do not leak out.
+    """
+    values = {**outer.scope, **bindings}
+    constants = {**outer.constants, **(bound_constants or {})}
+    for tensor in graph.initializer:
+        array = numpy_helper.to_array(tensor)
+        constants[tensor.name] = array
+        values[tensor.name] = build(ops.CONSTANT, [], {"value": dense(array)},
+                                    loc=ir.Location.name(tensor.name))
+    for index, node in enumerate(graph.node):
+        _import_node(node, index, outer.opset, values, constants)
+    missing = [o.name for o in graph.output if o.name not in values]
+    if missing:
+        raise outer.error(f"body outputs {missing} are produced by no node of the body")
+    return Body([values[o.name] for o in graph.output],
+                [constants.get(o.name) for o in graph.output])
 
 
 def input_type(value: onnx.ValueInfoProto, shapes: Mapping[str, Sequence[int]]) -> ir.Type:
@@ -205,6 +247,7 @@ def _import_node(node: onnx.NodeProto, index: int, opset: int, values: dict[str,
         opset=opset,
         constants=constants,
         location=ir.Location.name(node_name),
+        scope=values,
     )
     results = _fold(context) or importers()[node.op_type](context)
     for name, value in zip(node.output, results):
@@ -219,7 +262,7 @@ def _fold(n: NodeContext) -> list[ir.Value] | None:
     inputs = [n.constants.get(name) if name else None for name in n.node.input]
     if any(name and name not in n.constants for name in n.node.input):
         return None
-    if not foldable(n.node.op_type, inputs):
+    if not foldable(n.node.op_type, inputs, n.attributes, n.opset):
         return None
     try:
         outputs = fold(n.node.op_type, inputs, n.attributes, n.opset)

@@ -9,7 +9,7 @@ attributes with ONNX defaults as `n.attr(name, default)` and reports problems wi
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -100,6 +100,7 @@ class NodeContext:
     opset: int
     constants: Mapping[str, np.ndarray]
     location: ir.Location
+    scope: Mapping[str, ir.Value] = field(default_factory=dict)  # the values visible here
 
     def attr(self, name: str, default: Any = None) -> Any:
         return self.attributes.get(name, default)

@@ -79,5 +79,5 @@ class LowerVectors(ModulePass):
         script = ir.Module.parse(SCRIPT)
         try:
             interpreter.apply_named_sequence(module, script.body.operations[0], script)
-        except ir.MLIRError as error:
+        except (ValueError, ir.MLIRError) as error:
             raise PassFailure(f"dlc-lower-vectors: transform script failed: {error}") from None

@@ -20,13 +20,19 @@ _DLC_O2 = (
     _DLC_O1 + ",dlc-sink-transpose,dlc-fuse-batchnorm,dlc-fuse-matmul-add,dlc-fold-constants,"
     "dlc-simplify,dlc-canonicalize"
 )
-_BUFFERIZE = (
+_ONE_SHOT = (
     "dlc-distinct-results,one-shot-bufferize{bufferize-function-boundaries "
     "function-boundary-type-conversion=identity-layout-map},"
+)
+_OUT_PARAMS = (
     # results become caller-allocated out-parameters: numpy owns every output
     "buffer-results-to-out-params{hoist-static-allocs modify-public-functions},"
     "buffer-deallocation-pipeline"
 )
+_BUFFERIZE = _ONE_SHOT + _OUT_PARAMS
+# -O2: canonicalize folds the in-place iter_args of tiled loops, so that a result computed by a
+# loop nest is its allocation, which becomes the out-parameter itself (no copy into it)
+_BUFFERIZE_O2 = "eliminate-empty-tensors," + _ONE_SHOT + "canonicalize,cse," + _OUT_PARAMS
 # vector ops (left by dlc-schedule, lowered to 1-D by dlc-lower-vectors) go to scf then llvm;
 # subviews of tiled loops expand to affine.apply, hence expand-strided-metadata before
 # lower-affine
@@ -48,8 +54,9 @@ def stage_pipelines(opt_level: int = 2) -> dict[str, str]:
     if opt_level >= 1:
         linalg += ",canonicalize,cse"
     if opt_level >= 2:
-        linalg += ",func.func(linalg-fuse-elementwise-ops),canonicalize,cse,dlc-schedule"
-    bufferized = _BUFFERIZE if opt_level < 2 else "eliminate-empty-tensors," + _BUFFERIZE
+        linalg += (",func.func(linalg-fuse-elementwise-ops),canonicalize,cse,dlc-polynomial-math,"
+                   "dlc-schedule")
+    bufferized = _BUFFERIZE if opt_level < 2 else _BUFFERIZE_O2
     llvm = _TO_LLVM if opt_level < 1 else "canonicalize,cse," + _TO_LLVM
     if opt_level >= 2:
         llvm = "dlc-lower-vectors," + llvm

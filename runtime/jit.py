@@ -166,3 +166,7 @@ class JitFunction:
         pointers = [ctypes.pointer(ctypes.pointer(d)) for d in descriptors]
         self._engine.invoke(self.entry, *pointers)
         return outputs
+
+    def dump_object(self, path: str) -> None:
+        """Write the compiled object code (relocatable ELF) to `path`, for the disk cache."""
+        self._engine.dump_to_object_file(path)

@@ -70,6 +70,7 @@ def op_of(case) -> str:
 
 
 LIGHT_RTOL, LIGHT_ATOL = 1e-3, 1e-7  # onnx's backend test runner's defaults
+OPT_LEVEL = 2  # the opt level cases compile at (--opt-level; workers get it on their command)
 
 
 def light_models_dir():
@@ -97,7 +98,7 @@ def run_light_model(name: str) -> None:
     initializers = {t.name for t in model.graph.initializer}
     feeds = [Runner.generate_dummy_data(x, seed=0, name=name, random=False)
              for x in model.graph.input if x.name not in initializers]
-    outputs = dlc.backend.prepare(model).run(feeds)
+    outputs = dlc.backend.prepare(model, opt_level=OPT_LEVEL).run(feeds)
     for i, actual in enumerate(outputs):
         tensor = onnx.TensorProto()
         tensor.ParseFromString((folder / f"{name}_output_{i}.pb").read_bytes())
@@ -128,7 +129,7 @@ def run_case(case) -> Outcome:
 
     op = op_of(case)
     try:
-        rep = dlc.backend.prepare(case.model)
+        rep = dlc.backend.prepare(case.model, opt_level=OPT_LEVEL)
         for inputs, expected in case.data_sets:
             outputs = rep.run(inputs)
             if len(outputs) != len(expected):
@@ -164,7 +165,7 @@ def _run_chunk(cases_file: str, names: list[str]) -> list[Outcome]:
     while remaining:
         process = subprocess.run(
             [sys.executable, "-m", "dlc.tools.conformance", "--cases-file", cases_file,
-             "--worker", *remaining],
+             "--opt-level", str(OPT_LEVEL), "--worker", *remaining],
             capture_output=True, text=True,
         )
         done = [Outcome(**json.loads(line)) for line in process.stdout.splitlines()
@@ -250,9 +251,13 @@ def main(argv: list[str] | None = None) -> int:
                         help="also run the 9 light model-zoo models (slow)")
     parser.add_argument("--write-expected", metavar="FILE",
                         help="write the expected-failures list (every non-pass case and why)")
+    parser.add_argument("-O", "--opt-level", type=int, default=2, choices=range(4),
+                        help="compile every case at this opt level (default 2)")
     parser.add_argument("--worker", nargs="*", help=argparse.SUPPRESS)
     parser.add_argument("--cases-file", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    global OPT_LEVEL
+    OPT_LEVEL = args.opt_level
     if args.worker is not None:
         _worker(args.cases_file, args.worker)
         return 0

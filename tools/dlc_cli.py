@@ -2,6 +2,7 @@
 
     dlc run MODEL.onnx [--input NAME=FILE.npy ...]   run once (random inputs by default)
     dlc compile MODEL.onnx --emit=STAGE             print the IR after a stage
+    dlc compile MODEL.onnx --emit=dot --stats       the dlc graph as Graphviz; op counts, memory
     dlc bench MODEL.onnx                            latency of dlc beside onnxruntime
     dlc pipeline [-O N]                             print the pass pipeline of an opt level
     dlc conformance [-k NAME] [-v]                  the ONNX backend node tests, per op
@@ -96,13 +97,47 @@ def cmd_run(args) -> int:
     return 0
 
 
+def optimized_graph(args):
+    """(context, module, op counts as imported): the dlc graph after the `dlc` stage."""
+    from dlc.compiler import run_stage
+    from dlc.dialects import make_context
+    from dlc.frontends.onnx_importer import import_model
+    from dlc.passes import stage_pipelines
+    from dlc.passes.graph.report import op_counts
+
+    context = make_context()
+    module = import_model(args.model, context, parse_shapes(args.input_shape)).module
+    with context:
+        before = op_counts(module.operation)
+        run_stage(module, "dlc", stage_pipelines(args.opt_level)["dlc"])
+    return context, module, before
+
+
+def graph_stats(context, module, before) -> str:
+    """Op counts before/after the dlc stage and the intermediate memory, as `//` lines."""
+    from dlc.passes.graph import report
+
+    with context:
+        rows = report.format_counts(before, report.op_counts(module.operation))
+        rows += report.format_memory(report.memory_plan(module.operation))
+    return "".join(f"// {row}\n" for row in rows)
+
+
 def cmd_compile(args) -> int:
-    compiled = compile_model(args)
-    text = compiled.ir(args.emit, large_elements_limit=args.elide)
+    graph = optimized_graph(args) if args.emit == "dot" or args.stats else None
+    if args.emit == "dot":
+        from dlc.passes.graph.report import to_dot
+
+        with graph[0]:
+            text = to_dot(graph[1].operation)
+    else:
+        text = compile_model(args).ir(args.emit, large_elements_limit=args.elide)
     if args.output and args.output != "-":
         Path(args.output).write_text(text)
     else:
         sys.stdout.write(text)
+    if args.stats:
+        sys.stdout.write(graph_stats(*graph))
     return 0
 
 
@@ -168,7 +203,11 @@ def build_parser() -> argparse.ArgumentParser:
     run.set_defaults(handler=cmd_run)
 
     emit = model_command("compile", "print the IR after a stage")
-    emit.add_argument("--emit", choices=STAGES, default="llvm")
+    emit.add_argument("--emit", choices=(*STAGES, "dot"), default="llvm",
+                      help="the IR after a stage, or dot: the dlc graph as Graphviz")
+    emit.add_argument("--stats", action="store_true",
+                      help="print dlc op counts before/after the dlc stage and the "
+                           "intermediate memory (sum, peak live, planned arena)")
     emit.add_argument("-o", "--output", help="write to this file instead of stdout")
     emit.add_argument("--elide", type=int, default=None, metavar="N",
                       help="elide constants with more than N elements (not re-parseable)")

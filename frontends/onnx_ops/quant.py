@@ -146,8 +146,7 @@ def _centered(n: NodeContext, x: ir.Value, zero_point: ir.Value | None, to: ir.T
     value = _cast(n, x, to)
     if zero_point is None:
         return value
-    if zero_point.type.rank == 1 and zero_point_shape is not None:
-        zero_point = _reshape(n, zero_point, zero_point_shape)
+    zero_point = _scalar_or(n, zero_point, zero_point_shape)
     return n.build(ops.SUB, [value, _cast(n, zero_point, to)])
 
 

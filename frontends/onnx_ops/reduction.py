@@ -1,5 +1,5 @@
 """Importers of the ONNX reductions: Reduce*, ArgMax/ArgMin, Softmax, LogSoftmax, Hardmax,
-CumSum.
+CumSum, CumProd and Det.
 
 Reduce* become one `dlc.reduce {fn}` (axes normalized: non-negative, sorted; an absent or empty
 axes list reduces every axis, or none with noop_with_empty_axes); axes moved from an attribute
@@ -7,6 +7,8 @@ to an input at opset 13 for ReduceSum and 18 for the others (`n.constant_input`)
 LogSoftmax decompose into reduce max, sub, exp (`dlc.unary`), reduce sum and div (LogSoftmax:
 reduce logsumexp of the shifted input); before opset 13 they, and Hardmax, work on the input
 coerced to 2-D at `axis`, which for a reduction is reducing every axis from `axis` on.
+CumSum and CumProd are one `dlc.cumulative {fn}` (axis: a constant input). Det reshapes its
+batch of matrices to [B, n, n] for `dlc.det` and the determinants back to the batch shape.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import numpy as np
 from mlir import ir
 
 from dlc.dialects import ops
-from dlc.dialects.reduction import ARGREDUCE, CUMSUM, HARDMAX, REDUCE
+from dlc.dialects.reduction import ARGREDUCE, CUMULATIVE, DET, HARDMAX, REDUCE
 from dlc.dialects.unary import UNARY
 from dlc.frontends.onnx_node import Importer, NodeContext
 
@@ -131,15 +133,31 @@ def import_hardmax(n: NodeContext) -> list[ir.Value]:
     return [n.build(ops.RESHAPE, [y], {"shape": shape})]
 
 
-def import_cumsum(n: NodeContext) -> list[ir.Value]:
+def _cumulative(fn: str) -> Importer:
+    def import_cumulative(n: NodeContext) -> list[ir.Value]:
+        # CumSum/CumProd(x, axis) -> dlc.cumulative{fn}(x)
+        x = n.inputs[0]
+        axis = np.asarray(n.constant_input(1, "axis")).reshape(-1)
+        if axis.size != 1:
+            raise n.error(f"axis must be a scalar, got {axis.size} values")
+        attrs = {"fn": fn, "axis": normalize_axis(n, int(axis[0]), x.type.rank),
+                 "exclusive": int(bool(n.attr("exclusive", 0))),
+                 "reverse": int(bool(n.attr("reverse", 0)))}
+        return [n.build(CUMULATIVE, [x], attrs)]
+
+    return import_cumulative
+
+
+def import_det(n: NodeContext) -> list[ir.Value]:
+    # Det(x [.., n, n]) -> reshape [B, n, n] -> dlc.det -> reshape [..]
     x = n.inputs[0]
-    axis = np.asarray(n.constant_input(1, "axis")).reshape(-1)
-    if axis.size != 1:
-        raise n.error(f"axis must be a scalar, got {axis.size} values")
-    attrs = {"axis": normalize_axis(n, int(axis[0]), x.type.rank),
-             "exclusive": int(bool(n.attr("exclusive", 0))),
-             "reverse": int(bool(n.attr("reverse", 0)))}
-    return [n.build(CUMSUM, [x], attrs)]
+    shape = list(x.type.shape)
+    if len(shape) < 2 or shape[-1] != shape[-2]:
+        raise n.error(f"input must be square matrices [.., n, n], got {shape}")
+    batch = shape[:-2]
+    matrices = n.build(ops.RESHAPE, [x], {"shape": [math.prod(batch), *shape[-2:]]})
+    det = n.build(DET, [matrices])
+    return [n.build(ops.RESHAPE, [det], {"shape": batch})]
 
 
 IMPORTERS: dict[str, Importer] = {
@@ -149,5 +167,7 @@ IMPORTERS: dict[str, Importer] = {
     "Softmax": import_softmax,
     "LogSoftmax": import_log_softmax,
     "Hardmax": import_hardmax,
-    "CumSum": import_cumsum,
+    "CumSum": _cumulative("sum"),
+    "CumProd": _cumulative("prod"),
+    "Det": import_det,
 }

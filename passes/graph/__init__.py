@@ -11,6 +11,6 @@ subpackage holds what several of them use:
   (`dlc compile --stats`, `--emit=dot`).
 """
 
-from dlc.passes.graph import evaluate, match
+from dlc.passes.graph import evaluate, match, report
 
-__all__ = ["evaluate", "match"]
+__all__ = ["evaluate", "match", "report"]

@@ -74,7 +74,7 @@ def elements_to_numpy(attr: ir.DenseElementsAttr) -> np.ndarray | None:
     if dtype is None:
         return None
     if attr.is_splat:  # read one element (np.array of some splats reads past their value)
-        one = ir.RankedTensorType.get([1], t.element_type)
+        one = ir.RankedTensorType.get([1], t.element_type, loc=ir.Location.unknown())
         value = np.array(ir.DenseElementsAttr.get_splat(one, attr.get_splat_value()))
         return np.full(list(t.shape), value.reshape(()), dtype=dtype)
     return np.array(attr).astype(dtype, copy=False).reshape(list(t.shape))
@@ -121,7 +121,7 @@ def numpy_to_elements(array: np.ndarray, element: ir.Type) -> ir.DenseElementsAt
         attr = ir.DenseElementsAttr.get(array)
     if not uniform:
         return attr
-    t = ir.RankedTensorType.get(shape, element)
+    t = ir.RankedTensorType.get(shape, element, loc=ir.Location.unknown())
     return ir.DenseElementsAttr.get_splat(t, attr.get_splat_value())
 
 
@@ -154,7 +154,7 @@ def erase_dead(module: ir.Operation) -> None:
 
 def _dispatch(rules: Sequence[Rule]) -> Callable:
     def rewrite(op: ir.OpView, rewriter) -> bool | None:
-        with rewriter.ip:
+        with rewriter.ip, op.location:  # what rules build is located at the op they replace
             for rule in rules:
                 try:
                     values = rule(op)

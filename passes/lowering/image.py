@@ -21,7 +21,7 @@ from collections.abc import Callable
 
 import numpy as np
 from mlir import ir
-from mlir.dialects import arith, math, tensor
+from mlir.dialects import arith, linalg, math, tensor
 
 from dlc.dialects import image
 from dlc.dialects.ops import is_float, is_unsigned
@@ -43,8 +43,8 @@ def constant_vector(values: np.ndarray, element: ir.Type) -> ir.Value:
     t = ir.RankedTensorType.get([len(values)], element)
     dtype = np.float32 if element == ir.F32Type.get() else np.float64 if is_float(element) \
         else np.int64
-    return arith.ConstantOp(t, ir.DenseElementsAttr.get(np.asarray(values, dtype), type=t)
-                            ).result
+    array = np.ascontiguousarray(values, dtype)
+    return arith.ConstantOp(t, ir.DenseElementsAttr.get(array, type=t)).result
 
 
 def to_compute(value: ir.Value, source: ir.Type, compute: ir.Type) -> ir.Value:
@@ -84,6 +84,10 @@ def from_compute(value: ir.Value, target: ir.Type, storage: ir.Type) -> ir.Value
     nan = arith.cmpf(arith.CmpFPredicate.UNO, value, value)
     clamped = arith.select(nan, scalar(compute, 0.0), clamped)
     return (arith.fptoui if is_unsigned(target) else arith.fptosi)(storage, clamped)
+
+
+def linalg_index(dim: int) -> ir.Value:
+    return linalg.IndexOp(dim).result
 
 
 def compute_type(*elements: ir.Type) -> ir.Type:
@@ -142,12 +146,6 @@ def lower_resample(op: ir.OpView, rewriter) -> None:
         maps = [dims_map(rank, [axis])] * len(inputs) + [dims_map(rank, list(range(rank)))]
         value = generic(inputs, empty_like(result_type), maps, [PARALLEL] * rank, body)
         rewriter.replace_op(op, [value])
-
-
-def linalg_index(dim: int) -> ir.Value:
-    from mlir.dialects import linalg
-
-    return linalg.IndexOp(dim).result
 
 
 # ----------------------------------------------------------------------------- grid_sample

@@ -1,4 +1,4 @@
-"""Lowering of reduction dlc ops: reduce, argreduce, hardmax, cumsum.
+"""Lowering of reduction dlc ops: reduce, argreduce, hardmax, cumulative, det.
 
 - `dlc.reduce` is a `linalg.generic` whose reduced loops are `reduction` iterators,
   accumulating into a `linalg.fill` of the identity (0, 1, lowest, highest); the per-element
@@ -10,9 +10,13 @@
   (`linalg.index`); ties keep the first index (`>`) or the last (`>=`); a NaN wins, as in
   numpy's argmax.
 - `dlc.hardmax` is that argmax, then an elementwise generic comparing each index with it.
-- `dlc.cumsum` is a `linalg.generic` with one extra reduction loop k over the axis, adding
-  x[.., k, ..] where k <= i (k < i exclusive, k >= i reverse): quadratic in the axis size, but
-  one op with static shapes.
+- `dlc.cumulative` is a `linalg.generic` with one extra reduction loop k over the axis, adding
+  (or multiplying) x[.., k, ..] where k <= i (k < i exclusive, k >= i reverse), the identity
+  elsewhere: quadratic in the axis size, but one op with static shapes.
+- `dlc.det` is loops (`scf.for`) over the batch and the LU elimination with partial pivoting of
+  each matrix, on tensors (`tensor.extract`/`tensor.insert` on a `linalg.copy` of the operand,
+  updated in place once bufferized): the determinant is the product of the pivots, negated per row swap. A zero
+  pivot (a column of zeros) gives 0 without dividing by it. float16 eliminates in float32.
 
 Element types come from `source_types` (bool is i8 0/1, unsigned uiN is iN in storage).
 """
@@ -23,7 +27,7 @@ import math
 from collections.abc import Callable
 
 from mlir import ir
-from mlir.dialects import arith, linalg
+from mlir.dialects import arith, linalg, scf
 from mlir.dialects import math as mmath
 from mlir.dialects import tensor as mtensor
 
@@ -323,39 +327,126 @@ def lower_hardmax(op: ir.OpView, rewriter) -> None:
         rewriter.replace_op(op, [as_value(value)])
 
 
-# ----------------------------------------------------------------------------- cumsum
+# ----------------------------------------------------------------------------- cumulative
+
+# fn -> (identity, combine: Kind -> (acc, x) -> acc)
+CUMULATIVE: dict[str, tuple[float, Callable[[Kind], Callable]]] = {
+    "sum": (0, lambda k: k.add),
+    "prod": (1, lambda k: k.mul),
+}
 
 
-def lower_cumsum(op: ir.OpView, rewriter) -> None:
-    # dlc.cumsum(x) -> linalg.generic {loops i.., k: acc + (k <= i ? x[..k..] : 0)}
+def lower_cumulative(op: ir.OpView, rewriter) -> None:
+    # dlc.cumulative{fn}(x) -> linalg.generic {loops i.., k: fn(acc, k <= i ? x[..k..] : id)}
+    fn = ir.StringAttr(op.attributes["fn"]).value
     axis = ir.IntegerAttr(op.attributes["axis"]).value
     exclusive = bool(ir.IntegerAttr(op.attributes["exclusive"]).value)
     reverse = bool(ir.IntegerAttr(op.attributes["reverse"]).value)
     (x,) = op.operands
     result_type = op.results[0].type
     kind = Kind(source_types(op)[0][0], result_type.element_type)
+    identity, combine = CUMULATIVE[fn]
+    combine_fn = combine(kind)
     rank = x.type.rank
     predicate = {(False, False): "ule", (False, True): "ult", (True, False): "uge",
                  (True, True): "ugt"}[(reverse, exclusive)]
     maps = [dims_map(rank + 1, [rank if d == axis else d for d in range(rank)]),
             dims_map(rank + 1, list(range(rank)))]
     with rewriter.ip, op.location:
-        init = filled(_tensor_of(list(result_type.shape), kind.acc), 0)
+        init = filled(_tensor_of(list(result_type.shape), kind.acc), identity)
 
-        def masked_sum(v: ir.Value, acc: ir.Value) -> ir.Value:
+        def masked(v: ir.Value, acc: ir.Value) -> ir.Value:
             take = arith.cmpi(getattr(arith.CmpIPredicate, predicate),
                               _loop_index(rank), _loop_index(axis))
-            return kind.add(acc, arith.select(take, kind.widen(v), scalar(kind.acc, 0)))
+            return combine_fn(acc, arith.select(take, kind.widen(v), scalar(kind.acc, identity)))
 
-        value = as_value(generic([x], init, maps, [PARALLEL] * rank + [REDUCTION], masked_sum))
+        value = as_value(generic([x], init, maps, [PARALLEL] * rank + [REDUCTION], masked))
         if kind.acc != kind.storage:
             value = as_value(elementwise([value], result_type, kind.narrow))
         rewriter.replace_op(op, [value])
+
+
+# ----------------------------------------------------------------------------- det
+
+
+def _index(value: int) -> ir.Value:
+    return arith.ConstantOp(ir.IndexType.get(), value).result
+
+
+def _loop(lower: ir.Value, upper: ir.Value, carried: list[ir.Value],
+          body: Callable[..., list[ir.Value]]) -> list[ir.Value]:
+    """scf.for lower..upper carrying `carried`; body(i, *carried) returns their next values."""
+    loop = scf.ForOp(lower, upper, _index(1), carried)
+    with ir.InsertionPoint(loop.body):
+        scf.YieldOp(body(loop.induction_variable, *loop.inner_iter_args))
+    return list(loop.results)
+
+
+def lower_det(op: ir.OpView, rewriter) -> None:
+    # dlc.det(x [B, n, n]) -> scf.for b, k: LU elimination with partial pivoting of x[b] in
+    #                         place (tensor.extract/insert), det = sign * product of pivots
+    (x,) = op.operands
+    result_type = op.results[0].type
+    kind = Kind(source_types(op)[0][0], result_type.element_type)
+    batch, size = x.type.shape[0], x.type.shape[1]
+    acc = kind.acc
+    with rewriter.ip, op.location:
+        # a fresh tensor to eliminate in: the loops must never write into their operand
+        if acc != kind.storage:  # float16 eliminates in float32
+            work = as_value(elementwise([x], _tensor_of(list(x.type.shape), acc), kind.widen))
+        else:
+            work = linalg.copy(x, outs=[empty_like(x.type)])
+        zero, one, n = _index(0), _index(1), _index(size)
+
+        def eliminate(b: ir.Value, m: ir.Value, det: ir.Value, k: ir.Value) -> list[ir.Value]:
+            def at(t: ir.Value, i: ir.Value, j: ir.Value) -> ir.Value:
+                return mtensor.extract(t, [b, i, j])
+
+            def pick_pivot(i: ir.Value, best_row: ir.Value, best: ir.Value) -> list[ir.Value]:
+                size_here = mmath.absf(at(m, i, k))
+                better = arith.cmpf(arith.CmpFPredicate.OGT, size_here, best)
+                return [arith.select(better, i, best_row), arith.select(better, size_here, best)]
+
+            p, _ = _loop(k, n, [k, _float_attr(acc, -1.0)], pick_pivot)
+
+            def swap(j: ir.Value, t: ir.Value) -> list[ir.Value]:
+                row_k, row_p = at(t, k, j), at(t, p, j)
+                t = mtensor.insert(row_p, t, [b, k, j])
+                return [mtensor.insert(row_k, t, [b, p, j])]
+
+            (m,) = _loop(zero, n, [m], swap)
+            swapped = arith.cmpi(arith.CmpIPredicate.ne, p, k)
+            pivot = at(m, k, k)
+            det = arith.mulf(arith.select(swapped, arith.negf(det), det), pivot)
+            is_zero = arith.cmpf(arith.CmpFPredicate.OEQ, pivot, _float_attr(acc, 0.0))
+            safe = arith.select(is_zero, _float_attr(acc, 1.0), pivot)  # column all zero
+            below = arith.addi(k, one)
+
+            def row(i: ir.Value, t: ir.Value) -> list[ir.Value]:
+                factor = arith.divf(at(t, i, k), safe)
+
+                def column(j: ir.Value, u: ir.Value) -> list[ir.Value]:
+                    value = arith.subf(at(u, i, j), arith.mulf(factor, at(u, k, j)))
+                    return [mtensor.insert(value, u, [b, i, j])]
+
+                return _loop(below, n, [t], column)
+
+            (m,) = _loop(below, n, [m], row)
+            return [m, det]
+
+        def matrix(b: ir.Value, m: ir.Value, out: ir.Value) -> list[ir.Value]:
+            m, det = _loop(zero, n, [m, _float_attr(acc, 1.0)],
+                           lambda k, t, d: eliminate(b, t, d, k))
+            return [m, mtensor.insert(kind.narrow(det), out, [b])]
+
+        _, dets = _loop(zero, _index(batch), [work, empty_like(result_type)], matrix)
+        rewriter.replace_op(op, [dets])
 
 
 PATTERNS = {
     reduction.REDUCE: lower_reduce,
     reduction.ARGREDUCE: lower_argreduce,
     reduction.HARDMAX: lower_hardmax,
-    reduction.CUMSUM: lower_cumsum,
+    reduction.CUMULATIVE: lower_cumulative,
+    reduction.DET: lower_det,
 }

@@ -1,5 +1,6 @@
 """Reductions against onnx.reference: Reduce*, ArgMax/ArgMin, Softmax, LogSoftmax, Hardmax,
-CumSum (axes as attribute and as input, keepdims, noop_with_empty_axes, dtypes, opsets)."""
+CumSum, CumProd, Det (axes as attribute and as input, keepdims, noop_with_empty_axes, dtypes,
+opsets)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,9 @@ from onnx import helper
 import dlc
 from tests.conftest import make_model, node_model, random_array, run_both
 
+# LU elimination rounds differently from numpy's LAPACK
+DET_TOLERANCES = {np.dtype(np.float16): (1e-2, 1e-2), np.dtype(np.float32): (1e-4, 1e-5),
+                  np.dtype(np.float64): (1e-10, 1e-10)}
 F16_TOLERANCES = {np.dtype(np.float16): (3e-3, 3e-3), np.dtype(np.float32): (1e-5, 1e-5),
                   np.dtype(np.float64): (1e-12, 1e-12)}
 
@@ -217,3 +221,79 @@ def test_cumsum(axis, exclusive, reverse):
 def test_cumsum_dtypes(dtype):
     x = random_array([2, 3, 5], dtype, seed=13, low=0, high=9)
     run_both(cumsum_model(x, 2), [x], tolerances=F16_TOLERANCES)
+
+
+# ----------------------------------------------------------------------------- CumProd
+
+
+def cumprod_model(x: np.ndarray, axis: int, **attrs):
+    node = helper.make_node("CumProd", ["x", "axis"], ["y"], **attrs)
+    return make_model([node], {"x": (x.dtype, list(x.shape))}, ["y"],
+                      {"axis": np.array(axis, np.int64)}, opset=26)
+
+
+@pytest.mark.parametrize("reverse", [0, 1])
+@pytest.mark.parametrize("exclusive", [0, 1])
+@pytest.mark.parametrize("axis", [1, -3])
+def test_cumprod(axis, exclusive, reverse):
+    x = random_array([3, 4, 2], np.float32, seed=14)
+    run_both(cumprod_model(x, axis, exclusive=exclusive, reverse=reverse), [x])
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64, np.float64, np.float16, np.uint8],
+                         ids=lambda d: np.dtype(d).name)
+def test_cumprod_dtypes(dtype):
+    x = random_array([2, 5], dtype, seed=15, low=1, high=4)
+    run_both(cumprod_model(x, 1, exclusive=1), [x], tolerances=F16_TOLERANCES)
+
+
+def test_cumprod_axis_as_graph_input():
+    # an axis given as a graph input is compiled in as a constant by dlc.backend
+    import dlc.backend
+
+    x = random_array([3, 4], np.float32, seed=16)
+    node = helper.make_node("CumProd", ["x", "axis"], ["y"])
+    model = make_model([node], {"x": (np.float32, [3, 4]), "axis": (np.int32, [])}, ["y"],
+                       opset=26)
+    (y,) = dlc.backend.run_model(model, [x, np.array(0, np.int32)])
+    np.testing.assert_allclose(y, np.cumprod(x, axis=0), rtol=1e-6)
+
+
+# ----------------------------------------------------------------------------- Det
+
+
+@pytest.mark.parametrize("shape", [[1, 1], [2, 2], [4, 4], [5, 5], [2, 3, 3], [2, 1, 3, 3]],
+                         ids=str)
+def test_det(shape):
+    x = random_array(shape, np.float32, seed=17)
+    run_both(node_model("Det", [x], opset=22), [x], tolerances=DET_TOLERANCES)
+
+
+def test_det_float64():
+    x = random_array([3, 3, 3], np.float64, seed=18)
+    run_both(node_model("Det", [x], opset=11), [x], tolerances=DET_TOLERANCES)
+
+
+def test_det_float16():
+    # (onnx.reference's numpy det has no float16: compare with float32's, float16 rounding)
+    x = random_array([3, 3, 3], np.float16, seed=18)
+    (y,) = dlc.compile(node_model("Det", [x], opset=22))(x)
+    assert y.dtype == np.float16 and y.shape == (3,)
+    np.testing.assert_allclose(y, np.linalg.det(x.astype(np.float32)), rtol=1e-2, atol=1e-2)
+
+
+def test_det_needs_pivoting_and_singular():
+    # a zero leading pivot (row swaps), a singular matrix, a zero column, a permutation
+    x = np.array([[[0, 2, 1], [1, 1, 0], [3, 0, 1]],
+                  [[1, 2, 3], [2, 4, 6], [1, 0, 1]],
+                  [[0, 1, 2], [0, 3, 4], [0, 5, 6]],
+                  [[0, 0, 1], [1, 0, 0], [0, 1, 0]]], np.float32)
+    (y,) = run_both(node_model("Det", [x], opset=22), [x], tolerances=DET_TOLERANCES)
+    np.testing.assert_allclose(y, [-5, 0, 0, 1], atol=1e-5)
+
+
+def test_det_rejects_non_square():
+    with pytest.raises(dlc.FrontendError, match=r"must be square matrices"):
+        node = helper.make_node("Det", ["x"], ["y"])
+        dlc.compile(make_model([node], {"x": (np.float32, [2, 3, 4])}, {"y": (np.float32, [2])},
+                               opset=22, check=False))

@@ -178,8 +178,8 @@ func.func @test_hardmax(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
 
 // -----
 
-// dlc.cumsum: an extra reduction loop k over the axis; x[.., k] is added where k < i
-// (exclusive) or k <= i, k >= i (reverse), k > i (reverse exclusive).
+// dlc.cumulative{sum}: an extra reduction loop k over the axis; x[.., k] is added where k < i
+// (exclusive) or k <= i, k >= i (reverse), k > i (reverse exclusive), 0 elsewhere.
 
 // CHECK-DAG:   #[[IN:map[0-9]*]] = affine_map<(d0, d1, d2) -> (d0, d2)>
 // CHECK-DAG:   #[[OUT:map[0-9]*]] = affine_map<(d0, d1, d2) -> (d0, d1)>
@@ -191,13 +191,85 @@ func.func @test_hardmax(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
 // CHECK-NEXT:      %[[V:.*]] = arith.select %[[TAKE]], %{{.*}}, %{{.*}} : i32
 // CHECK-NEXT:      arith.addi %{{.*}}, %[[V]] : i32
 func.func @test_cumsum_exclusive(%x: tensor<2x3xi32>) -> tensor<2x3xi32> {
-  %0 = "dlc.cumsum"(%x) {axis = 1, exclusive = 1, reverse = 0} : (tensor<2x3xi32>) -> tensor<2x3xi32>
+  %0 = "dlc.cumulative"(%x) {fn = "sum", axis = 1, exclusive = 1, reverse = 0} : (tensor<2x3xi32>) -> tensor<2x3xi32>
   return %0 : tensor<2x3xi32>
 }
 
 // CHECK-LABEL: func.func @test_cumsum_reverse
 // CHECK:           arith.cmpi uge
 func.func @test_cumsum_reverse(%x: tensor<4xf32>) -> tensor<4xf32> {
-  %0 = "dlc.cumsum"(%x) {axis = 0, exclusive = 0, reverse = 1} : (tensor<4xf32>) -> tensor<4xf32>
+  %0 = "dlc.cumulative"(%x) {fn = "sum", axis = 0, exclusive = 0, reverse = 1} : (tensor<4xf32>) -> tensor<4xf32>
   return %0 : tensor<4xf32>
+}
+
+// -----
+
+// dlc.cumulative{prod}: the same loops into a one-filled init, multiplying x[.., k] or 1.
+
+// CHECK-LABEL: func.func @test_cumprod
+// CHECK-SAME:    (%[[X:.*]]: tensor<3x4xf32>)
+// CHECK:         %[[ONE:.*]] = arith.constant 1.000000e+00 : f32
+// CHECK:         %[[INIT:.*]] = linalg.fill ins(%[[ONE]] : f32) outs(%{{.*}} : tensor<3x4xf32>)
+// CHECK:         linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]
+// CHECK-SAME:      ins(%[[X]] : tensor<3x4xf32>) outs(%[[INIT]] : tensor<3x4xf32>)
+// CHECK-NEXT:    ^bb0(%[[IN:[^:]+]]: f32, %[[ACC:[^:]+]]: f32):
+// CHECK:           %[[TAKE:.*]] = arith.cmpi ugt
+// CHECK-NEXT:      %[[V:.*]] = arith.select %[[TAKE]], %[[IN]], %[[ONE]] : f32
+// CHECK-NEXT:      %[[R:.*]] = arith.mulf %[[ACC]], %[[V]] : f32
+// CHECK-NEXT:      linalg.yield %[[R]] : f32
+func.func @test_cumprod(%x: tensor<3x4xf32>) -> tensor<3x4xf32> {
+  %0 = "dlc.cumulative"(%x) {fn = "prod", axis = 0, exclusive = 1, reverse = 1} : (tensor<3x4xf32>) -> tensor<3x4xf32>
+  return %0 : tensor<3x4xf32>
+}
+
+// CHECK-LABEL: func.func @test_cumprod_f16
+// CHECK:         linalg.generic
+// CHECK:           arith.extf %{{.*}} : f16 to f32
+// CHECK:           arith.mulf %{{.*}}, %{{.*}} : f32
+// CHECK:         linalg.generic
+// CHECK:           arith.truncf %{{.*}} : f32 to f16
+func.func @test_cumprod_f16(%x: tensor<5xf16>) -> tensor<5xf16> {
+  %0 = "dlc.cumulative"(%x) {fn = "prod", axis = 0, exclusive = 0, reverse = 0} : (tensor<5xf16>) -> tensor<5xf16>
+  return %0 : tensor<5xf16>
+}
+
+// -----
+
+// dlc.det: scf.for over the batch, then over the pivot column k: find the pivot row (largest
+// |x[b, i, k]|), swap it into row k, multiply the pivot into the determinant (negated on a
+// swap) and eliminate the rows below, all with tensor.extract/insert into a copy of x.
+
+// CHECK-LABEL: func.func @test_det
+// CHECK-SAME:    (%[[X:.*]]: tensor<2x3x3xf32>) -> tensor<2xf32>
+// CHECK:         %[[COPY:.*]] = linalg.copy {{.*}}ins(%[[X]] : tensor<2x3x3xf32>)
+// CHECK:         %[[OUT:.*]] = tensor.empty() : tensor<2xf32>
+// CHECK:         %[[R:.*]]:2 = scf.for %[[B:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%{{.*}} = %[[COPY]], %{{.*}} = %[[OUT]])
+// CHECK:           scf.for %[[K:.*]] = {{.*}} -> (tensor<2x3x3xf32>, f32)
+// CHECK:             scf.for {{.*}} -> (index, f32)
+// CHECK:               math.absf
+// CHECK:               arith.cmpf ogt
+// CHECK:             scf.for {{.*}} -> (tensor<2x3x3xf32>)
+// CHECK-COUNT-2:       tensor.insert
+// CHECK:             arith.negf
+// CHECK:             arith.mulf
+// CHECK:             scf.for {{.*}} -> (tensor<2x3x3xf32>)
+// CHECK:               arith.divf
+// CHECK:               scf.for {{.*}} -> (tensor<2x3x3xf32>)
+// CHECK:                 arith.subf
+// CHECK:                 tensor.insert
+// CHECK:           tensor.insert %{{.*}} into %{{.*}}[%[[B]]] : tensor<2xf32>
+// CHECK:         return %[[R]]#1 : tensor<2xf32>
+func.func @test_det(%x: tensor<2x3x3xf32>) -> tensor<2xf32> {
+  %0 = "dlc.det"(%x) : (tensor<2x3x3xf32>) -> tensor<2xf32>
+  return %0 : tensor<2xf32>
+}
+
+// CHECK-LABEL: func.func @test_det_f16
+// CHECK:         linalg.generic
+// CHECK:           arith.extf %{{.*}} : f16 to f32
+// CHECK:         scf.for
+// CHECK:         arith.truncf %{{.*}} : f32 to f16
+func.func @test_det_f16(%x: tensor<1x2x2xf16>) -> tensor<1xf16> {
+  %0 = "dlc.det"(%x) : (tensor<1x2x2xf16>) -> tensor<1xf16>
+  return %0 : tensor<1xf16>
 }

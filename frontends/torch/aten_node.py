@@ -1,0 +1,227 @@
+"""What the ATen op converters share: errors, dtypes, source locations and `AtenNode`.
+
+A converter is a function `(n: AtenNode, *args, **kwargs) -> value` registered in the `ATEN`
+table of `aten_ops.py` or `aten_nn.py`. It receives the FX node's arguments with every FX node
+replaced by the dlc value it became (an `ir.Value`, or a tuple for a multi-result op) and every
+other argument as given (ints, floats, lists, dtypes); keyword defaults are the ATen schema's.
+It builds dlc ops with `n.build(...)` and reports problems with `n.error(...)`, which names the
+node and the line of the user's code it came from. `n.out` is the node's example output
+(a FakeTensor, or a tuple of them): shapes and dtypes there are the ground truth a converter
+may read instead of recomputing them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from mlir import ir
+
+from dlc.dialects import ShapeError, build, ops
+from dlc.dialects.binary import CAST
+from dlc.frontends.onnx_node import FrontendError, UnsupportedOpsError, dense
+
+# torch dtype -> (numpy dtype, MLIR element type)
+DTYPES: dict[torch.dtype, tuple[type, Callable[[], ir.Type]]] = {
+    torch.float32: (np.float32, ir.F32Type.get),
+    torch.float64: (np.float64, ir.F64Type.get),
+    torch.float16: (np.float16, ir.F16Type.get),
+    torch.int8: (np.int8, lambda: ir.IntegerType.get_signless(8)),
+    torch.int16: (np.int16, lambda: ir.IntegerType.get_signless(16)),
+    torch.int32: (np.int32, lambda: ir.IntegerType.get_signless(32)),
+    torch.int64: (np.int64, lambda: ir.IntegerType.get_signless(64)),
+    torch.uint8: (np.uint8, lambda: ir.IntegerType.get_unsigned(8)),
+    torch.bool: (np.bool_, lambda: ir.IntegerType.get_signless(1)),
+}
+
+
+def check_dtype(dtype: torch.dtype, what: str) -> None:
+    if dtype not in DTYPES:
+        supported = ", ".join(str(d).removeprefix("torch.") for d in DTYPES)
+        raise FrontendError(f"{what} has dtype {dtype}, which dlc does not support yet "
+                            f"(supported: {supported})")
+
+
+def element_type(dtype: torch.dtype, what: str = "a tensor") -> ir.Type:
+    check_dtype(dtype, what)
+    return DTYPES[dtype][1]()
+
+
+def torch_dtype(element: ir.Type) -> torch.dtype:
+    for dtype, (_, make) in DTYPES.items():
+        if make() == element:
+            return dtype
+    raise FrontendError(f"element type {element} has no torch dtype")
+
+
+def value_dtype(value: ir.Value) -> torch.dtype:
+    return torch_dtype(value.type.element_type)
+
+
+def tensor_type(value: torch.Tensor, what: str) -> ir.RankedTensorType:
+    shape = list(value.shape)
+    if not all(isinstance(d, int) for d in shape):
+        raise FrontendError(f"{what} has a symbolic shape {shape}; dlc compiles static shapes "
+                            "(torch.compile(..., dynamic=False), or export without dynamic_shapes)")
+    return ir.RankedTensorType.get(shape, element_type(value.dtype, what))
+
+
+def to_numpy(value: torch.Tensor, what: str) -> np.ndarray:
+    check_dtype(value.dtype, what)
+    return value.detach().cpu().contiguous().numpy()
+
+
+# ----------------------------------------------------------------------------- source lines
+
+_FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<fn>\S+)\n(?P<code>.*)')
+
+
+@dataclass(frozen=True)
+class SourceLine:
+    """The line of the user's code an FX node comes from."""
+
+    file: str
+    line: int
+    function: str
+    code: str
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line} in {self.function}: `{self.code}`"
+
+
+@cache
+def _library_roots() -> tuple[str, ...]:
+    import dlc
+
+    return (str(Path(torch.__file__).parent), str(Path(dlc.__file__).parent))
+
+
+def user_source_line(stack_trace: str | None) -> SourceLine | None:
+    """The innermost frame of `stack_trace` outside torch and dlc (the user's line)."""
+    if not stack_trace:
+        return None
+    frames = [SourceLine(m["file"], int(m["line"]), m["fn"], m["code"].strip())
+              for m in _FRAME.finditer(stack_trace)]
+    users = [f for f in frames if not f.file.startswith(_library_roots())]
+    return (users or frames or [None])[-1]
+
+
+def node_location(node: torch.fx.Node) -> ir.Location:
+    """loc("node name"("file":line:0)), or loc("node name") without a stack trace."""
+    source = user_source_line(node.meta.get("stack_trace"))
+    if source is None:
+        return ir.Location.name(node.name)
+    return ir.Location.name(node.name, childLoc=ir.Location.file(source.file, source.line, 0))
+
+
+def describe(node: torch.fx.Node) -> str:
+    source = user_source_line(node.meta.get("stack_trace"))
+    return f"node '{node.name}'" + (f" at {source}" if source else "")
+
+
+# ----------------------------------------------------------------------------- errors
+
+
+class UnsupportedAtenOpsError(UnsupportedOpsError):
+    """The graph uses ATen ops dlc has no converter for; each is listed with its user lines."""
+
+    def __init__(self, unsupported: dict[str, list[str]], supported: Sequence[str]):
+        self.unsupported = dict(unsupported)
+        listed = "; ".join(f"{op} ({', '.join(places[:5])}"
+                           f"{f' and {len(places) - 5} more' if len(places) > 5 else ''})"
+                           for op, places in self.unsupported.items())
+        FrontendError.__init__(
+            self,
+            f"unsupported ATen op{'s' if len(self.unsupported) > 1 else ''}: {listed}. "
+            f"Supported ATen ops: {', '.join(supported)}",
+        )
+
+
+# ----------------------------------------------------------------------------- AtenNode
+
+
+@dataclass
+class AtenNode:
+    """What a converter sees of one FX node: its example output, location and builders."""
+
+    node: torch.fx.Node
+    location: ir.Location
+
+    @property
+    def out(self) -> Any:
+        return self.node.meta.get("val")
+
+    @property
+    def out_shape(self) -> list[int]:
+        return list(self.out.shape)
+
+    @property
+    def out_dtype(self) -> torch.dtype:
+        return self.out.dtype
+
+    def error(self, message: str) -> FrontendError:
+        return FrontendError(f"{describe(self.node)} ({self.node.target}): {message}")
+
+    def build(self, op: ops.OpDef, operands: Sequence[ir.Value], attrs: dict | None = None):
+        try:
+            return build(op, operands, attrs, loc=self.location)
+        except ShapeError as error:
+            raise self.error(str(error)) from None
+
+    def constant(self, value: Any, dtype: torch.dtype) -> ir.Value:
+        """A constant (a rank-0 tensor for a Python scalar) of `dtype`."""
+        check_dtype(dtype, f"a constant of {describe(self.node)}")
+        array = np.asarray(value, dtype=DTYPES[dtype][0])
+        return self.build(ops.CONSTANT, [], {"value": dense(array)})
+
+    def cast(self, value: ir.Value, dtype: torch.dtype) -> ir.Value:
+        element = element_type(dtype, describe(self.node))
+        if value.type.element_type == element:
+            return value
+        return self.build(CAST, [value], {"to": element})
+
+    def tensor(self, value: ir.Value | float | int | bool, dtype: torch.dtype) -> ir.Value:
+        """`value` as a tensor of `dtype`: a scalar becomes a constant, a tensor is cast."""
+        if isinstance(value, ir.Value):
+            return self.cast(value, dtype)
+        return self.constant(value, dtype)
+
+    def reshape(self, value: ir.Value, shape: Sequence[int]) -> ir.Value:
+        if list(value.type.shape) == list(shape):
+            return value
+        return self.build(ops.RESHAPE, [value], {"shape": list(shape)})
+
+
+Converter = Callable[..., Any]
+
+
+def dtype_of(value: ir.Value | float | int | bool) -> torch.dtype | float | int | bool:
+    """A stand-in for `value` in torch.result_type: a tensor sample, or the scalar itself."""
+    if not isinstance(value, ir.Value):
+        return value
+    return torch.empty([1] * value.type.rank, dtype=torch_dtype(value.type.element_type))
+
+
+def promoted(a: ir.Value | float, b: ir.Value | float) -> torch.dtype:
+    """torch's result dtype of an op on `a` and `b` (tensors or Python scalars)."""
+    return torch.result_type(dtype_of(a), dtype_of(b))
+
+
+def axis(n: AtenNode, dim: int, rank: int) -> int:
+    if not -max(rank, 1) <= dim < max(rank, 1):
+        raise n.error(f"dim {dim} is out of range for a rank-{rank} tensor")
+    return dim % max(rank, 1)
+
+
+def axes(n: AtenNode, dims: Sequence[int] | int | None, rank: int) -> list[int]:
+    """Normalized, sorted axes; None or [] means every axis (as ATen's reductions)."""
+    if dims is None or (not isinstance(dims, int) and len(dims) == 0):
+        return list(range(rank))
+    dims = [dims] if isinstance(dims, int) else list(dims)
+    return sorted({axis(n, d, rank) for d in dims})

@@ -1,0 +1,244 @@
+"""PyTorch → dlc dialect importer: a graph of core ATen ops becomes `func.func @main`.
+
+Contract: `import_torch(module, example_inputs, context)` exports an `nn.Module` with
+`torch.export.export(module, example_inputs).run_decompositions()` (the core ATen opset) and
+imports the result; `import_graph` imports any FX graph of ATen ops whose nodes carry example
+values (`node.meta["val"]`), which is what AOTAutograd hands the torch.compile backend. The
+function's arguments are the graph's tensor inputs (parameters and buffers of an exported
+program become `dlc.constant`s instead), its results the graph's outputs, and each node
+becomes the dlc ops of its converter (the `ATEN` tables of `aten_ops.py` and `aten_nn.py`),
+located at `loc("<node name>"("<user file>":<line>:0))`, the line of the user's code that
+produced it. Import is 1:1 and does no optimization. Every problem is a `FrontendError`
+naming the node and its source line; unsupported ops are all listed in one
+`UnsupportedAtenOpsError`. Static shapes only.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Mapping, Sequence
+from functools import cache
+from typing import Any
+
+import numpy as np
+import torch
+from mlir import ir
+from mlir.dialects import func
+from torch.export import ExportedProgram
+from torch.export.graph_signature import InputKind, OutputKind
+
+from dlc.dialects import build, ops
+from dlc.frontends.onnx_node import FrontendError, dense
+from dlc.frontends.onnx_importer import ImportedModel
+from dlc.frontends.torch import aten_nn, aten_ops
+from dlc.frontends.torch.aten_node import (
+    AtenNode,
+    Converter,
+    UnsupportedAtenOpsError,
+    describe,
+    node_location,
+    tensor_type,
+    to_numpy,
+)
+
+# nodes that compute nothing the compiled function needs (runtime checks of shapes/values)
+IGNORED = {
+    "aten._assert_tensor_metadata.default",
+    "aten._assert_scalar.default",
+    "aten.sym_constrain_range_for_size.default",
+    "aten._assert_async.msg",
+}
+
+
+@cache
+def converters() -> dict[str, Converter]:
+    clash = set(aten_ops.ATEN) & set(aten_nn.ATEN)
+    if clash:
+        raise RuntimeError(f"ATen ops {sorted(clash)} converted by two tables")
+    return {**aten_ops.ATEN, **aten_nn.ATEN}
+
+
+def supported_aten_ops() -> list[str]:
+    """The ATen overloads dlc converts, e.g. 'aten.add.Tensor'."""
+    return sorted(converters())
+
+
+# ----------------------------------------------------------------------------- torch.export
+
+
+def export_module(module: torch.nn.Module, example_inputs: Sequence) -> ExportedProgram:
+    """`module` exported on `example_inputs` and decomposed to the core ATen opset."""
+    if not isinstance(example_inputs, tuple | list):
+        raise FrontendError("example_inputs must be a tuple of example arguments, e.g. (x,)")
+    try:
+        exported = torch.export.export(module, tuple(example_inputs))
+        return exported.run_decompositions()
+    except Exception as error:  # torch raises many kinds; say which step failed
+        message = str(error).strip().splitlines()[0] if str(error).strip() else repr(error)
+        raise FrontendError(f"torch.export could not export {type(module).__name__}: "
+                            f"{type(error).__name__}: {message}") from error
+
+
+def import_torch(model: Any, example_inputs: Sequence | None, context: ir.Context
+                 ) -> ImportedModel:
+    """Import an `nn.Module` (exported on `example_inputs`) or an `ExportedProgram`."""
+    if isinstance(model, ExportedProgram):
+        return import_exported(model.run_decompositions(), context)
+    if not isinstance(model, torch.nn.Module):
+        raise FrontendError(f"example_inputs is given, so a torch.nn.Module or an "
+                            f"ExportedProgram is expected, got {type(model).__name__}")
+    if example_inputs is None:
+        raise FrontendError("compiling a torch.nn.Module needs example_inputs=(x, ...): "
+                            "torch.export traces the module on them")
+    if model.training:
+        raise FrontendError(f"{type(model).__name__} is in training mode; dlc compiles "
+                            "inference graphs: call model.eval() first")
+    return import_exported(export_module(model, example_inputs), context)
+
+
+def import_exported(exported: ExportedProgram, context: ir.Context) -> ImportedModel:
+    """Import an exported program whose graph holds core ATen ops."""
+    signature = exported.graph_signature
+    constants: dict[str, torch.Tensor] = {}
+    for spec in signature.input_specs:
+        if spec.kind == InputKind.USER_INPUT:
+            continue
+        if spec.kind not in (InputKind.PARAMETER, InputKind.BUFFER, InputKind.CONSTANT_TENSOR):
+            raise FrontendError(f"input '{spec.arg.name}' ({spec.kind.name}) is not supported")
+        state = exported.state_dict if spec.target in exported.state_dict else \
+            exported.constants
+        constants[spec.arg.name] = state[spec.target]
+    for spec in signature.output_specs:
+        if spec.kind != OutputKind.USER_OUTPUT:
+            raise FrontendError(f"the model updates '{spec.target}' ({spec.kind.name}); dlc "
+                                "compiles inference graphs: call model.eval() before export")
+    return import_graph(exported.graph_module.graph, context, constants)
+
+
+# ----------------------------------------------------------------------------- FX graphs
+
+
+def check_supported(graph: torch.fx.Graph) -> None:
+    unsupported: dict[str, list[str]] = {}
+    table = converters()
+    for node in graph.nodes:
+        if node.op not in ("call_function", "call_method", "call_module"):
+            continue
+        target = str(node.target)
+        if node.target is operator.getitem or target in IGNORED or target in table:
+            continue
+        unsupported.setdefault(target, []).append(describe(node))
+    if unsupported:
+        raise UnsupportedAtenOpsError(unsupported, supported_aten_ops())
+
+
+def import_graph(graph: torch.fx.Graph, context: ir.Context,
+                 constants: Mapping[str, torch.Tensor] | None = None,
+                 attributes: torch.nn.Module | None = None) -> ImportedModel:
+    """Import an FX graph of ATen ops. Placeholders named in `constants` become constants;
+    `get_attr` nodes read their tensors from `attributes` (the GraphModule)."""
+    check_supported(graph)
+    constants = dict(constants or {})
+    placeholders = [n for n in graph.nodes if n.op == "placeholder"]
+    inputs = [n for n in placeholders if n.name not in constants]
+    with context, ir.Location.name("main"):
+        module = ir.Module.create()
+        arg_types = [_input_type(n) for n in inputs]
+        function = func.FuncOp("main", (arg_types, []), ip=ir.InsertionPoint(module.body))
+        block = function.add_entry_block()
+        values: dict[torch.fx.Node, Any] = dict(zip(inputs, block.arguments))
+        with ir.InsertionPoint(block):
+            for node in placeholders:
+                if node.name in constants:
+                    values[node] = _constant(constants[node.name], node)
+            results = _import_nodes(graph, values, attributes)
+            func.ReturnOp(results)
+        function.attributes["function_type"] = ir.TypeAttr.get(
+            ir.FunctionType.get(arg_types, [r.type for r in results]))
+    output = next(n for n in graph.nodes if n.op == "output")
+    names = [n.name if isinstance(n, torch.fx.Node) else f"output_{i}"
+             for i, n in enumerate(_flat(output.args[0]))]
+    return ImportedModel(module, [n.name for n in inputs], names, opset=0)
+
+
+def _input_type(node: torch.fx.Node) -> ir.Type:
+    value = node.meta.get("val")
+    if not isinstance(value, torch.Tensor):
+        raise FrontendError(f"graph input '{node.name}' is {type(value).__name__}, not a "
+                            "tensor; dlc compiles functions of tensors")
+    return tensor_type(value, f"graph input '{node.name}'")
+
+
+def _constant(tensor: torch.Tensor, node: torch.fx.Node) -> ir.Value:
+    array = to_numpy(tensor, f"constant '{node.name}'")
+    return build(ops.CONSTANT, [], {"value": dense(np.asarray(array))},
+                 loc=node_location(node))
+
+
+def _flat(value: Any) -> list:
+    if isinstance(value, tuple | list):
+        return [leaf for item in value for leaf in _flat(item)]
+    return [value]
+
+
+def _import_nodes(graph: torch.fx.Graph, values: dict[torch.fx.Node, Any],
+                  attributes: torch.nn.Module | None) -> list[ir.Value]:
+    for node in graph.nodes:
+        if node.op == "get_attr":
+            values[node] = _constant(_attribute(attributes, node), node)
+        elif node.op == "call_function" and node.target is operator.getitem:
+            values[node] = _getitem(node, values)
+        elif node.op == "call_function" and str(node.target) not in IGNORED:
+            values[node] = _convert(node, values)
+        elif node.op == "output":
+            return [_result(node, leaf, values) for leaf in _flat(node.args[0])]
+    raise FrontendError("the graph has no output node")
+
+
+def _attribute(attributes: torch.nn.Module | None, node: torch.fx.Node) -> torch.Tensor:
+    value = attributes
+    for part in str(node.target).split("."):
+        value = getattr(value, part, None)
+    if not isinstance(value, torch.Tensor):
+        raise FrontendError(f"{describe(node)}: attribute '{node.target}' is not a tensor")
+    return value
+
+
+def _getitem(node: torch.fx.Node, values: dict[torch.fx.Node, Any]) -> Any:
+    source, index = node.args
+    item = values[source][index]
+    if item is None:
+        raise FrontendError(f"{describe(node)}: output {index} of {source.target} (node "
+                            f"'{source.name}') is not supported: dlc computes only the outputs "
+                            "inference uses")
+    return item
+
+
+def _convert(node: torch.fx.Node, values: dict[torch.fx.Node, Any]) -> Any:
+    n = AtenNode(node, node_location(node))
+    args = torch.fx.node.map_arg(node.args, values.__getitem__)
+    kwargs = torch.fx.node.map_arg(node.kwargs, values.__getitem__)
+    with n.location:
+        result = converters()[str(node.target)](n, *args, **kwargs)
+    _check_result(n, result)
+    return result
+
+
+def _check_result(n: AtenNode, result: Any) -> None:
+    """The converter built what torch computes: same shapes and dtypes (a converter bug
+    otherwise, reported rather than compiled into wrong numbers)."""
+    expected, got = _flat(n.out), _flat(result)
+    for want, value in zip(expected, got):
+        if value is None or not isinstance(want, torch.Tensor):
+            continue
+        want_type = tensor_type(want, describe(n.node))
+        if value.type != want_type:
+            raise n.error(f"dlc built {value.type} where torch computes {want_type} "
+                          "(a bug in dlc's converter: please report it)")
+
+
+def _result(node: torch.fx.Node, leaf: Any, values: dict[torch.fx.Node, Any]) -> ir.Value:
+    if not isinstance(leaf, torch.fx.Node) or not isinstance(values.get(leaf), ir.Value):
+        raise FrontendError(f"graph output {leaf!r} is not a tensor; dlc compiles functions "
+                            "returning tensors")
+    return values[leaf]

@@ -1,0 +1,106 @@
+"""The elementwise schedule: all-parallel linalg.generic ops on static f32 tensors.
+
+Elementwise chains are already one generic each (linalg-fuse-elementwise-ops runs first), so
+one loop nest per chain. Recipe: an op whose operands all use identity maps is flattened to
+1-D (`flatten_elementwise`); the innermost dimension is tiled by the vector width V and every
+other dimension by 1, then vectorized (vector<Vxf32>). V is 64, 32 or 16 when it divides the
+innermost size, the whole innermost size when that is <= 64; otherwise the dimension is split
+into a part divisible by 16 and a remainder vectorized whole (no masks). Operands may be
+broadcast (maps selecting an ordered subset of the loops); transposing maps are left alone.
+With exp/tanh/erf turned into polynomials (dlc-polynomial-math) the body vectorizes whole.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from math import prod
+
+from mlir import ir
+
+from dlc.passes.codegen.script import Lines, split, tile
+
+WIDTHS = (64, 32, 16)
+
+
+@dataclass(frozen=True)
+class Elementwise:
+    shape: tuple[int, ...]
+    identity: bool  # every operand uses the identity map: flattened to 1-D first
+
+
+def _ordered_projection(affine_map: ir.AffineMap) -> bool:
+    """The map selects loop dims in increasing order (identity or broadcast, no transpose)."""
+    dims = []
+    for expr in affine_map.results:
+        if not isinstance(expr, ir.AffineDimExpr):
+            return False
+        dims.append(ir.AffineDimExpr(expr).position)
+    return dims == sorted(set(dims))
+
+
+def _is_identity(affine_map: ir.AffineMap) -> bool:
+    return affine_map == ir.AffineMap.get_identity(affine_map.n_dims)
+
+
+def _body_is_plain(op: ir.Operation) -> bool:
+    for inner in op.regions[0].blocks[0].operations:
+        if inner.operation.name == "linalg.index":
+            return False
+    return True
+
+
+def match(op: ir.Operation) -> Elementwise | None:
+    if op.name != "linalg.generic" or len(op.results) != 1:
+        return None
+    iterators = ir.ArrayAttr(op.attributes["iterator_types"])
+    if not all("parallel" in str(i) for i in iterators):
+        return None
+    types = [v.type for v in op.operands]
+    if not all(isinstance(t, ir.RankedTensorType) and t.has_static_shape for t in types):
+        return None
+    result = op.results[0].type
+    if str(result.element_type) != "f32" or result.rank == 0 or 0 in result.shape:
+        return None
+    maps = [ir.AffineMapAttr(m).value for m in ir.ArrayAttr(op.attributes["indexing_maps"])]
+    if not _is_identity(maps[-1]) or not all(_ordered_projection(m) for m in maps):
+        return None
+    if not _body_is_plain(op):
+        return None
+    return Elementwise(tuple(result.shape), all(_is_identity(m) for m in maps))
+
+
+def volume(problem: Elementwise) -> int:
+    return prod(problem.shape)
+
+
+def vector_width(size: int) -> int | None:
+    """The inner tile of a dimension of `size`, None if it must be split first."""
+    for width in WIDTHS:
+        if size % width == 0:
+            return width
+    return size if size <= WIDTHS[0] else None
+
+
+def _vectorize(handle: str, rank: int, width: int, prefix: str) -> list[str]:
+    ops, tiled, _ = tile(handle, [1] * (rank - 1) + [width], prefix)
+    return ops + [f"transform.structured.vectorize {tiled} : !transform.any_op"]
+
+
+def lines(handle: str, problem: Elementwise, prefix: str) -> Lines:
+    shape = problem.shape
+    ops: list[str] = []
+    if problem.identity and len(shape) > 1:
+        flat = f"%{prefix}_flat"
+        ops.append(f"{flat} = transform.structured.flatten_elementwise {handle} "
+                   ": (!transform.any_op) -> !transform.any_op")
+        handle, shape = flat, (prod(shape),)
+    rank, inner = len(shape), shape[-1]
+    width = vector_width(inner)
+    if width is not None:
+        return Lines(ops + _vectorize(handle, rank, width, f"{prefix}v"))
+    at = inner - inner % WIDTHS[-1]
+    more, low, high = split(handle, rank - 1, at, f"{prefix}s")
+    ops += more
+    ops += _vectorize(low, rank, vector_width(at) or WIDTHS[-1], f"{prefix}a")
+    ops += _vectorize(high, rank, inner - at, f"{prefix}b")
+    return Lines(ops)

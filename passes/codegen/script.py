@@ -1,0 +1,95 @@
+"""Transform-dialect text shared by the schedules: tiling, splitting, the script around them.
+
+A schedule is a list of transform ops as text (`Lines`), plus the handles of the loops whose
+loop-invariant subsets (the accumulators of a contraction) are hoisted once the vector
+contractions are lowered. `transform_script` wraps the schedules of all tagged ops of a module
+into one `@__transform_main`, followed by the common lowering (PERF.md, steps 2 and 3).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+ANY = "!transform.any_op"
+
+
+@dataclass
+class Lines:
+    ops: list[str] = field(default_factory=list)
+    hoist_loops: list[str] = field(default_factory=list)
+
+    def __iadd__(self, other: Lines) -> Lines:
+        self.ops += other.ops
+        self.hoist_loops += other.hoist_loops
+        return self
+
+
+def tile(handle: str, sizes: list[int], prefix: str,
+         interchange: list[int] | None = None) -> tuple[list[str], str, list[str]]:
+    """Ops tiling `handle` by `sizes` (0: not tiled): the tiled op's and the loops' handles."""
+    count = sum(1 for s in sizes if s)
+    loops = [f"%{prefix}_l{i}" for i in range(count)]
+    types = ", ".join([ANY] * (count + 1))
+    order = f" interchange = [{', '.join(map(str, interchange))}]" if interchange else ""
+    line = (f"%{prefix}_t, {', '.join(loops)} = transform.structured.tile_using_for {handle} "
+            f"tile_sizes [{', '.join(map(str, sizes))}]{order} : ({ANY}) -> ({types})")
+    return [line], f"%{prefix}_t", loops
+
+
+def split(handle: str, dim: int, at: int, prefix: str) -> tuple[list[str], str, str]:
+    """Ops splitting `handle` along loop `dim` at `at`: the low and high parts' handles."""
+    both, low, high = f"%{prefix}_s", f"%{prefix}_lo", f"%{prefix}_hi"
+    return [
+        f"{both} = transform.structured.split {handle} after {at} {{dimension = {dim}}} : {ANY}",
+        f"{low}, {high} = transform.split_handle {both} : ({ANY}) -> ({ANY}, {ANY})",
+    ], low, high
+
+
+def split_point(size: int, tile_size: int) -> int | None:
+    """Where to split a dimension so its first part is a multiple of `tile_size` (None: no)."""
+    if size <= tile_size or size % tile_size == 0:
+        return None
+    return size - size % tile_size
+
+
+# vector.contract -> outer products -> FMA right after vectorization: canonicalization would
+# otherwise turn the K=1 contraction into mulf+addf, which LLVM does not fuse (PERF.md)
+_LOWER = """
+    %f = transform.structured.match ops{["func.func"]} in %root : (ANY) -> ANY
+    transform.apply_patterns to %f {
+      transform.apply_patterns.vector.reduction_to_contract
+      transform.apply_patterns.vector.transfer_permutation_patterns
+    } : ANY
+    transform.apply_patterns to %f {
+      transform.apply_patterns.vector.lower_contraction lowering_strategy = "outerproduct"
+      transform.apply_patterns.vector.lower_outerproduct
+    } : ANY
+    transform.apply_patterns to %f {
+      transform.apply_patterns.vector.cast_away_vector_leading_one_dim
+    } : ANY
+    transform.apply_patterns to %f {
+      transform.apply_patterns.linalg.tiling_canonicalization
+      transform.apply_patterns.canonicalization
+    } : ANY
+    transform.apply_cse to %f : ANY""".replace("ANY", ANY)
+
+
+def transform_script(schedules: list[Lines], tag: str) -> str:
+    """One transform module: `%op<i>` is the op tagged `tag` = i, scheduled by schedules[i]."""
+    body: list[str] = []
+    hoists: list[str] = []
+    for index, lines in enumerate(schedules):
+        body.append(f"%op{index} = transform.structured.match attributes {{{tag} = {index} : i64}}"
+                    f" in %root : ({ANY}) -> {ANY}")
+        body += lines.ops
+        hoists += lines.hoist_loops
+    text = "\n    ".join(body) + _LOWER
+    for loop in hoists:
+        text += f"\n    transform.loop.hoist_loop_invariant_subsets {loop} : {ANY}"
+    text += f"\n    transform.apply_patterns to %f {{\n" \
+            f"      transform.apply_patterns.canonicalization\n    }} : {ANY}"
+    return (
+        "module attributes {transform.with_named_sequence} {\n"
+        f"  transform.named_sequence @__transform_main(%root: {ANY} {{transform.readonly}}) {{\n"
+        f"    {text}\n    transform.yield\n  }}\n}}\n"
+    )

@@ -1,0 +1,108 @@
+"""dlc-sink-transpose: move transposes below elementwise ops, where they meet and cancel.
+
+    f(transpose(x, p))                    -> transpose(f(x), p)          (f unary, relu, cast)
+    g(transpose(x, p), transpose(y, p))   -> transpose(g(x, y), p)       (g binary elementwise)
+    g(transpose(x, p), c)                 -> transpose(g(x, cᵀ), p)      (c a constant, cᵀ its
+                                                                          inverse transpose)
+
+An elementwise op commutes with any permutation of its operands' axes, so the transpose can be
+moved past it; sunk transposes then merge with the next one (and vanish when they are inverse,
+as dlc-simplify does it here too). A transpose moves only if this was its only use (nothing is
+computed twice) and, for binary ops, when no operand broadcasts the other to a larger shape.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from mlir import ir
+
+from dlc.dialects import build, op_def, ops
+from dlc.dialects.binary import BINARY, CAST, COMPARE
+from dlc.dialects.unary import UNARY
+from dlc.passes import simplify
+from dlc.passes.graph.match import (
+    RuleTable,
+    apply_rules,
+    attributes,
+    constant,
+    constant_array,
+    producer,
+    single_use,
+)
+from dlc.passes.registry import ModulePass, register
+
+UNARY_OPS = (UNARY, ops.RELU, CAST)
+BINARY_OPS = (ops.ADD, ops.SUB, ops.MUL, ops.DIV, BINARY, COMPARE)
+
+
+def _moving_transpose(value: ir.Value) -> ir.Operation | None:
+    inner = producer(value, ops.TRANSPOSE)
+    return inner if inner is not None and single_use(value) else None
+
+
+def _rebuild(op: ir.OpView, operands: list[ir.Value], perm: list[int]) -> list[ir.Value]:
+    definition = op_def(op)
+    inner = build(definition, operands, attributes(op) if definition.attributes else None,
+                  loc=op.location)
+    return [build(ops.TRANSPOSE, [inner], {"perm": perm}, loc=op.location)]
+
+
+def sink_through_unary(op: ir.OpView) -> list[ir.Value] | None:
+    # f(transpose(x, p)) -> transpose(f(x), p)
+    transpose = _moving_transpose(op.operands[0])
+    if transpose is None:
+        return None
+    return _rebuild(op, [transpose.operands[0]], attributes(transpose)["perm"])
+
+
+def _inverse_transposed(value: ir.Value, perm: list[int]) -> ir.Value | None:
+    """A constant operand transposed by the inverse of `perm` (built before the op)."""
+    c = constant_array(value)
+    if c is None or c.ndim not in (0, len(perm)):
+        return None
+    if c.ndim == 0:  # a scalar is its own transpose
+        return value
+    return constant(np.transpose(c, np.argsort(perm)), value.type.element_type,
+                    value.owner.location)
+
+
+def sink_through_binary(op: ir.OpView) -> list[ir.Value] | None:
+    # g(transpose(x, p), transpose(y, p)) -> transpose(g(x, y), p); g(transpose(x, p), c) too
+    lhs, rhs = op.operands
+    left, right = _moving_transpose(lhs), _moving_transpose(rhs)
+    result_shape = list(op.results[0].type.shape)
+    if left is not None and right is not None:
+        perm = attributes(left)["perm"]
+        same = attributes(right)["perm"] == perm and lhs.type.shape == rhs.type.shape
+        if not same or list(lhs.type.shape) != result_shape:
+            return None
+        return _rebuild(op, [left.operands[0], right.operands[0]], perm)
+    moving, index = (left, 0) if left is not None else (right, 1)
+    if moving is None or list(op.operands[index].type.shape) != result_shape:
+        return None
+    perm = attributes(moving)["perm"]
+    other = op.operands[1 - index]
+    if constant_array(other) is None or other.type.rank not in (0, len(perm)):
+        return None
+    c = _inverse_transposed(other, perm)
+    operands = [moving.operands[0], c] if index == 0 else [c, moving.operands[0]]
+    return _rebuild(op, operands, perm)
+
+
+SINKING: RuleTable = {
+    **{d: [sink_through_unary] for d in UNARY_OPS},
+    **{d: [sink_through_binary] for d in BINARY_OPS},
+}
+
+
+@register
+@dataclass(frozen=True)
+class SinkTranspose(ModulePass):
+    """Move transposes below elementwise ops so that they meet and cancel."""
+
+    name = "dlc-sink-transpose"
+
+    def run(self, module: ir.Operation) -> None:
+        apply_rules(module, {**SINKING, ops.TRANSPOSE: simplify.ALGEBRA[ops.TRANSPOSE]})

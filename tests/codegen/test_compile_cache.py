@@ -1,0 +1,103 @@
+"""The compile cache (runtime/cache.py): in memory, on disk, keys, and damaged entries."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from onnx import helper
+
+import dlc
+from dlc.runtime import cache
+
+from tests.conftest import make_model
+
+RNG = np.random.default_rng(0)
+
+
+@pytest.fixture
+def cache_dir(tmp_path: Path, monkeypatch) -> Path:
+    monkeypatch.setenv("DLC_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("DLC_CACHE_MIN_SECONDS", "0")
+    monkeypatch.delenv("DLC_CACHE", raising=False)
+    cache.forget_all()
+    yield tmp_path
+    cache.forget_all()
+
+
+def mlp(hidden: int = 64):
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["h"]), helper.make_node("Relu", ["h"], ["y"])]
+    weight = RNG.standard_normal((48, hidden)).astype(np.float32)
+    return make_model(nodes, {"x": (np.float32, [32, 48])}, ["y"], initializers={"w": weight})
+
+
+def entries(root: Path) -> list[Path]:
+    return [p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")]
+
+
+def test_same_model_in_one_process_is_the_same_compiled_model(cache_dir: Path) -> None:
+    model = mlp()
+    first = dlc.compile(model)
+    start = time.perf_counter()
+    assert dlc.compile(model) is first
+    assert time.perf_counter() - start < 1.0
+    assert dlc.compile(model, opt_level=1) is not first  # the opt level is part of the key
+
+
+def test_disk_entry_is_reloaded_with_identical_results(cache_dir: Path) -> None:
+    model = mlp()
+    compiled = dlc.compile(model)
+    (entry,) = entries(cache_dir)
+    assert (entry / "model.so").exists() and (entry / "entry.json").exists()
+    cache.forget_all()  # as in a new process
+    start = time.perf_counter()
+    reloaded = dlc.compile(model)
+    assert time.perf_counter() - start < 1.0
+    assert reloaded is not compiled and reloaded.signature == compiled.signature
+    x = RNG.standard_normal((32, 48)).astype(np.float32)
+    np.testing.assert_array_equal(reloaded(x)[0], compiled(x)[0])
+    assert "linalg.generic" in reloaded.ir("linalg") or "vector." in reloaded.ir("linalg")
+
+
+@pytest.mark.parametrize("damage", ["truncate", "garbage json", "wrong digest", "no library"])
+def test_damaged_entry_is_recompiled_never_a_crash(cache_dir: Path, damage: str) -> None:
+    model = mlp()
+    x = RNG.standard_normal((32, 48)).astype(np.float32)
+    expected = dlc.compile(model)(x)[0]
+    (entry,) = entries(cache_dir)
+    library, meta = entry / "model.so", entry / "entry.json"
+    if damage == "truncate":
+        library.write_bytes(library.read_bytes()[:1000])
+    elif damage == "garbage json":
+        meta.write_text("{not json")
+    elif damage == "wrong digest":
+        meta.write_text(json.dumps({**json.loads(meta.read_text()), "sha256": "0" * 64}))
+    else:
+        library.unlink()
+    cache.forget_all()
+    recompiled = dlc.compile(model)
+    assert type(recompiled._function).__name__ == "JitFunction"  # compiled again, not loaded
+    np.testing.assert_array_equal(recompiled(x)[0], expected)
+    cache.forget_all()
+    assert type(dlc.compile(model)._function).__name__ == "SharedObjectFunction"  # rewritten
+
+
+def test_cache_can_be_disabled(cache_dir: Path, monkeypatch) -> None:
+    monkeypatch.setenv("DLC_CACHE", "0")
+    model = mlp()
+    assert dlc.compile(model) is not dlc.compile(model)
+    assert not entries(cache_dir)
+
+
+def test_key_depends_on_model_options_and_constants() -> None:
+    base = cache.model_key(b"model", 2, None, None)
+    assert base == cache.model_key(b"model", 2, None, None)
+    assert base != cache.model_key(b"other", 2, None, None)
+    assert base != cache.model_key(b"model", 3, None, None)
+    assert base != cache.model_key(b"model", 2, {"x": [1, 2]}, None)
+    assert base != cache.model_key(b"model", 2, None, {"s": np.array([1, 2])})
+    assert (cache.model_key(b"model", 2, None, {"s": np.array([1, 2])})
+            != cache.model_key(b"model", 2, None, {"s": np.array([1, 3])}))

@@ -1,0 +1,213 @@
+"""The graph-level passes on whole models: same numbers before and after, and the IR changed.
+
+Each case is a small ONNX model that gives one pass (or one group of rules) something to do.
+It is compiled at -O0 (no graph pass) and at -O3 (all of them); both must match
+onnx.reference, and the -O3 dlc graph must show the rewrite (ops gone, ops fused). The
+FileCheck tests of each pass, with the cases where it must not fire, are in
+`lit_tests/passes/<pass>.mlir`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import onnx
+import pytest
+from onnx import helper
+
+import dlc
+from tests.conftest import MATMUL_TOLERANCES, make_mlp, make_model, random_array, run_both
+
+F32 = np.float32
+
+
+@dataclass
+class Case:
+    model: Callable[[], onnx.ModelProto]
+    inputs: Callable[[], list[np.ndarray]]
+    gone: tuple[str, ...] = ()  # dlc ops absent at -O3
+    present: tuple[str, ...] = ()  # dlc ops present at -O3
+
+
+def _const(name: str, value) -> onnx.NodeProto:
+    return helper.make_node("Constant", [], [name],
+                            value=onnx.numpy_helper.from_array(np.asarray(value), name))
+
+
+def nops_model() -> onnx.ModelProto:
+    nodes = [
+        _const("shape", np.array([2, 3], np.int64)),
+        _const("pads", np.zeros(4, np.int64)),
+        helper.make_node("Reshape", ["x", "shape"], ["a"]),
+        helper.make_node("Cast", ["a"], ["b"], to=onnx.TensorProto.FLOAT),
+        helper.make_node("Transpose", ["b"], ["c"], perm=[0, 1]),
+        helper.make_node("Pad", ["c", "pads"], ["d"]),
+        helper.make_node("Expand", ["d", "shape"], ["e"]),
+        helper.make_node("Relu", ["e"], ["y"]),
+    ]
+    return make_model(nodes, {"x": (F32, [2, 3])}, ["y"])
+
+
+def zero_size_model() -> onnx.ModelProto:
+    nodes = [
+        _const("starts", np.array([1], np.int64)),
+        _const("ends", np.array([1], np.int64)),
+        _const("axes", np.array([1], np.int64)),
+        helper.make_node("Slice", ["x", "starts", "ends", "axes"], ["empty"]),
+        helper.make_node("Concat", ["x", "empty"], ["c"], axis=1),
+        helper.make_node("Relu", ["c"], ["y"]),
+    ]
+    return make_model(nodes, {"x": (F32, [2, 3])}, ["y"])
+
+
+def folding_model() -> onnx.ModelProto:
+    # y = x * (1 / sqrt(var + eps)) reshaped per channel: all but the mul folds
+    nodes = [
+        _const("var", np.array([1.0, 4.0, 9.0], F32)),
+        _const("eps", np.array(1e-5, F32)),
+        _const("shape", np.array([3, 1], np.int64)),
+        helper.make_node("Add", ["var", "eps"], ["v"]),
+        helper.make_node("Sqrt", ["v"], ["s"]),
+        helper.make_node("Reciprocal", ["s"], ["r"]),
+        helper.make_node("Reshape", ["r", "shape"], ["k"]),
+        helper.make_node("Mul", ["x", "k"], ["y"]),
+    ]
+    return make_model(nodes, {"x": (F32, [3, 4])}, ["y"])
+
+
+def algebra_model() -> onnx.ModelProto:
+    nodes = [
+        _const("one", np.array(1.0, F32)),
+        _const("zero", np.zeros(4, F32)),
+        helper.make_node("Mul", ["x", "one"], ["a"]),
+        helper.make_node("Add", ["a", "zero"], ["b"]),
+        helper.make_node("Neg", ["b"], ["c"]),
+        helper.make_node("Neg", ["c"], ["d"]),
+        helper.make_node("Transpose", ["d"], ["dt"], perm=[1, 0]),
+        helper.make_node("Transpose", ["w"], ["wt"], perm=[1, 0]),
+        helper.make_node("MatMul", ["dt", "wt"], ["y"]),  # xᵀ·wᵀ -> (w·x)ᵀ
+    ]
+    return make_model(nodes, {"x": (F32, [3, 4]), "w": (F32, [5, 3])}, ["y"])
+
+
+def strength_model() -> onnx.ModelProto:
+    nodes = [
+        _const("two", np.array(2.0, F32)),
+        _const("half", np.array(0.5, F32)),
+        _const("four", np.array([4.0, 0.5, 8.0], F32)),
+        helper.make_node("Pow", ["x", "two"], ["a"]),
+        helper.make_node("Pow", ["a", "half"], ["b"]),
+        helper.make_node("Div", ["b", "four"], ["y"]),
+    ]
+    return make_model(nodes, {"x": (F32, [2, 3])}, ["y"])
+
+
+def sinking_model() -> onnx.ModelProto:
+    nodes = [
+        _const("bias", np.array([[1.0], [2.0], [3.0]], F32)),
+        helper.make_node("Transpose", ["x"], ["t"], perm=[1, 0]),
+        helper.make_node("Relu", ["t"], ["r"]),
+        helper.make_node("Add", ["r", "bias"], ["a"]),
+        helper.make_node("Transpose", ["a"], ["y"], perm=[1, 0]),
+    ]
+    return make_model(nodes, {"x": (F32, [4, 3])}, ["y"])
+
+
+def conv_bn_model() -> onnx.ModelProto:
+    rng = np.random.default_rng(1)
+    channels = 4
+    weights = {"w": rng.standard_normal((channels, 3, 3, 3)).astype(F32),
+               "cb": rng.standard_normal(channels).astype(F32),
+               "s": rng.standard_normal(channels).astype(F32),
+               "b": rng.standard_normal(channels).astype(F32),
+               "m": rng.standard_normal(channels).astype(F32),
+               "v": (rng.random(channels) + 0.5).astype(F32)}
+    nodes = [helper.make_node("Conv", ["x", "w", "cb"], ["c"], pads=[1, 1, 1, 1]),
+             helper.make_node("BatchNormalization", ["c", "s", "b", "m", "v"], ["n"]),
+             helper.make_node("Relu", ["n"], ["y"])]
+    return make_model(nodes, {"x": (F32, [1, 3, 6, 6])}, ["y"], weights)
+
+
+def gemm_bn_model() -> onnx.ModelProto:
+    rng = np.random.default_rng(2)
+    weights = {"w": rng.standard_normal((5, 4)).astype(F32),
+               "c": rng.standard_normal(4).astype(F32),
+               "s": rng.standard_normal(4).astype(F32),
+               "b": rng.standard_normal(4).astype(F32),
+               "m": rng.standard_normal(4).astype(F32),
+               "v": (rng.random(4) + 0.5).astype(F32)}
+    nodes = [helper.make_node("Gemm", ["x", "w", "c"], ["g"]),
+             helper.make_node("BatchNormalization", ["g", "s", "b", "m", "v"], ["y"])]
+    return make_model(nodes, {"x": (F32, [3, 5])}, ["y"], weights)
+
+
+CASES = {
+    "nops": Case(nops_model, lambda: [random_array([2, 3], F32)],
+                 gone=("dlc.reshape", "dlc.cast", "dlc.transpose", "dlc.pad", "dlc.broadcast")),
+    "zero-size": Case(zero_size_model, lambda: [random_array([2, 3], F32)],
+                      gone=("dlc.slice", "dlc.concat")),
+    "fold-constants": Case(folding_model, lambda: [random_array([3, 4], F32)],
+                           gone=("dlc.unary", "dlc.reshape", "dlc.add"), present=("dlc.mul",)),
+    "simplify": Case(algebra_model,
+                     lambda: [random_array([3, 4], F32), random_array([5, 3], F32, seed=1)],
+                     gone=("dlc.unary", "dlc.add", "dlc.mul"), present=("dlc.transpose",)),
+    "strength-reduce": Case(strength_model, lambda: [random_array([2, 3], F32)],
+                            gone=("dlc.binary", "dlc.div"), present=("dlc.mul",)),
+    "sink-transpose": Case(sinking_model, lambda: [random_array([4, 3], F32)],
+                           gone=("dlc.transpose",)),
+    "fuse-batchnorm-conv": Case(conv_bn_model, lambda: [random_array([1, 3, 6, 6], F32)],
+                                gone=("dlc.mul", "dlc.add", "dlc.sub", "dlc.unary"),
+                                present=("dlc.conv",)),
+    "fuse-batchnorm-gemm": Case(gemm_bn_model, lambda: [random_array([3, 5], F32)],
+                                gone=("dlc.mul", "dlc.add", "dlc.sub", "dlc.reshape"),
+                                present=("dlc.gemm",)),
+    "fuse-matmul-add": Case(lambda: make_mlp(batch=4, sizes=(32, 16, 8), seed=0),
+                            lambda: [random_array([4, 32], F32)],
+                            gone=("dlc.matmul", "dlc.add"), present=("dlc.gemm",)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_same_results_before_and_after(name: str) -> None:
+    case = CASES[name]
+    model, inputs = case.model(), case.inputs()
+    before = run_both(model, inputs, opt_level=0, tolerances=MATMUL_TOLERANCES)
+    compiled = dlc.compile(model, opt_level=3)
+    after = compiled(*inputs)
+    for a, b in zip(before, after):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
+    graph = compiled.ir("dlc")
+    for op in case.gone:
+        assert f'"{op}"' not in graph, f"{op} left at -O3:\n{graph}"
+    for op in case.present:
+        assert f'"{op}"' in graph, f"no {op} at -O3:\n{graph}"
+    assert len(graph.splitlines()) < len(dlc.compile(model, opt_level=0).ir("dlc").splitlines())
+
+
+def transformer_block() -> onnx.ModelProto:
+    """LayerNormalization, MatMul + bias, Gelu, MatMul, residual Add, Softmax (opset 20)."""
+    rng = np.random.default_rng(3)
+    weights = {"gamma": rng.standard_normal(16).astype(F32),
+               "beta": rng.standard_normal(16).astype(F32),
+               "w1": (rng.standard_normal((16, 32)) / 4).astype(F32),
+               "b1": rng.standard_normal(32).astype(F32),
+               "w2": (rng.standard_normal((32, 16)) / 4).astype(F32)}
+    nodes = [helper.make_node("LayerNormalization", ["x", "gamma", "beta"], ["ln"], axis=-1),
+             helper.make_node("MatMul", ["ln", "w1"], ["h"]),
+             helper.make_node("Add", ["h", "b1"], ["hb"]),
+             helper.make_node("Gelu", ["hb"], ["g"]),
+             helper.make_node("MatMul", ["g", "w2"], ["o"]),
+             helper.make_node("Add", ["o", "x"], ["r"]),
+             helper.make_node("Softmax", ["r"], ["y"], axis=-1)]
+    return make_model(nodes, {"x": (F32, [8, 16])}, ["y"], weights, opset=20)
+
+
+def test_transformer_block_elementwise_chains_fused_in_linalg() -> None:
+    model = transformer_block()
+    x = random_array([8, 16], F32)
+    run_both(model, [x], opt_level=3, tolerances=MATMUL_TOLERANCES)
+    unfused = dlc.compile(model, opt_level=0).ir("linalg").count("linalg.generic")
+    fused = dlc.compile(model, opt_level=3).ir("linalg").count("linalg.generic")
+    assert fused < unfused / 2, f"{fused} linalg.generic at -O3, {unfused} at -O0"
