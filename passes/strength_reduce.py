@@ -19,7 +19,14 @@ from mlir import ir
 from dlc.dialects import build, ops
 from dlc.dialects.binary import BINARY
 from dlc.dialects.unary import UNARY
-from dlc.passes.graph.match import RuleTable, apply_rules, attributes, constant, constant_array, splat
+from dlc.passes.graph.match import (
+    RuleTable,
+    apply_rules,
+    attributes,
+    constant,
+    constant_array,
+    splat,
+)
 from dlc.passes.registry import ModulePass, register
 
 

@@ -9,6 +9,9 @@ reduce logsumexp of the shifted input); before opset 13 they, and Hardmax, work 
 coerced to 2-D at `axis`, which for a reduction is reducing every axis from `axis` on.
 CumSum and CumProd are one `dlc.cumulative {fn}` (axis: a constant input). Det reshapes its
 batch of matrices to [B, n, n] for `dlc.det` and the determinants back to the batch shape.
+Compress (constant condition), ReverseSequence (constant lengths) and MaxUnpool (indices as
+MaxPool computes them, flat over the unpooled shape, which an output_shape input only pads at
+the end of each axis, as ONNX's reference does) are gathers and scatters.
 """
 
 from __future__ import annotations
@@ -17,11 +20,14 @@ import math
 
 import numpy as np
 from mlir import ir
+from onnx import helper
 
 from dlc.dialects import ops
+from dlc.dialects.indexing import GATHER, GATHER_ELEMENTS, SCATTER_ELEMENTS
+from dlc.dialects.movement import BROADCAST, PAD
 from dlc.dialects.reduction import ARGREDUCE, CUMULATIVE, DET, HARDMAX, REDUCE
 from dlc.dialects.unary import UNARY
-from dlc.frontends.onnx_node import Importer, NodeContext
+from dlc.frontends.onnx_node import ONNX_ELEMENT_TYPES, Importer, NodeContext, dense
 
 # ONNX op -> (dlc.reduce fn, the opset from which axes is an input rather than an attribute)
 REDUCE_OPS: dict[str, tuple[str, int]] = {
@@ -160,6 +166,100 @@ def import_det(n: NodeContext) -> list[ir.Value]:
     return [n.build(ops.RESHAPE, [det], {"shape": batch})]
 
 
+# ----------------------------------------------------------------------------- by constant data
+# Compress, ReverseSequence and MaxUnpool select or place elements by a constant (Compress's
+# condition, ReverseSequence's lengths) or by indices: gathers and scatters of dlc's indexing
+# family.
+
+
+def _index_constant(n: NodeContext, array: np.ndarray) -> ir.Value:
+    return n.build(ops.CONSTANT, [], {"value": dense(np.asarray(array, np.int64), n)})
+
+
+def import_compress(n: NodeContext) -> list[ir.Value]:
+    # Compress(x, condition) -> dlc.gather(x, nonzero(condition), axis) (x flattened: no axis)
+    x = n.inputs[0]
+    condition = np.asarray(n.constant_input(1, "condition")).reshape(-1).astype(bool)
+    axis = n.attr("axis")
+    if axis is None:
+        x = n.build(ops.RESHAPE, [x], {"shape": [math.prod(x.type.shape)]})
+        axis = 0
+    axis = normalize_axis(n, axis, x.type.rank)
+    (selected,) = np.nonzero(condition)
+    if selected.size and selected[-1] >= x.type.shape[axis]:
+        raise n.error(f"condition selects index {selected[-1]} of axis {axis}, which has "
+                      f"{x.type.shape[axis]} elements")
+    return [n.build(GATHER, [x, _index_constant(n, selected)], {"axis": axis})]
+
+
+def import_reverse_sequence(n: NodeContext) -> list[ir.Value]:
+    # ReverseSequence(x, lens) -> dlc.gather_elements(x, broadcast(source time), time axis),
+    #   source time of (b, t) = lens[b] - 1 - t for t < lens[b], else t
+    x = n.inputs[0]
+    shape = list(x.type.shape)
+    rank = len(shape)
+    if rank < 2:
+        raise n.error(f"input must have rank >= 2, got {rank}")
+    batch_axis = normalize_axis(n, n.attr("batch_axis", 1), rank)
+    time_axis = normalize_axis(n, n.attr("time_axis", 0), rank)
+    if batch_axis == time_axis:
+        raise n.error(f"batch_axis and time_axis must differ, both are {batch_axis}")
+    lengths = np.asarray(n.constant_input(1, "sequence_lens")).reshape(-1).astype(np.int64)
+    batch, time = shape[batch_axis], shape[time_axis]
+    if lengths.size != batch or np.any(lengths < 0) or np.any(lengths > time):
+        raise n.error(f"sequence_lens {lengths.tolist()} must hold {batch} lengths in "
+                      f"[0, {time}]")
+    t = np.arange(time)[None, :]
+    source = np.where(t < lengths[:, None], lengths[:, None] - 1 - t, t)  # [batch, time]
+    if batch_axis > time_axis:
+        source = source.T
+    index_shape = [size if axis in (batch_axis, time_axis) else 1
+                   for axis, size in enumerate(shape)]
+    index = _index_constant(n, source.reshape(index_shape))
+    index = n.build(BROADCAST, [index], {"shape": shape})
+    return [n.build(GATHER_ELEMENTS, [x, index], {"axis": time_axis})]
+
+
+def import_max_unpool(n: NodeContext) -> list[ir.Value]:
+    # MaxUnpool(x, i) -> reshape(dlc.scatter_elements(zeros, flat i, flat x)) [-> pad to shape]
+    x, indices = n.inputs[0], n.inputs[1]
+    shape = list(x.type.shape)
+    kernel = list(n.attr("kernel_shape", []))
+    spatial = len(shape) - 2
+    if len(kernel) != spatial:
+        raise n.error(f"kernel_shape {kernel} must have one entry per spatial axis ({spatial})")
+    strides = list(n.attr("strides", [1] * spatial))
+    pads = list(n.attr("pads", [0] * 2 * spatial))
+    unpooled = shape[:2] + [(shape[2 + d] - 1) * strides[d] - pads[d] - pads[spatial + d]
+                            + kernel[d] for d in range(spatial)]
+    target = unpooled
+    if len(n.inputs) > 2 and n.inputs[2] is not None:
+        target = [int(d) for d in n.constant_input(2, "output_shape").reshape(-1)]
+    if len(target) != len(shape) or any(t < u for t, u in zip(target, unpooled)):
+        raise n.error(f"output_shape {target} must have rank {len(shape)} and hold the "
+                      f"unpooled shape {unpooled}")
+    if list(indices.type.shape) != shape:
+        raise n.error(f"indices {list(indices.type.shape)} must have the input's shape {shape}")
+    total = math.prod(shape)
+    zeros = dense(np.zeros([math.prod(unpooled)], _numpy_dtype(n, x)), n)
+    flat = [n.build(ops.RESHAPE, [v], {"shape": [total]}) for v in (indices, x)]
+    placed = n.build(SCATTER_ELEMENTS, [n.build(ops.CONSTANT, [], {"value": zeros}), *flat],
+                     {"axis": 0, "reduction": "none"})
+    y = n.build(ops.RESHAPE, [placed], {"shape": unpooled})
+    if target == unpooled:
+        return [y]
+    after = [t - u for t, u in zip(target, unpooled)]
+    return [n.build(PAD, [y], {"mode": "constant", "pads": [0] * len(shape) + after})]
+
+
+def _numpy_dtype(n: NodeContext, x: ir.Value) -> np.dtype:
+    element = x.type.element_type
+    onnx_type = next((t for t, make in ONNX_ELEMENT_TYPES.items() if make() == element), None)
+    if onnx_type is None:
+        raise n.error(f"element type {element} is not supported")
+    return helper.tensor_dtype_to_np_dtype(onnx_type)
+
+
 IMPORTERS: dict[str, Importer] = {
     **{onnx_op: _reduce(fn, since) for onnx_op, (fn, since) in REDUCE_OPS.items()},
     "ArgMax": _argreduce("max"),
@@ -170,4 +270,7 @@ IMPORTERS: dict[str, Importer] = {
     "CumSum": _cumulative("sum"),
     "CumProd": _cumulative("prod"),
     "Det": import_det,
+    "Compress": import_compress,
+    "ReverseSequence": import_reverse_sequence,
+    "MaxUnpool": import_max_unpool,
 }

@@ -83,7 +83,7 @@ def import_torch(model: Any, example_inputs: Sequence | None, context: ir.Contex
                  ) -> ImportedModel:
     """Import an `nn.Module` (exported on `example_inputs`) or an `ExportedProgram`."""
     if isinstance(model, ExportedProgram):
-        return import_exported(model.run_decompositions(), context)
+        return import_exported(_decomposed(model), context)
     if not isinstance(model, torch.nn.Module):
         raise FrontendError(f"example_inputs is given, so a torch.nn.Module or an "
                             f"ExportedProgram is expected, got {type(model).__name__}")
@@ -94,6 +94,15 @@ def import_torch(model: Any, example_inputs: Sequence | None, context: ir.Contex
         raise FrontendError(f"{type(model).__name__} is in training mode; dlc compiles "
                             "inference graphs: call model.eval() first")
     return import_exported(export_module(model, example_inputs), context)
+
+
+def _decomposed(exported: ExportedProgram) -> ExportedProgram:
+    """`exported` itself when dlc converts all its ops already, else its core ATen form."""
+    table = converters()
+    if all(str(n.target) in table or n.target is operator.getitem
+           for n in exported.graph.nodes if n.op == "call_function"):
+        return exported
+    return exported.run_decompositions()
 
 
 def import_exported(exported: ExportedProgram, context: ir.Context) -> ImportedModel:
@@ -210,7 +219,8 @@ def _getitem(node: torch.fx.Node, values: dict[torch.fx.Node, Any]) -> Any:
     if item is None:
         raise FrontendError(f"{describe(node)}: output {index} of {source.target} (node "
                             f"'{source.name}') is not supported: dlc computes only the outputs "
-                            "inference uses")
+                            "inference uses (a training graph saves it for the backward pass: "
+                            "run the model under torch.no_grad())")
     return item
 
 

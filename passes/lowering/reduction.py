@@ -14,9 +14,10 @@
   (or multiplying) x[.., k, ..] where k <= i (k < i exclusive, k >= i reverse), the identity
   elsewhere: quadratic in the axis size, but one op with static shapes.
 - `dlc.det` is loops (`scf.for`) over the batch and the LU elimination with partial pivoting of
-  each matrix, on tensors (`tensor.extract`/`tensor.insert` on a `linalg.copy` of the operand,
-  updated in place once bufferized): the determinant is the product of the pivots, negated per row swap. A zero
-  pivot (a column of zeros) gives 0 without dividing by it. float16 eliminates in float32.
+  each matrix, on tensors (`tensor.extract`/`tensor.insert` on a `linalg.copy` of the
+  operand, updated in place once bufferized): the determinant is the product of the pivots,
+  negated per row swap. A zero pivot (a column of zeros) gives 0 without dividing by it.
+  float16 eliminates in float32.
 
 Element types come from `source_types` (bool is i8 0/1, unsigned uiN is iN in storage).
 """

@@ -120,7 +120,6 @@ def test_softmax_cross_entropy_dtypes(dtype, target_dtype, opset):
 
 
 def test_loss_errors():
-    x, target, _ = case([2, 3, 4])
     node = helper.make_node("NegativeLogLikelihoodLoss", ["x", "t"], ["loss"])
     model = make_model([node], {"x": (np.float32, [2, 3, 4]), "t": (np.int64, [2, 5])},
                        {"loss": (np.float32, [])}, check=False)

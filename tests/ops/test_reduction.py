@@ -9,7 +9,7 @@ import pytest
 from onnx import helper
 
 import dlc
-from tests.conftest import make_model, node_model, random_array, run_both
+from tests.conftest import make_model, node_model, random_array, reference, run_both
 
 # LU elimination rounds differently from numpy's LAPACK
 DET_TOLERANCES = {np.dtype(np.float16): (1e-2, 1e-2), np.dtype(np.float32): (1e-4, 1e-5),
@@ -297,3 +297,87 @@ def test_det_rejects_non_square():
         node = helper.make_node("Det", ["x"], ["y"])
         dlc.compile(make_model([node], {"x": (np.float32, [2, 3, 4])}, {"y": (np.float32, [2])},
                                opset=22, check=False))
+
+
+# ----------------------------------------------------------------------------- Compress,
+# ReverseSequence, MaxUnpool
+
+
+def compress_model(x: np.ndarray, condition: list[bool], opset: int = 11, **attrs):
+    node = helper.make_node("Compress", ["x", "condition"], ["y"], **attrs)
+    return make_model([node], {"x": (x.dtype, list(x.shape))}, ["y"],
+                      {"condition": np.array(condition, bool)}, opset=opset)
+
+
+@pytest.mark.parametrize("case", [
+    (0, [True, False, True]), (1, [False, True]), (-1, [True, False, True, True]),
+    (None, [False, True, True, False, False, True]), (2, [True])], ids=str)
+def test_compress(case):
+    axis, condition = case
+    x = random_array([3, 2, 4], np.int64, seed=19)
+    attrs = {} if axis is None else {"axis": axis}
+    run_both(compress_model(x, condition, **attrs), [x])
+
+
+def test_compress_float_opset9():
+    x = random_array([4, 3], np.float32, seed=20)
+    node = helper.make_node("Compress", ["x", "condition"], ["y"], axis=0)
+    model = make_model([node], {"x": (np.float32, [4, 3])}, {"y": (np.float32, [3, 3])},
+                       {"condition": np.array([True, True, False, True])}, opset=9)
+    run_both(model, [x])
+
+
+def test_compress_out_of_range_condition():
+    x = random_array([2, 2], np.float32, seed=21)
+    with pytest.raises(dlc.FrontendError, match="selects index 2 of axis 0"):
+        dlc.compile(compress_model(x, [False, False, True], axis=0))
+
+
+def reverse_sequence_model(x: np.ndarray, lengths: list[int], **attrs):
+    node = helper.make_node("ReverseSequence", ["x", "lens"], ["y"], **attrs)
+    return make_model([node], {"x": (x.dtype, list(x.shape))}, ["y"],
+                      {"lens": np.array(lengths, np.int64)}, opset=10)
+
+
+@pytest.mark.parametrize("case", [
+    ({}, [4, 5, 3], [4, 1, 0, 2, 3]),  # time axis 0, batch axis 1 (the defaults)
+    ({"batch_axis": 0, "time_axis": 1}, [3, 4, 2], [1, 4, 3]),
+    ({"batch_axis": 2, "time_axis": 0}, [3, 2, 2], [3, 2]),
+], ids=str)
+@pytest.mark.parametrize("dtype", [np.float32, np.int32], ids=lambda d: np.dtype(d).name)
+def test_reverse_sequence(case, dtype):
+    attrs, shape, lengths = case
+    x = random_array(shape, dtype, seed=22)
+    run_both(reverse_sequence_model(x, lengths, **attrs), [x])
+
+
+def test_reverse_sequence_bad_lengths():
+    x = random_array([3, 2], np.float32, seed=23)
+    with pytest.raises(dlc.FrontendError, match=r"must hold 2 lengths in \[0, 3\]"):
+        dlc.compile(reverse_sequence_model(x, [1, 4]))
+
+
+def pooled(x: np.ndarray, **attrs) -> tuple[np.ndarray, np.ndarray]:
+    """MaxPool's values and indices, from onnx.reference."""
+    node = helper.make_node("MaxPool", ["x"], ["y", "i"], **attrs)
+    model = make_model([node], {"x": (x.dtype, list(x.shape))}, ["y", "i"], opset=12)
+    return tuple(reference(model, {"x": x}))
+
+
+@pytest.mark.parametrize("case", [
+    ({"kernel_shape": [2, 2], "strides": [2, 2]}, [1, 2, 4, 6], None),
+    ({"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1]}, [2, 1, 5, 5], None),
+    ({"kernel_shape": [2, 2], "strides": [2, 2]}, [1, 1, 4, 4], [1, 1, 5, 6]),
+    ({"kernel_shape": [2]}, [2, 3, 5], None),
+], ids=str)
+def test_max_unpool(case):
+    attrs, shape, output_shape = case
+    values, indices = pooled(random_array(shape, np.float32, seed=24), **attrs)
+    names = ["x", "i"] + (["shape"] if output_shape else [])
+    initializers = {"shape": np.array(output_shape, np.int64)} if output_shape else {}
+    node = helper.make_node("MaxUnpool", names, ["y"], **attrs)
+    outputs = {"y": (np.float32, output_shape)} if output_shape else ["y"]
+    model = make_model([node], {"x": (np.float32, list(values.shape)),
+                                "i": (np.int64, list(indices.shape))}, outputs, initializers,
+                       opset=11)
+    run_both(model, [values, indices])
