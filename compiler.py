@@ -82,7 +82,7 @@ class CompiledModel:
         return f"CompiledModel{self.signature} (opt_level={self.opt_level})"
 
 
-def compile(  # noqa: A001  (the API name users expect: dlc.compile)
+def compile(
     model: str | Path | bytes | onnx.ModelProto,  # or a torch.nn.Module / ExportedProgram
     opt_level: int = 2,
     input_shapes: Mapping[str, Sequence[int]] | None = None,

@@ -30,6 +30,7 @@ from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 import onnx  # noqa: E402
+import onnx.numpy_helper  # noqa: E402
 from onnx import TensorProto, helper  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
@@ -131,6 +132,34 @@ def bench_kernel(name: str, model: onnx.ModelProto, args: list[np.ndarray],
     return Row(name, "numpy", dlc_s, peer_s, flops, compile_s, cached_s)
 
 
+def conv_model(channels: int, size: int, weight: np.ndarray) -> onnx.ModelProto:
+    node = helper.make_node("Conv", ["x", "w"], ["y"], kernel_shape=[3, 3], pads=[1, 1, 1, 1])
+    model = graph_model([node], {"x": [1, channels, size, size]},
+                        {"y": [1, channels, size, size]}, "conv")
+    model.graph.initializer.append(onnx.numpy_helper.from_array(weight, "w"))
+    return model
+
+
+def im2col_conv(x: np.ndarray, weight: np.ndarray) -> np.ndarray:
+    """numpy's 3x3 'same' convolution: im2col (a strided view, copied) then one sgemm."""
+    _, c, h, w = x.shape
+    padded = np.pad(x[0], ((0, 0), (1, 1), (1, 1)))
+    windows = np.lib.stride_tricks.sliding_window_view(padded, (3, 3), axis=(1, 2))
+    columns = windows.transpose(0, 3, 4, 1, 2).reshape(c * 9, h * w)  # (copies)
+    return (weight.reshape(weight.shape[0], -1) @ columns).reshape(1, -1, h, w)
+
+
+def bench_conv(channels: int, size: int, repeat: int) -> Row:
+    # a ResNet-50 3x3 layer, stride 1, C -> C channels, constant filter
+    weight = (RNG.standard_normal((channels, channels, 3, 3)) / (3 * channels**0.5))
+    weight = weight.astype(np.float32)
+    x = RNG.standard_normal((1, channels, size, size)).astype(np.float32)
+    flops = 2 * channels * channels * 9 * size * size
+    return bench_kernel(f"conv 3x3 {channels}x{size}x{size} (ResNet-50)",
+                        conv_model(channels, size, weight), [x],
+                        lambda: im2col_conv(x, weight), flops, repeat)
+
+
 def cases(repeat: int, large: bool):
     """(name, thunk making a Row) of every benchmark case."""
     for batch in (1, 64):
@@ -144,6 +173,9 @@ def cases(repeat: int, large: bool):
                lambda n=n, a=a, b=b: bench_kernel(f"matmul {n}^3 f32", matmul_model(n), [a, b],
                                                   lambda: a @ b, 2 * n**3,
                                                   max(5, repeat // (n // 128))))
+    for channels, size in ((64, 56), (128, 28), (256, 14), (512, 7)):
+        yield (f"conv 3x3 {channels}x{size}x{size}",
+               lambda c=channels, h=size: bench_conv(c, h, max(5, repeat // 5)))
     size = 1 << 22
     a, b, c = (RNG.standard_normal(size).astype(np.float32) for _ in range(3))
     yield ("exp(relu((a+b)*c)) 4M f32",

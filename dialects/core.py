@@ -39,7 +39,15 @@ _IRDL_BASE = {
 }
 
 
+def _check_array(attr: ir.Attribute, element: str) -> None:
+    # casting an `array<index>` (or i1...) to a Dense*ArrayAttr aborts the process in C++
+    if not str(attr).startswith((f"array<{element}>", f"array<{element}:")):
+        raise ValueError(f"expected an array<{element}: ...>, got {attr}")
+
+
 def attr_to_python(kind: str, attr: ir.Attribute) -> Any:
+    if kind in ("ints", "floats"):
+        _check_array(attr, "i64" if kind == "ints" else "f64")
     if kind == "int":
         return ir.IntegerAttr(attr).value
     if kind == "float":
@@ -233,11 +241,17 @@ def check_op(operation: ir.Operation) -> str | None:
     if definition is None:
         return None
     try:
-        expected = infer_types(
-            definition, list(operation.operands), definition.python_attributes(operation)
-        )
+        attributes = definition.python_attributes(operation)
+    except (ValueError, TypeError) as error:  # IRDL checks the kind, not the element type
+        return f"has an attribute of the wrong type: {error}"
+    try:
+        expected = infer_types(definition, list(operation.operands), attributes)
     except ShapeError as error:
         return str(error)
+    except (ValueError, TypeError, IndexError, KeyError, ZeroDivisionError) as error:
+        # hand-written IR can hold values no importer builds (an axis out of range...)
+        return f"has operands or attributes its shape rule rejects ({type(error).__name__}: " \
+            f"{error})"
     actual = [r.type for r in operation.results]
     if actual != expected:
         have = ", ".join(str(t) for t in actual)

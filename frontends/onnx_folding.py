@@ -141,6 +141,13 @@ def fold_split(inputs, attrs, opset):
     return list(np.split(x, bounds, axis=axis))
 
 
+def fold_pow(inputs, attrs, opset):
+    base, exponent = inputs
+    if base.dtype.kind in "iu":  # (numpy refuses negative integer exponents)
+        return [np.power(base.astype(np.float64), exponent).astype(base.dtype)]
+    return [np.power(base, exponent).astype(base.dtype)]
+
+
 def fold_reshape(inputs, attrs, opset):
     x = inputs[0]
     shape = [int(d) for d in inputs[1].reshape(-1)]

@@ -32,7 +32,7 @@ from dlc.frontends.onnx_node import (
 )
 from dlc.frontends.onnx_folding import fold, foldable
 from dlc.frontends.onnx_ops import importers
-from dlc.frontends.validate import load_external_data, validate_model
+from dlc.frontends.validate import check_tensor_size, load_external_data, validate_model
 
 __all__ = ["FrontendError", "ImportedModel", "UnsupportedOpsError", "import_model", "load_model"]
 
@@ -155,6 +155,7 @@ def input_type(value: onnx.ValueInfoProto, shapes: Mapping[str, Sequence[int]]) 
             raise FrontendError(f"{what} has rank {len(declared)}, but input_shapes gives {shape}")
         if any(d < 0 for d in shape):
             raise FrontendError(f"input_shapes gives {what} the shape {shape}; sizes must be >= 0")
+        check_tensor_size(shape, tensor_type.elem_type, what)
         return ir.RankedTensorType.get(shape, element)
     if not tensor_type.HasField("shape"):
         raise FrontendError(f"{what} has no shape; pass input_shapes={{'{value.name}': [...]}}")

@@ -438,6 +438,11 @@ def _bind_inputs(node: onnx.NodeProto, index: int, schema: OpSchema,
             raise ModelValidationError(
                 f"{_node(node, index)}: input '{name}' ('{formal.name}' of {node.op_type}) "
                 f"must be {variable[7:-1]}, but it is {_type_name(elem_type)}")
+        only = constraints.get(variable, [])
+        if len(only) == 1 and only[0].startswith("tensor(") and text != only[0]:
+            raise ModelValidationError(
+                f"{_node(node, index)}: input '{name}' ('{formal.name}' of {node.op_type}) "
+                f"must be {only[0][7:-1]}, but it is {_type_name(elem_type)}")
         if variable in constraints:
             bound[variable] = (elem_type, name)
     return bound

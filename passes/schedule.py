@@ -2,6 +2,7 @@
 
 At -O2/-O3 the linalg stage ends with this pass. It finds every op a schedule family of
 `dlc.passes.codegen` matches (static f32 `linalg.matmul` / `batch_matmul`: `codegen/matmul.py`;
+2-D NCHW convolutions with constant filters, computed in NHWC: `codegen/conv.py`;
 all-parallel `linalg.generic`: `codegen/elementwise.py`) whose work is at least its threshold,
 tags each, and builds one transform-dialect script as text (a schedule per op, chosen from the
 op's static shape by the family's documented heuristic), which the upstream transform
@@ -23,7 +24,7 @@ from mlir import ir
 from mlir.dialects import func
 from mlir.dialects.transform import interpreter
 
-from dlc.passes.codegen import elementwise, matmul
+from dlc.passes.codegen import conv, elementwise, matmul
 from dlc.passes.codegen.script import Lines, transform_script
 from dlc.passes.registry import ModulePass, register
 
@@ -33,7 +34,7 @@ TAG = "dlc.schedule"
 def candidates(module: ir.Operation, min_volume: int,
                min_elements: int) -> list[tuple[ir.Operation, object, object]]:
     """(op, family, problem) of every op to schedule, in program order."""
-    families = ((matmul, min_volume), (elementwise, min_elements))
+    families = ((matmul, min_volume), (conv, min_volume), (elementwise, min_elements))
     found: list[tuple[ir.Operation, object, object]] = []
 
     def visit(op: ir.Operation) -> ir.WalkResult:
@@ -53,7 +54,7 @@ def candidates(module: ir.Operation, min_volume: int,
 @register
 @dataclass(frozen=True)
 class Schedule(ModulePass):
-    """Tile and vectorize static f32 matmuls (to FMAs) and elementwise ops (transform dialect)."""
+    """Tile and vectorize static f32 matmuls, convs (to FMAs) and elementwise ops."""
 
     name = "dlc-schedule"
     min_volume: int = 32 * 32 * 32
@@ -66,8 +67,7 @@ class Schedule(ModulePass):
         i64 = ir.IntegerType.get_signless(64)
         schedules: list[Lines] = []
         for index, (op, family, problem) in enumerate(found):
-            if hasattr(family, "prepare"):
-                family.prepare(op)
+            op = family.prepare(op) or op  # (may replace the op, e.g. by an NHWC conv)
             op.attributes[TAG] = ir.IntegerAttr.get(i64, index)
             schedules.append(family.lines(f"%op{index}", problem, f"s{index}"))
         script = ir.Module.parse(transform_script(schedules, TAG))

@@ -75,12 +75,23 @@ def _source_digest() -> str:
     """dlc's version and a digest of its Python sources (a code change is a new key)."""
     root = Path(__file__).resolve().parents[1]
     digest = hashlib.sha256(_version("dlc").encode())
-    for path in sorted(root.rglob("*.py")):
-        if ".venv" in path.parts or "tests" in path.parts or "benchmarks" in path.parts:
-            continue
+    for path in sorted(_package_sources(root)):
         digest.update(str(path.relative_to(root)).encode())
         digest.update(path.read_bytes())
     return digest.hexdigest()
+
+
+_NOT_SOURCES = {"tests", "benchmarks", "lit_tests", "examples", "docs", "build", "__pycache__"}
+
+
+def _package_sources(root: Path) -> list[Path]:
+    """The .py files of the package (hidden folders, .venv, tests... are not walked)."""
+    found = []
+    for folder, subfolders, files in os.walk(root):
+        subfolders[:] = [d for d in subfolders if not d.startswith(".") and d not in _NOT_SOURCES
+                         and not d.endswith(".egg-info")]
+        found += [Path(folder) / f for f in files if f.endswith(".py")]
+    return found
 
 
 def _version(package: str) -> str:

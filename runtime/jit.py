@@ -10,6 +10,7 @@ the wrong shape or dtype would be read out of bounds.
 from __future__ import annotations
 
 import ctypes
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -158,13 +159,17 @@ class JitFunction:
         self.entry = entry
         self._engine = ExecutionEngine(module, opt_level=opt_level,
                                        shared_libs=runtime_libraries())
+        # one call at a time: the engine's symbol lookup and the code it runs (runtime
+        # helpers, any global buffer) are not known to be reentrant
+        self._lock = threading.Lock()
 
     def __call__(self, *args, **kwargs) -> list[np.ndarray]:
         inputs = self.signature.bind(args, kwargs)
         outputs = [np.empty(s.shape, s.dtype) for s in self.signature.outputs]
         descriptors = [_descriptor(a) for a in (*inputs, *outputs)]
         pointers = [ctypes.pointer(ctypes.pointer(d)) for d in descriptors]
-        self._engine.invoke(self.entry, *pointers)
+        with self._lock:
+            self._engine.invoke(self.entry, *pointers)
         return outputs
 
     def dump_object(self, path: str) -> None:

@@ -6,6 +6,7 @@
     dlc bench MODEL.onnx                            latency of dlc beside onnxruntime
     dlc pipeline [-O N]                             print the pass pipeline of an opt level
     dlc conformance [-k NAME] [-v]                  the ONNX backend node tests, per op
+    dlc fuzz [-n COUNT] [--seed S] [--out DIR]      random graphs, dlc against onnxruntime
 
 Every error is one line `dlc: error: ...` and a non-zero exit, never a traceback.
 """
@@ -181,6 +182,12 @@ def cmd_conformance(args) -> int:
     return conformance.main(argv)
 
 
+def cmd_fuzz(args) -> int:
+    from dlc.tools import fuzz
+
+    return fuzz.run(args)
+
+
 def build_parser() -> argparse.ArgumentParser:
     from dlc.passes import STAGES
 
@@ -230,6 +237,12 @@ def build_parser() -> argparse.ArgumentParser:
     conf.add_argument("-v", "--verbose", action="store_true", help="list every non-pass case")
     conf.add_argument("--json", metavar="FILE", help="write every outcome to FILE")
     conf.set_defaults(handler=cmd_conformance)
+
+    from dlc.tools.fuzz import make_parser as fuzz_parser
+
+    fuzz = commands.add_parser("fuzz", parents=[fuzz_parser(add_help=False)],
+                               help="random graphs through dlc -O0/-O3 against onnxruntime")
+    fuzz.set_defaults(handler=cmd_fuzz)
     return parser
 
 

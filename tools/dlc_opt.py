@@ -32,14 +32,18 @@ Contract:
 from __future__ import annotations
 
 import argparse
+import difflib
 import os
 import re
+import subprocess
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 from typing import TextIO
 
+import mlir
 from mlir import ir
 
 from dlc.dialects import make_context, verify
@@ -52,6 +56,7 @@ from dlc.passes import (
     pipeline,
     registered_passes,
 )
+from dlc.passes.pipeline import Element, parse_pipeline
 
 EXIT_OK, EXIT_ERROR, EXIT_INTERNAL = 0, 1, 2
 PROG = "dlc-opt"
@@ -309,6 +314,10 @@ def process_chunk(chunk: Chunk, pass_pipeline: str | None, args: argparse.Namesp
 def transform(
     chunk: Chunk, pass_pipeline: str | None, args: argparse.Namespace, collector: Collector
 ) -> str | None:
+    unsafe = unsafe_arrays(chunk.text)
+    collector.diagnostics.extend(unsafe)
+    if unsafe:
+        return None
     try:
         module = ir.Module.parse(chunk.text)
     except ir.MLIRError as error:
@@ -337,6 +346,27 @@ def transform(
     )
 
 
+# MLIR (this build, with assertions) aborts the process on a dense array of a type that is not
+# an integer or a float (`array<index: 0>`: parsing it, printing it or casting it): refuse first
+_ARRAY = re.compile(r"array<\s*([^\s:>]+)")
+_INT_OR_FLOAT = re.compile(r"(?:[su]?i[0-9]+|bf16|tf32|f(?:16|32|64|80|128)|f[4-8]E\w+)")
+
+
+def unsafe_arrays(text: str) -> list[Diagnostic]:
+    """An error at each dense array literal whose element type would abort MLIR."""
+    found = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        code = line.split("//", 1)[0]
+        for match in _ARRAY.finditer(code):
+            element = match[1]
+            if _INT_OR_FLOAT.fullmatch(element):
+                continue
+            found.append(Diagnostic(
+                "error", f"dense array of '{element}': the element type of an array<...> "
+                "must be an integer or float type", Position("-", number, match.start() + 1)))
+    return found
+
+
 def configure(pm, args: argparse.Namespace) -> None:
     if args.print_ir_before_all or args.print_ir_after_all:
         pm.enable_ir_printing(
@@ -356,12 +386,78 @@ def chosen_pipeline(args: argparse.Namespace) -> str | None:
     if not text:
         return None
     try:
-        build_pass_manager(text, make_context())
+        context = make_context()
+        build_pass_manager(text, context)
+        check_anchors(parse_pipeline(text), context)
         if args.dump_pass_pipeline:
             print(describe(text), file=sys.stderr)
     except PipelineError as error:
-        raise UsageError(str(error)) from None
+        raise UsageError(f"{error}{suggestion(str(error))}") from None
     return text
+
+
+# ----------------------------------------------------------------------------- suggestions
+
+_UNKNOWN = re.compile(r"unknown pass '([^']+)'")
+_NO_OPTION = re.compile(r"invalid pipeline '(?:.*[(,])?([\w.-]+)\{.*no such option ([\w-]+)")
+
+
+@cache
+def upstream_passes() -> dict[str, list[str]]:
+    """Upstream pass and pipeline names with their options, from `mlir-opt --help` ({} if
+    the tool is missing: suggestions are a courtesy)."""
+    tool = Path(mlir.__path__[0]) / "bin" / "mlir-opt"
+    try:
+        text = subprocess.run([str(tool), "--help"], capture_output=True, text=True,
+                              timeout=30).stdout
+    except (OSError, subprocess.SubprocessError):
+        return {}
+    passes: dict[str, list[str]] = {}
+    current: list[str] = []
+    for line in text.splitlines():
+        found = re.match(r"^( {6}| {8})--([\w.-]+)", line)
+        if not found:
+            continue
+        if len(found[1]) == 6:
+            current = passes.setdefault(found[2], [])
+        else:
+            current.append(found[2])
+    return passes
+
+
+ANCHORS = ("builtin.module", "func.func", "llvm.func", "gpu.module", "gpu.func")
+
+
+def check_anchors(elements: list[Element], context: ir.Context) -> None:
+    """Every `op(...)` of the pipeline names a registered op (else its passes never run)."""
+    for element in elements:
+        if element.children is None:
+            continue
+        if not context.is_registered_operation(element.name):
+            match = closest(element.name, ANCHORS)
+            hint = f"; did you mean '{match}'?" if match else ""
+            raise PipelineError(f"'{element.name}(...)' in the pipeline names no registered "
+                                f"operation: the passes nested in it would never run{hint}")
+        check_anchors(element.children, context)
+
+
+def closest(name: str, candidates) -> str | None:
+    matches = difflib.get_close_matches(name, list(candidates), n=1, cutoff=0.6)
+    return matches[0] if matches else None
+
+
+def suggestion(message: str) -> str:
+    """`; did you mean 'x'?` for an unknown pass or upstream option name, else ''."""
+    unknown = _UNKNOWN.search(message)
+    if unknown:
+        match = closest(unknown[1], [*registered_passes(), *upstream_passes()])
+        return f"; did you mean '{match}'?" if match else ""
+    no_option = _NO_OPTION.search(message)
+    if no_option:
+        options = upstream_passes().get(no_option[1], [])
+        match = closest(no_option[2], options)
+        return f"; did you mean '{match}'?" if match else ""
+    return ""
 
 
 def read_input(path: str) -> tuple[str, str]:

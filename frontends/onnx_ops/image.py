@@ -13,6 +13,8 @@
 - AffineGrid (20) is `theta @ base grid`: a constant base grid (numpy) times theta
   (`dlc.transpose`, `dlc.matmul`, `dlc.reshape`).
 - CenterCropPad (18) is a `dlc.slice` (crop) then a `dlc.pad` with zeros.
+- Col2Im (18) sums the columns that land on each image position: a `dlc.resample` whose
+  table (weights 1) lists them, between two `dlc.reshape`s.
 
 Scales, sizes, roi, shape and size inputs must be compile-time constants (`n.constant_input`).
 """
@@ -74,7 +76,7 @@ def linear_coeffs_antialias(ratio: float, scale: float) -> np.ndarray:
     return coeffs / coeffs.sum()
 
 
-def cubic_coeffs(a: float) -> Coeffs:
+def cubic_coeffs(a: np.float32) -> Coeffs:
     def coeffs(ratio: float, scale: float) -> np.ndarray:
         r = ratio
         return np.array([
@@ -87,7 +89,7 @@ def cubic_coeffs(a: float) -> Coeffs:
     return coeffs
 
 
-def cubic_coeffs_antialias(a: float) -> Coeffs:
+def cubic_coeffs_antialias(a: np.float32) -> Coeffs:
     def kernel(x: float) -> float:
         x = abs(x)
         if x <= 1:
@@ -252,7 +254,9 @@ def resize_options(n: NodeContext, mode: str) -> Options:
     if mode in ("bilinear", "trilinear"):  # Upsample-7's names
         mode = "linear"
     antialias = bool(n.attr("antialias", 0))
-    a = float(n.attr("cubic_coeff_a", -0.75))
+    # an f32 attribute: onnx.reference (numpy 2 promotion) and onnxruntime evaluate the cubic
+    # kernel in float32, and so does this table
+    a = np.float32(n.attr("cubic_coeff_a", -0.75))
     if mode == "nearest":
         if antialias:
             raise n.error("antialias is not supported with mode nearest")
@@ -429,10 +433,65 @@ def import_center_crop_pad(n: NodeContext) -> Values:
     return [x]
 
 
+# ----------------------------------------------------------------------------- Col2Im
+
+
+def col2im_table(image: list[int], block: list[int], dilations: list[int], pads: list[int],
+                 strides: list[int]) -> tuple[np.ndarray, int]:
+    """For each image position, the columns (k * L + l) summed into it, padded with -1; L."""
+    rank = len(image)
+    blocks = [(image[d] + pads[d] + pads[rank + d] - dilations[d] * (block[d] - 1) - 1)
+              // strides[d] + 1 for d in range(rank)]
+    count = math.prod(blocks)
+    sources: list[list[int]] = [[] for _ in range(math.prod(image))]
+    for k, offset in enumerate(np.ndindex(*block)):  # ascending k, then l: onnx's sum order
+        for l, where in enumerate(np.ndindex(*blocks)):
+            position = [where[d] * strides[d] - pads[d] + offset[d] * dilations[d]
+                        for d in range(rank)]
+            if all(0 <= p < size for p, size in zip(position, image)):
+                sources[int(np.ravel_multi_index(position, image))].append(k * count + l)
+    taps = max(1, max(len(s) for s in sources))
+    table = np.full((len(sources), taps), -1, np.int64)
+    for row, columns in enumerate(sources):
+        table[row, :len(columns)] = columns
+    return table, count
+
+
+def import_col2im(n: NodeContext) -> Values:
+    # Col2Im(x [N, C*K, L]) -> reshape [N, C, K*L], dlc.resample summing the columns of each
+    # image position (weights 1), reshape [N, C, *image]
+    x = n.inputs[0]
+    image_shape = [int(v) for v in n.constant_input(1, "image_shape").reshape(-1)]
+    block = [int(v) for v in n.constant_input(2, "block_shape").reshape(-1)]
+    rank = len(image_shape)
+    dilations = list(n.attr("dilations", [1] * rank))
+    pads = list(n.attr("pads", [0] * 2 * rank))
+    strides = list(n.attr("strides", [1] * rank))
+    if len(block) != rank or len(dilations) != rank or len(strides) != rank or \
+            len(pads) != 2 * rank:
+        raise n.error(f"image_shape {image_shape}, block_shape {block}, dilations, strides "
+                      "and pads (2 per axis) must agree in rank")
+    table, count = col2im_table(image_shape, block, dilations, pads, strides)
+    kernel = math.prod(block)
+    shape = list(x.type.shape)
+    if x.type.rank != 3 or shape[1] % kernel or shape[2] != count or count < 1:
+        raise n.error(f"input [{', '.join(map(str, shape))}] must be [N, C * {kernel}, "
+                      f"{count}] for image_shape {image_shape} and block_shape {block}")
+    batch, channels = shape[0], shape[1] // kernel
+    flat = n.build(ops.RESHAPE, [x], {"shape": [batch, channels, kernel * count]})
+    weights = (table >= 0).astype(np.float64)
+    summed = n.build(image.RESAMPLE, [flat], {
+        "axis": 2, "taps": table.shape[1], "indices": np.maximum(table, 0).reshape(-1).tolist(),
+        "weights": weights.reshape(-1).tolist(), "bias": [0.0] * len(table),
+        "to": x.type.element_type})
+    return [n.build(ops.RESHAPE, [summed], {"shape": [batch, channels, *image_shape]})]
+
+
 IMPORTERS: dict[str, Importer] = {
     "Resize": import_resize,
     "Upsample": import_upsample,
     "GridSample": import_grid_sample,
     "AffineGrid": import_affine_grid,
     "CenterCropPad": import_center_crop_pad,
+    "Col2Im": import_col2im,
 }

@@ -35,15 +35,15 @@ from dlc.frontends.onnx_ops.conv import auto_pads
 FLOAT_WIDTHS = {ir.F16Type: 16, ir.BF16Type: 16, ir.F32Type: 32, ir.F64Type: 64}
 
 
-def I32() -> ir.Type:  # noqa: N802 (type constants)
+def I32() -> ir.Type:
     return ir.IntegerType.get_signless(32)
 
 
-def F64() -> ir.Type:  # noqa: N802
+def F64() -> ir.Type:
     return ir.F64Type.get()
 
 
-def UINT8() -> ir.Type:  # noqa: N802
+def UINT8() -> ir.Type:
     return ir.IntegerType.get_unsigned(8)
 
 

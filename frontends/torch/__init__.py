@@ -6,8 +6,8 @@
     fast = torch.compile(net.eval(), backend="dlc")          # the torch.compile backend
 
 `importer.py` walks a graph of core ATen ops (what `torch.export(...).run_decompositions()`
-and AOTAutograd give) and converts each node through the `ATEN` tables of `aten_ops.py` and
-`aten_nn.py`; `dynamo.py` is the torch.compile backend; `tensors.py` lets a CompiledModel take
+and AOTAutograd give) and converts each node through the `ATEN` tables of `aten_ops.py`
+(elementwise), `aten_movement.py`, `aten_reduce.py` and `aten_nn.py`; `dynamo.py` is the torch.compile backend; `tensors.py` lets a CompiledModel take
 and return torch tensors. torch is an optional extra (`pip install dlc[torch]`): nothing here
 is imported by `import dlc`, and the names below load on first use.
 """
@@ -25,7 +25,15 @@ _EXPORTS = {
     "supported_aten_ops": "dlc.frontends.torch.importer",
 }
 
-__all__ = sorted(_EXPORTS)
+__all__ = [
+    "UnsupportedAtenOpsError",
+    "dlc_backend",
+    "export_module",
+    "import_exported",
+    "import_graph",
+    "import_torch",
+    "supported_aten_ops",
+]
 
 
 def __getattr__(name: str) -> Any:

@@ -24,8 +24,9 @@ from dlc.dialects import ops
 from dlc.dialects.binary import SELECT
 from dlc.dialects.conv import CONV, CONV_TRANSPOSE, POOL
 from dlc.dialects.reduction import REDUCE
+from dlc.frontends.torch.aten_movement import permute, split_with_sizes
 from dlc.frontends.torch.aten_node import AtenNode, Converter, axis, value_dtype
-from dlc.frontends.torch.aten_ops import permute, split_with_sizes, unary
+from dlc.frontends.torch.aten_ops import unary
 
 Value = ir.Value
 

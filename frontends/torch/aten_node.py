@@ -1,7 +1,8 @@
 """What the ATen op converters share: errors, dtypes, source locations and `AtenNode`.
 
 A converter is a function `(n: AtenNode, *args, **kwargs) -> value` registered in the `ATEN`
-table of `aten_ops.py` or `aten_nn.py`. It receives the FX node's arguments with every FX node
+table of a family's module (`aten_ops.py`, `aten_movement.py`, `aten_reduce.py`, `aten_nn.py`).
+It receives the FX node's arguments with every FX node
 replaced by the dlc value it became (an `ir.Value`, or a tuple for a multi-result op) and every
 other argument as given (ints, floats, lists, dtypes); keyword defaults are the ATen schema's.
 It builds dlc ops with `n.build(...)` and reports problems with `n.error(...)`, which names the
@@ -186,7 +187,7 @@ class AtenNode:
             return value
         return self.build(CAST, [value], {"to": element})
 
-    def tensor(self, value: ir.Value | float | int | bool, dtype: torch.dtype) -> ir.Value:
+    def tensor(self, value: ir.Value | float | bool, dtype: torch.dtype) -> ir.Value:
         """`value` as a tensor of `dtype`: a scalar becomes a constant, a tensor is cast."""
         if isinstance(value, ir.Value):
             return self.cast(value, dtype)
@@ -201,7 +202,7 @@ class AtenNode:
 Converter = Callable[..., Any]
 
 
-def dtype_of(value: ir.Value | float | int | bool) -> torch.dtype | float | int | bool:
+def dtype_of(value: ir.Value | float | bool) -> torch.dtype | float | int | bool:
     """A stand-in for `value` in torch.result_type: a tensor sample, or the scalar itself."""
     if not isinstance(value, ir.Value):
         return value

@@ -6,7 +6,7 @@ imports the result; `import_graph` imports any FX graph of ATen ops whose nodes 
 values (`node.meta["val"]`), which is what AOTAutograd hands the torch.compile backend. The
 function's arguments are the graph's tensor inputs (parameters and buffers of an exported
 program become `dlc.constant`s instead), its results the graph's outputs, and each node
-becomes the dlc ops of its converter (the `ATEN` tables of `aten_ops.py` and `aten_nn.py`),
+becomes the dlc ops of its converter (the `ATEN` tables of the `aten_*.py` modules),
 located at `loc("<node name>"("<user file>":<line>:0))`, the line of the user's code that
 produced it. Import is 1:1 and does no optimization. Every problem is a `FrontendError`
 naming the node and its source line; unsupported ops are all listed in one
@@ -28,9 +28,9 @@ from torch.export import ExportedProgram
 from torch.export.graph_signature import InputKind, OutputKind
 
 from dlc.dialects import build, ops
-from dlc.frontends.onnx_node import FrontendError, dense
 from dlc.frontends.onnx_importer import ImportedModel
-from dlc.frontends.torch import aten_nn, aten_ops
+from dlc.frontends.onnx_node import FrontendError, dense
+from dlc.frontends.torch import aten_movement, aten_nn, aten_ops, aten_reduce
 from dlc.frontends.torch.aten_node import (
     AtenNode,
     Converter,
@@ -50,12 +50,19 @@ IGNORED = {
 }
 
 
+TABLES = (aten_ops, aten_movement, aten_reduce, aten_nn)
+
+
 @cache
 def converters() -> dict[str, Converter]:
-    clash = set(aten_ops.ATEN) & set(aten_nn.ATEN)
-    if clash:
-        raise RuntimeError(f"ATen ops {sorted(clash)} converted by two tables")
-    return {**aten_ops.ATEN, **aten_nn.ATEN}
+    """ATen overload name -> converter, from the `ATEN` table of each family's module."""
+    table: dict[str, Converter] = {}
+    for family in TABLES:
+        clash = set(table) & set(family.ATEN)
+        if clash:
+            raise RuntimeError(f"ATen ops {sorted(clash)} converted by two tables")
+        table.update(family.ATEN)
+    return table
 
 
 def supported_aten_ops() -> list[str]:

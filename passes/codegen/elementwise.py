@@ -22,6 +22,10 @@ from dlc.passes.codegen.script import Lines, split, tile
 WIDTHS = (64, 32, 16)
 
 
+def prepare(op: ir.Operation) -> None:
+    return None
+
+
 @dataclass(frozen=True)
 class Elementwise:
     shape: tuple[int, ...]
@@ -43,8 +47,10 @@ def _is_identity(affine_map: ir.AffineMap) -> bool:
 
 
 def _body_is_plain(op: ir.Operation) -> bool:
+    """Only arith and math ops in the body (no linalg.index, no tensor.extract gathers)."""
     for inner in op.regions[0].blocks[0].operations:
-        if inner.operation.name == "linalg.index":
+        name = inner.operation.name
+        if not (name.startswith(("arith.", "math.")) or name == "linalg.yield"):
             return False
     return True
 

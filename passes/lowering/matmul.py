@@ -15,9 +15,9 @@ from mlir.dialects import arith, linalg
 from dlc.dialects import ops
 from dlc.dialects.ops import is_float
 from dlc.passes.lowering.builders import (
-    as_value,
     PARALLEL,
     REDUCTION,
+    as_value,
     dims_map,
     elementwise,
     filled,

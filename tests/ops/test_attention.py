@@ -5,20 +5,34 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from onnx import helper
 
 import dlc
-from tests.conftest import node_model, random_array, run_both
+from tests.conftest import assert_same, make_model, node_model, random_array, reference, run_both
 
 TOLERANCES = {np.dtype(np.float16): (1e-2, 1e-2), np.dtype(np.float32): (1e-4, 1e-5),
               np.dtype(np.float64): (1e-10, 1e-10)}
 
 
 def qkv(q_shape, k_shape, v_shape, dtype=np.float32, seed=0) -> list[np.ndarray]:
-    return [random_array(s, dtype, seed=seed + i) for i, s in enumerate((q_shape, k_shape, v_shape))]
+    shapes = (q_shape, k_shape, v_shape)
+    return [random_array(s, dtype, seed=seed + i) for i, s in enumerate(shapes)]
+
+
+def attention_model(inputs, outputs=("y",), opset=23, check=True, **attrs):
+    """One Attention node; an output named "" is absent (present_key/value without past)."""
+    names = ["" if x is None else f"x{i}" for i, x in enumerate(inputs)]
+    specs = {f"x{i}": (x.dtype, list(x.shape)) for i, x in enumerate(inputs) if x is not None}
+    node = helper.make_node("Attention", names, list(outputs), **attrs)
+    graph_outputs = [o for o in outputs if o]
+    if not check:
+        graph_outputs = {o: (inputs[0].dtype, list(inputs[0].shape)) for o in graph_outputs}
+    return make_model([node], specs, graph_outputs, opset=opset, check=check)
 
 
 def attention(inputs, opset=23, n_outputs=1, **attrs):
-    run_both(node_model("Attention", inputs, opset=opset, n_outputs=n_outputs, **attrs),
+    outputs = ("y", "present_key", "present_value", "qk")[:n_outputs]
+    run_both(attention_model(inputs, outputs, opset, **attrs),
              [x for x in inputs if x is not None], tolerances=TOLERANCES)
 
 
@@ -65,25 +79,27 @@ def test_attention_past_and_present_3d_mask():
 @pytest.mark.parametrize("mode", [0, 1, 2, 3])
 def test_attention_qk_matmul_output(mode):
     mask = random_array([4, 6], np.float32, seed=9)
-    attention([*qkv([2, 3, 4, 8], [2, 3, 6, 8], [2, 3, 6, 8]), mask], n_outputs=4,
-              qk_matmul_output_mode=mode, softcap=3.0)
+    inputs = [*qkv([2, 3, 4, 8], [2, 3, 6, 8], [2, 3, 6, 8]), mask]
+    model = attention_model(inputs, ("y", "", "", "qk"), qk_matmul_output_mode=mode, softcap=3.0)
+    run_both(model, inputs, tolerances=TOLERANCES)
 
 
 def test_attention_softmax_precision():
     inputs = qkv([1, 2, 3, 8], [1, 2, 3, 8], [1, 2, 3, 8], np.float16)
-    attention(inputs, n_outputs=4, qk_matmul_output_mode=3, softmax_precision=1)
+    model = attention_model(inputs, ("y", "", "", "qk"), qk_matmul_output_mode=3,
+                            softmax_precision=1)
+    run_both(model, inputs, tolerances=TOLERANCES)
 
 
 def test_attention_nonpad_kv_seqlen_at_run_time():
     # opset 24: the causal frontier and the key padding come from nonpad_kv_seqlen, one
     # compiled model for any lengths
     q, k, v = qkv([2, 2, 3, 8], [2, 2, 6, 8], [2, 2, 6, 8])
-    model = node_model("Attention", [q, k, v, None, None, None, np.array([4, 6])], opset=24,
-                       is_causal=1)
+    model = attention_model([q, k, v, None, None, None, np.array([4, 6])], opset=24,
+                            is_causal=1)
     compiled = dlc.compile(model)
     for lengths in ([4, 6], [3, 1]):
         feeds = {"x0": q, "x1": k, "x2": v, "x6": np.array(lengths)}
-        from tests.conftest import assert_same, reference
         (expected,) = reference(model, feeds)
         (actual,) = compiled(feeds)
         assert_same(actual, expected, TOLERANCES)
@@ -96,7 +112,7 @@ def test_attention_sliding_window(attrs):
 
 
 def test_attention_rejects_heads_that_do_not_group():
-    model = node_model("Attention", qkv([1, 4, 3, 4], [1, 3, 3, 4], [1, 3, 3, 4]))
+    model = attention_model(qkv([1, 4, 3, 4], [1, 3, 3, 4], [1, 3, 3, 4]), check=False)
     with pytest.raises(dlc.FrontendError, match="not a multiple"):
         dlc.compile(model)
 

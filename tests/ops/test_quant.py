@@ -100,7 +100,7 @@ def test_dequantize_per_axis():
     x = random_array([2, 3, 4], np.uint8, low=0, high=256)
     scale = np.array([2, 4, 0.5], np.float32)
     zero_point = np.array([84, 24, 196], np.uint8)
-    run_both(node_model("DequantizeLinear", [x, scale, zero_point], opset=13),
+    run_both(node_model("DequantizeLinear", [x, scale, zero_point], opset=19),
              [x, scale, zero_point])
 
 
@@ -126,7 +126,7 @@ def test_dequantize_output_dtype():
 
 @pytest.mark.parametrize("dtype,a_zero,b_zero", [
     (np.uint8, np.array(12, np.uint8), np.array(0, np.uint8)),
-    (np.int8, np.array([1, -2, 3], np.int8), np.array([4, 5, -6, 7], np.int8)),  # row, column
+    (np.int8, np.array(-3, np.int8), np.array([4, 5, -6, 7], np.int8)),  # per column of B
     (np.uint8, None, None),
 ])
 def test_matmul_integer(dtype, a_zero, b_zero):
@@ -135,6 +135,17 @@ def test_matmul_integer(dtype, a_zero, b_zero):
     b = random_array([5, 4], dtype, seed=2, low=low, high=high)
     inputs = [a, b] + ([a_zero, b_zero] if a_zero is not None else [])
     run_both(node_model("MatMulInteger", inputs, opset=10), inputs)
+
+
+def test_matmul_integer_per_row():
+    # (onnx.reference broadcasts a 1-D a_zero_point along A's columns, not its rows)
+    a = random_array([3, 5], np.int8, seed=1, low=-128, high=128)
+    b = random_array([5, 2], np.int8, seed=2, low=-128, high=128)
+    a_zero = np.array([1, -2, 3], np.int8)
+    (actual,) = dlc.compile(node_model("MatMulInteger", [a, b, a_zero], opset=10))(
+        a, b, a_zero)
+    expected = (a.astype(np.int32) - a_zero[:, None]) @ b.astype(np.int32)
+    np.testing.assert_array_equal(actual, expected)
 
 
 def test_matmul_integer_batched():
@@ -151,7 +162,7 @@ def test_qlinear_matmul(dtype, scale_type, a_shape, b_shape):
     low, high = np.iinfo(dtype).min, np.iinfo(dtype).max + 1
     a = random_array(a_shape, dtype, seed=1, low=low, high=high)
     b = random_array(b_shape, dtype, seed=2, low=low, high=high)
-    scalar = lambda v, t: np.array([v], t)  # noqa: E731
+    scalar = lambda v, t: np.array([v], t)
     inputs = [a, scalar(0.0066, scale_type), scalar(3, dtype), b, scalar(0.00705, scale_type),
               scalar(-2 if dtype == np.int8 else 114, dtype), scalar(0.0107, scale_type),
               scalar(1 if dtype == np.int8 else 118, dtype)]

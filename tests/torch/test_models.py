@@ -14,19 +14,24 @@ import dlc
 
 torch = pytest.importorskip("torch")
 
-from tests.torch.conftest import relative_error  # noqa: E402
+from tests.torch.models import MODEL_NAMES, make_case, relative_error
 
 TOLERANCE = 1e-4
 
 
+@pytest.fixture(scope="module", params=MODEL_NAMES)
+def case(request):
+    return request.param, *make_case(request.param)
+
+
 @pytest.fixture(scope="module")
 def torch_path(case):
-    name, model, x, expected = case
+    _name, model, x, _expected = case
     return dlc.compile(model, example_inputs=(x,))
 
 
 def test_dlc_compile_matches_eager(case, torch_path):
-    name, model, x, expected = case
+    name, _model, x, expected = case
     (y,) = torch_path(x)
     assert isinstance(y, torch.Tensor)  # torch in, torch out
     assert y.shape == expected.shape and y.dtype == expected.dtype

@@ -154,3 +154,18 @@ func.func @test_matmul_1d_3d(%a: tensor<3xf32>, %b: tensor<2x3x4xf32>) -> tensor
   %0 = "dlc.matmul"(%a, %b) : (tensor<3xf32>, tensor<2x3x4xf32>) -> tensor<2x4xf32>
   return %0 : tensor<2x4xf32>
 }
+
+// -----
+
+// float16 accumulates in float32 (as numpy does), truncated once after the contraction.
+
+// CHECK-LABEL: func.func @test_matmul_2d_f16
+// CHECK-DAG:     %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK:         %[[ACC:.*]] = linalg.fill ins(%[[ZERO]] : f32) outs(%{{.*}} : tensor<4x5xf32>)
+// CHECK-NEXT:    %[[R:.*]] = linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<4x3xf16>, tensor<3x5xf16>) outs(%[[ACC]] : tensor<4x5xf32>) -> tensor<4x5xf32>
+// CHECK:         linalg.generic {{.*}} ins(%[[R]] : tensor<4x5xf32>) outs(%{{.*}} : tensor<4x5xf16>)
+// CHECK:           arith.truncf %{{.*}} : f32 to f16
+func.func @test_matmul_2d_f16(%a: tensor<4x3xf16>, %b: tensor<3x5xf16>) -> tensor<4x5xf16> {
+  %0 = "dlc.matmul"(%a, %b) : (tensor<4x3xf16>, tensor<3x5xf16>) -> tensor<4x5xf16>
+  return %0 : tensor<4x5xf16>
+}

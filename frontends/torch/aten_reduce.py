@@ -1,0 +1,143 @@
+"""Converters of the ATen reductions (sum, mean, amax, any, argmax, var...) and matmuls.
+
+Reductions become one `dlc.reduce` or `dlc.argreduce` (axes normalized: non-negative, sorted;
+none or an empty list means every axis, as ATen's); mm and bmm become `dlc.matmul`, addmm
+`dlc.gemm`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import torch
+from mlir import ir
+
+from dlc.dialects import ops
+from dlc.dialects.reduction import ARGREDUCE, REDUCE
+from dlc.frontends.torch.aten_node import AtenNode, Converter, axes, axis
+
+Value = ir.Value
+Scalar = float | int | bool
+
+# ----------------------------------------------------------------------------- reductions
+
+
+def _reduce(fn: str) -> Converter:
+    def convert(n: AtenNode, x: Value, dim: Sequence[int] | int | None = None,
+                keepdim: bool = False, *, dtype: torch.dtype | None = None) -> Value:
+        x = n.cast(x, n.out_dtype)
+        attrs = {"fn": fn, "axes": axes(n, dim, x.type.rank), "keepdims": int(keepdim)}
+        return n.build(REDUCE, [x], attrs)
+
+    return convert
+
+
+def _reduce_all(fn: str) -> Converter:
+    def convert(n: AtenNode, x: Value, *, dtype: torch.dtype | None = None) -> Value:
+        return _reduce(fn)(n, x)
+
+    return convert
+
+
+def _reduce_bool(fn: str) -> Converter:
+    # any = max over bools, all = min over bools
+    def convert(n: AtenNode, x: Value, dim: Sequence[int] | int | None = None,
+                keepdim: bool = False) -> Value:
+        return _reduce(fn)(n, n.cast(x, torch.bool), dim, keepdim)
+
+    return convert
+
+
+def _argreduce(fn: str) -> Converter:
+    def convert(n: AtenNode, x: Value, dim: int | None = None, keepdim: bool = False) -> Value:
+        if dim is None:  # over the flattened tensor
+            x, dim = n.reshape(x, [-1]), 0
+        attrs = {"fn": fn, "axis": axis(n, dim, x.type.rank), "keepdims": int(keepdim),
+                 "select_last_index": 0}
+        return n.reshape(n.build(ARGREDUCE, [x], attrs), n.out_shape)
+
+    return convert
+
+
+def _reduce_with_index(fn: str) -> Converter:
+    # max.dim / min.dim: (values, indices)
+    def convert(n: AtenNode, x: Value, dim: int, keepdim: bool = False) -> tuple[Value, Value]:
+        attrs = {"fn": fn, "axes": [axis(n, dim, x.type.rank)], "keepdims": int(keepdim)}
+        values = n.build(REDUCE, [x], attrs)
+        attrs = {"fn": fn, "axis": attrs["axes"][0], "keepdims": int(keepdim),
+                 "select_last_index": 0}
+        return values, n.build(ARGREDUCE, [x], attrs)
+
+    return convert
+
+
+def var(n: AtenNode, x: Value, dim: Sequence[int] | None = None, *,
+        correction: float | None = None, keepdim: bool = False) -> Value:
+    # var = sum((x - mean)^2) / (N - correction)
+    rank = x.type.rank
+    reduced = axes(n, dim, rank)
+    count = 1
+    for a in reduced:
+        count *= x.type.shape[a]
+    dtype = n.out_dtype
+    mean = n.build(REDUCE, [x], {"fn": "mean", "axes": reduced, "keepdims": 1})
+    d = n.build(ops.SUB, [x, mean])
+    total = n.build(REDUCE, [n.build(ops.MUL, [d, d])],
+                    {"fn": "sum", "axes": reduced, "keepdims": int(keepdim)})
+    divisor = count - (1 if correction is None else correction)
+    return n.build(ops.DIV, [total, n.constant(max(divisor, 0), dtype)])
+
+
+# ----------------------------------------------------------------------------- contractions
+
+
+def mm(n: AtenNode, a: Value, b: Value) -> Value:
+    return n.build(ops.MATMUL, [a, b])
+
+
+def addmm(n: AtenNode, bias: Value, a: Value, b: Value, *, beta: Scalar = 1,
+          alpha: Scalar = 1) -> Value:
+    # beta * bias + alpha * (a @ b)
+    if bias.type.rank > 2:
+        raise n.error(f"bias of rank {bias.type.rank} is not supported")
+    attrs = {"alpha": float(alpha), "beta": float(beta), "transA": 0, "transB": 0}
+    return n.build(ops.GEMM, [a, b, bias], attrs)
+
+
+def baddbmm(n: AtenNode, bias: Value, a: Value, b: Value, *, beta: Scalar = 1,
+            alpha: Scalar = 1) -> Value:
+    product = n.build(ops.MATMUL, [a, b])
+    if alpha != 1:
+        product = n.build(ops.MUL, [product, n.constant(alpha, n.out_dtype)])
+    if beta == 0:
+        return product
+    if beta != 1:
+        bias = n.build(ops.MUL, [bias, n.constant(beta, n.out_dtype)])
+    return n.build(ops.ADD, [product, bias])
+
+
+ATEN: dict[str, Converter] = {
+# reductions
+    "aten.sum.dim_IntList": _reduce("sum"),
+    "aten.sum.default": _reduce_all("sum"),
+    "aten.mean.dim": _reduce("mean"),
+    "aten.mean.default": _reduce_all("mean"),
+    "aten.amax.default": _reduce("max"),
+    "aten.amin.default": _reduce("min"),
+    "aten.prod.dim_int": _reduce("prod"),
+    "aten.any.dim": _reduce_bool("max"),
+    "aten.any.dims": _reduce_bool("max"),
+    "aten.any.default": _reduce_bool("max"),
+    "aten.all.dim": _reduce_bool("min"),
+    "aten.all.default": _reduce_bool("min"),
+    "aten.max.dim": _reduce_with_index("max"),
+    "aten.min.dim": _reduce_with_index("min"),
+    "aten.argmax.default": _argreduce("max"),
+    "aten.argmin.default": _argreduce("min"),
+    "aten.var.correction": var,
+    # contractions
+    "aten.mm.default": mm,
+    "aten.bmm.default": mm,
+    "aten.addmm.default": addmm,
+    "aten.baddbmm.default": baddbmm,
+}

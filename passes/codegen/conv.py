@@ -1,0 +1,132 @@
+"""The 2-D convolution schedule: NCHW convolutions with constant filters, computed in NHWC.
+
+NCHW convolutions vectorize badly (PERF.md: 0.59x numpy at best, NHWC 1.34x). `prepare`
+rewrites `linalg.conv_2d_nchw_fchw(x, constant w)` into transpose(x) -> NHWC,
+`linalg.conv_2d_nhwc_hwcf` with the filter transposed to HWCF at compile time, and a transpose
+of the result back to NCHW (the layout the rest of the graph uses). The NHWC op is then tiled
+[1, 1, ow, f] over (n, oh, ow, f) with the f loop outermost, its reduction loops (kh, kw, c) by 1, decomposed to a 1-D
+convolution, vectorized (an ow x f register tile of FMAs) and its accumulator hoisted.
+
+Tile heuristic: f = 32 when F % 32 == 0, else 16 when F % 16 == 0, else F when F <= 32 (other
+F are not scheduled); ow = the largest divisor of OW that is <= 8 and differs from f (equal
+inner tiles hit the LLVM 22 miscompile, PERF.md). Strides and dilations are kept; 1x1 and
+strided convolutions take the same path. Depthwise and grouped convolutions are not matched.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from mlir import ir
+from mlir.dialects import arith, linalg, tensor
+
+from dlc.passes.codegen.script import Lines, tile
+
+NCHW, NHWC = "linalg.conv_2d_nchw_fchw", "linalg.conv_2d_nhwc_hwcf"
+TO_NHWC, TO_NCHW = [0, 2, 3, 1], [0, 3, 1, 2]
+
+
+@dataclass(frozen=True)
+class Conv:
+    n: int
+    oh: int
+    ow: int
+    f: int
+    c: int
+    kh: int
+    kw: int
+
+
+def _constant_filter(op: ir.Operation) -> ir.DenseElementsAttr | None:
+    weight = op.operands[1].owner
+    if not isinstance(weight, ir.Operation | ir.OpView) or weight.name != "arith.constant":
+        return None
+    attr = weight.attributes["value"]
+    return attr if isinstance(attr, ir.DenseElementsAttr) else None
+
+
+def filter_tile(f: int) -> int | None:
+    for width in (32, 16):
+        if f % width == 0:
+            return width
+    return f if f <= 32 else None
+
+
+def ow_tile(ow: int, f_tile: int) -> int:
+    return max(d for d in range(1, min(ow, 8) + 1) if ow % d == 0 and d != f_tile)
+
+
+def match(op: ir.Operation) -> Conv | None:
+    if op.name not in (NCHW, NHWC) or len(op.results) != 1:
+        return None
+    types = [v.type for v in op.operands]
+    if not all(isinstance(t, ir.RankedTensorType) and t.has_static_shape for t in types):
+        return None
+    if any(str(t.element_type) != "f32" for t in types) or 0 in types[2].shape:
+        return None
+    if op.name == NCHW and _constant_filter(op) is None:
+        return None
+    x, w, y = (list(t.shape) for t in types)
+    if op.name == NCHW:
+        problem = Conv(y[0], y[2], y[3], y[1], x[1], w[2], w[3])
+    else:
+        problem = Conv(y[0], y[1], y[2], y[3], x[3], w[0], w[1])
+    if filter_tile(problem.f) is None or ow_tile(problem.ow, filter_tile(problem.f)) < 1:
+        return None
+    return problem
+
+
+def volume(problem: Conv) -> int:
+    p = problem
+    return p.n * p.oh * p.ow * p.f * p.c * p.kh * p.kw
+
+
+def _transpose(value: ir.Value, permutation: list[int]) -> ir.Value:
+    shape = [value.type.shape[p] for p in permutation]
+    init = tensor.EmptyOp(shape, value.type.element_type).result
+    return _value(linalg.transpose(value, outs=[init], permutation=permutation))
+
+
+def _value(built) -> ir.Value:
+    return built if isinstance(built, ir.Value) else built.results[0]
+
+
+def prepare(op: ir.Operation) -> ir.Operation | None:
+    """conv_nchw(x, constant w) -> transpose(conv_nhwc(transpose(x), w in HWCF)) (same op)."""
+    if op.name != NCHW:
+        return
+    attr = _constant_filter(op)
+    hwcf = np.ascontiguousarray(np.array(attr).transpose(2, 3, 1, 0))
+    x, _, acc = op.operands
+    with ir.InsertionPoint(op), op.location:
+        weight = arith.ConstantOp(
+            ir.RankedTensorType.get(list(hwcf.shape), attr.type.element_type),
+            ir.DenseElementsAttr.get(hwcf)).result
+        nhwc = _value(linalg.conv_2d_nhwc_hwcf(
+            _transpose(x, TO_NHWC), weight, outs=[_transpose(acc, TO_NHWC)],
+            strides=_ints(op, "strides"), dilations=_ints(op, "dilations")))
+        result = _transpose(nhwc, TO_NCHW)
+    op.results[0].replace_all_uses_with(result)
+    op.erase()
+    return nhwc.owner
+
+
+def _ints(op: ir.Operation, name: str) -> list[int]:
+    if name not in op.attributes:
+        return [1, 1]
+    return [int(v) for v in ir.DenseIntElementsAttr(op.attributes[name])]
+
+
+def lines(handle: str, problem: Conv, prefix: str) -> Lines:
+    f = filter_tile(problem.f)
+    ow = ow_tile(problem.ow, f)
+    # filter tiles outermost: a [kh, kw, c, f] slice of the filter stays in L2 while every
+    # output position uses it (deep layers have filters larger than L2)
+    ops, outer, _ = tile(handle, [1, 1, ow, f, 0, 0, 0], f"{prefix}o", [3, 0, 1, 2, 4, 5, 6])
+    more, inner, loops = tile(outer, [0, 0, 0, 0, 1, 1, 1], f"{prefix}k")
+    ops += more
+    ops.append(f"%{prefix}_d = transform.structured.decompose {inner} "
+               ": (!transform.any_op) -> !transform.any_op")
+    ops.append(f"transform.structured.vectorize %{prefix}_d : !transform.any_op")
+    return Lines(ops, list(reversed(loops)))

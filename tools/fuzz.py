@@ -1,0 +1,841 @@
+"""`dlc fuzz`: a differential fuzzer, dlc at -O0 and -O3 against onnxruntime on random graphs.
+
+    dlc fuzz [-n COUNT] [--seed S] [-j JOBS] [--max-depth D] [--out DIR] [--timeout SECONDS]
+
+Contract:
+- Case `i` of seed `s` is a random valid ONNX graph (opset 18) drawn from
+  `numpy.random.default_rng([s, i])`: the same seed and index give the same graph on any machine.
+  A graph chains 1 to `max_depth` steps over a pool of values (graph inputs of rank 1 to 4,
+  float32, float64, int32 or int64): elementwise unary and binary ops with broadcasting,
+  MatMul/Gemm, Conv/pooling, reductions, Softmax, Transpose/Reshape/Concat/Slice/Flatten/
+  Unsqueeze/Expand/Pad, Cast, comparisons and Where, Clip. Values stay finite by construction
+  (Exp of a Tanh, Log of |x|+1, divisors away from zero, comparisons and rounding only on exact
+  values) so that a mismatch means a bug, not a rounding tie.
+- Each case runs in a worker process (`python -m dlc.tools.fuzz --worker`), so a case that kills
+  the process (a signal) is recorded as `crash` and one that runs past `--timeout` as `hang`;
+  the worker is restarted and the run goes on. Outcomes: pass, mismatch (dlc's output differs
+  from onnxruntime's beyond tolerance), error (dlc raised on a valid model), crash, hang, and
+  skip (onnxruntime itself refused the graph: no oracle; counted apart).
+- Every failure is saved as `<out>/<seed>-<index>-<status>.onnx` with its inputs (`.npz`) and
+  what failed (`.txt`), after greedy minimization: a node is dropped (its outputs become graph
+  inputs) as long as the case still fails the same way.
+- Exit status 0 when every case passes or is skipped, 1 otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import select
+import subprocess
+import sys
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import onnx
+from onnx import helper, numpy_helper
+
+OPSET = 18
+F32, F64, I32, I64, BOOL = (np.dtype(t) for t in (np.float32, np.float64, np.int32, np.int64,
+                                                  np.bool_))
+FLOATS = (F32, F64)
+INTS = (I32, I64)
+
+# ============================================================================= graph generator
+
+
+@dataclass
+class Value:
+    name: str
+    shape: tuple[int, ...]
+    dtype: np.dtype
+    exact: bool  # a graph input or constant: comparisons and rounding on it cannot tie
+
+
+@dataclass
+class Builder:
+    """A graph under construction: nodes, graph inputs (with their data), initializers."""
+
+    rng: np.random.Generator
+    nodes: list[onnx.NodeProto] = field(default_factory=list)
+    inputs: dict[str, np.ndarray] = field(default_factory=dict)
+    initializers: dict[str, np.ndarray] = field(default_factory=dict)
+    pool: list[Value] = field(default_factory=list)
+    count: int = 0
+
+    def name(self, prefix: str) -> str:
+        self.count += 1
+        return f"{prefix}{self.count}"
+
+    def data(self, shape, dtype: np.dtype, low: float = -3, high: float = 3) -> np.ndarray:
+        if dtype == BOOL:
+            return self.rng.integers(0, 2, shape).astype(BOOL)
+        if dtype in INTS:
+            return self.rng.integers(int(low) * 3, int(high) * 3 + 1, shape).astype(dtype)
+        return self.rng.uniform(low, high, shape).astype(dtype)
+
+    def add_input(self, shape, dtype: np.dtype) -> Value:
+        value = Value(self.name("in"), tuple(shape), dtype, True)
+        self.inputs[value.name] = self.data(shape, dtype)
+        self.pool.append(value)
+        return value
+
+    def const(self, array: np.ndarray, prefix: str = "c") -> str:
+        name = self.name(prefix)
+        self.initializers[name] = np.asarray(array)
+        return name
+
+    def operand(self, shape, dtype: np.dtype, low: float = -3, high: float = 3) -> str:
+        """A new graph input or initializer of `shape`."""
+        if self.rng.random() < 0.5:
+            return self.const(self.data(shape, dtype, low, high), "w")
+        value = Value(self.name("in"), tuple(shape), dtype, True)
+        self.inputs[value.name] = self.data(shape, dtype, low, high)
+        return value.name
+
+    def node(self, op: str, inputs: list[str], shape, dtype: np.dtype, exact: bool = False,
+             **attributes) -> Value:
+        value = Value(self.name("v"), tuple(int(d) for d in shape), dtype, exact)
+        self.nodes.append(helper.make_node(op, inputs, [value.name], name=f"{op}_{value.name}",
+                                           **attributes))
+        self.pool.append(value)
+        return value
+
+    def pick(self, dtypes=None, min_rank: int = 0, ranks=None, exact: bool = False) -> Value | None:
+        """A random value of the pool, preferring recent ones (deep graphs)."""
+        fits = [v for v in self.pool if (dtypes is None or v.dtype in dtypes)
+                and len(v.shape) >= min_rank and (ranks is None or len(v.shape) in ranks)
+                and (v.exact or not exact)]
+        if not fits:
+            return None
+        weights = np.arange(1, len(fits) + 1, dtype=np.float64) ** 2
+        return fits[self.rng.choice(len(fits), p=weights / weights.sum())]
+
+    def choice(self, items):
+        return items[self.rng.integers(len(items))]
+
+
+def random_shape(rng: np.random.Generator, rank: int | None = None) -> tuple[int, ...]:
+    rank = int(rng.integers(1, 5)) if rank is None else rank
+    return tuple(int(d) for d in rng.integers(1, 6, rank))
+
+
+def broadcast_partner(b: Builder, shape: tuple[int, ...]) -> tuple[int, ...]:
+    """A shape that broadcasts with `shape` to `shape`: leading dims dropped, some set to 1."""
+    keep = int(b.rng.integers(0, len(shape) + 1))
+    partner = list(shape[len(shape) - keep:])
+    return tuple(1 if b.rng.random() < 0.3 else d for d in partner)
+
+
+# ----------------------------------------------------------------------------- op generators
+
+SAFE_UNARY = ("Relu", "Abs", "Neg", "Tanh", "Sigmoid", "Sin", "Cos", "Erf", "Softsign",
+              "Softplus", "Atan", "Identity", "HardSwish")
+PARAM_UNARY = {"LeakyRelu": {"alpha": (0.01, 0.5)}, "Elu": {"alpha": (0.1, 2.0)},
+               "HardSigmoid": {"alpha": (0.1, 0.5), "beta": (0.2, 0.8)},
+               "Selu": {"alpha": (1.0, 2.0), "gamma": (0.5, 1.5)}, "Celu": {"alpha": (0.5, 2.0)}}
+
+
+def gen_unary(b: Builder) -> Value | None:
+    v = b.pick(FLOATS)
+    if v is None:
+        return None
+    roll = b.rng.random()
+    if roll < 0.5:
+        return b.node(b.choice(SAFE_UNARY), [v.name], v.shape, v.dtype)
+    if roll < 0.7:
+        op = b.choice(list(PARAM_UNARY))
+        attrs = {k: float(b.rng.uniform(*r)) for k, r in PARAM_UNARY[op].items()}
+        if op == "Celu" and v.dtype != F32:
+            op, attrs = "Elu", {"alpha": attrs["alpha"]}
+        return b.node(op, [v.name], v.shape, v.dtype, **attrs)
+    if roll < 0.8:  # Exp of a bounded value
+        t = b.node("Tanh", [v.name], v.shape, v.dtype)
+        return b.node("Exp", [t.name], v.shape, v.dtype)
+    if roll < 0.9:  # Log(|x| + 1), Sqrt(|x|)
+        a = b.node("Abs", [v.name], v.shape, v.dtype)
+        if b.rng.random() < 0.5:
+            return b.node("Sqrt", [a.name], v.shape, v.dtype)
+        one = b.const(np.ones((), v.dtype))
+        s = b.node("Add", [a.name, one], v.shape, v.dtype)
+        return b.node("Log", [s.name], v.shape, v.dtype)
+    exact = b.pick(FLOATS, exact=True)
+    if exact is None:
+        return None
+    return b.node(b.choice(("Floor", "Ceil", "Round", "Sign")), [exact.name], exact.shape,
+                  exact.dtype)
+
+
+def gen_integer_unary(b: Builder) -> Value | None:
+    v = b.pick(INTS)
+    if v is None:
+        return None
+    return b.node(b.choice(("Abs", "Neg", "Identity")), [v.name], v.shape, v.dtype, v.exact)
+
+
+def gen_binary(b: Builder) -> Value | None:
+    v = b.pick()
+    if v is None or v.dtype == BOOL:
+        return None
+    ops = ["Add", "Sub", "Mul", "Max", "Min"] + (["Div"] if v.dtype in FLOATS else [])
+    op = b.choice(ops)
+    others = [w for w in b.pool if w.dtype == v.dtype and w is not v and
+              _broadcasts(w.shape, v.shape)]
+    if op != "Div" and others and b.rng.random() < 0.4:
+        other = b.choice(others).name
+        other_shape = next(w.shape for w in others if w.name == other)
+    else:
+        other_shape = broadcast_partner(b, v.shape)
+        low = 0.5 if op == "Div" else -3
+        other = b.operand(other_shape, v.dtype, low=low, high=2)
+        if op == "Div":  # divisors away from zero, of both signs
+            sign = b.const(b.choice([np.ones((), v.dtype), -np.ones((), v.dtype)]))
+            other = b.node("Mul", [other, sign], other_shape, v.dtype, True).name
+    shape = np.broadcast_shapes(v.shape, other_shape)
+    operands = [v.name, other] if b.rng.random() < 0.5 or op == "Div" else [other, v.name]
+    if op in ("Max", "Min") and b.rng.random() < 0.3:  # variadic form
+        third = b.operand(broadcast_partner(b, tuple(shape)), v.dtype)
+        operands.append(third)
+    return b.node(op, operands, shape, v.dtype)
+
+
+def _broadcasts(small: tuple[int, ...], big: tuple[int, ...]) -> bool:
+    if len(small) > len(big):
+        return False
+    return all(s in (1, d) for s, d in zip(small[::-1], big[::-1]))
+
+
+def gen_matmul(b: Builder) -> Value | None:
+    v = b.pick(FLOATS, min_rank=1)
+    if v is None:
+        return None
+    k, n = v.shape[-1], int(b.rng.integers(1, 7))
+    if len(v.shape) == 2 and b.rng.random() < 0.4:
+        return _gemm(b, v, n)
+    if len(v.shape) >= 2 and b.rng.random() < 0.3:  # a batched right operand
+        batch = v.shape[-3] if len(v.shape) >= 3 else int(b.rng.integers(1, 4))
+        w = b.operand((batch, k, n), v.dtype, -1, 1)
+        shape = np.broadcast_shapes(v.shape[:-2], (batch,)) + (v.shape[-2], n)
+        return b.node("MatMul", [v.name, w], shape, v.dtype)
+    w = b.operand((k, n), v.dtype, -1, 1)
+    return b.node("MatMul", [v.name, w], v.shape[:-1] + (n,), v.dtype)
+
+
+def _gemm(b: Builder, v: Value, n: int) -> Value:
+    trans_a, trans_b = int(b.rng.integers(2)), int(b.rng.integers(2))
+    m, k = v.shape[::-1] if trans_a else v.shape
+    w = b.operand((n, k) if trans_b else (k, n), v.dtype, -1, 1)
+    inputs = [v.name, w]
+    if b.rng.random() < 0.7:
+        inputs.append(b.operand(b.choice([(n,), (1, n), (m, n), (m, 1), ()]), v.dtype))
+    return b.node("Gemm", inputs, (m, n), v.dtype, transA=trans_a, transB=trans_b,
+                  alpha=float(b.rng.uniform(0.5, 1.5)), beta=float(b.rng.uniform(0.5, 1.5)))
+
+
+def _window(b: Builder, size: int, allow_dilation: bool,
+            allow_pads: bool = True) -> tuple[int, int, int, int, int]:
+    """(kernel, stride, dilation, pad_begin, pad_end) with an output size >= 1."""
+    while True:
+        kernel, stride = int(b.rng.integers(1, 4)), int(b.rng.integers(1, 3))
+        dilation = int(b.rng.integers(1, 3)) if allow_dilation else 1
+        pads = [int(p) for p in b.rng.integers(0, kernel, 2)] if allow_pads else [0, 0]
+        if size + sum(pads) - dilation * (kernel - 1) - 1 >= 0:
+            return kernel, stride, dilation, pads[0], pads[1]
+
+
+def _out(size, kernel, stride, dilation, pad0, pad1) -> int:
+    return (size + pad0 + pad1 - dilation * (kernel - 1) - 1) // stride + 1
+
+
+def gen_conv(b: Builder) -> Value | None:
+    v = b.pick((F32,), ranks=(3, 4))  # (onnxruntime has no float64 Conv or pooling)
+    if v is None:
+        return None
+    n, c, *spatial = v.shape
+    groups = b.choice([g for g in range(1, c + 1) if c % g == 0])
+    m = groups * int(b.rng.integers(1, 3))
+    windows = [_window(b, s, True) for s in spatial]
+    kernel = [w[0] for w in windows]
+    weight = b.operand((m, c // groups, *kernel), v.dtype, -1, 1)
+    inputs = [v.name, weight] + ([b.operand((m,), v.dtype)] if b.rng.random() < 0.5 else [])
+    shape = (n, m, *[_out(s, *w) for s, w in zip(spatial, windows)])
+    return b.node("Conv", inputs, shape, v.dtype, kernel_shape=kernel, group=groups,
+                  strides=[w[1] for w in windows], dilations=[w[2] for w in windows],
+                  pads=[w[3] for w in windows] + [w[4] for w in windows])
+
+
+def gen_pool(b: Builder) -> Value | None:
+    v = b.pick((F32,), ranks=(3, 4))
+    if v is None:
+        return None
+    n, c, *spatial = v.shape
+    if b.rng.random() < 0.2:
+        op = b.choice(("GlobalAveragePool", "GlobalMaxPool"))
+        return b.node(op, [v.name], (n, c, *[1] * len(spatial)), v.dtype)
+    op = b.choice(("MaxPool", "AveragePool"))
+    # (a dilated window may hold only padding: onnxruntime then gives -FLT_MAX, dlc -inf)
+    padded = op == "AveragePool" or b.rng.random() < 0.5
+    windows = [_window(b, s, op == "MaxPool" and not padded, padded) for s in spatial]
+    attrs = {"kernel_shape": [w[0] for w in windows], "strides": [w[1] for w in windows],
+             "pads": [w[3] for w in windows] + [w[4] for w in windows]}
+    if op == "MaxPool":
+        attrs["dilations"] = [w[2] for w in windows]
+    else:
+        attrs["count_include_pad"] = int(b.rng.integers(2))
+    shape = (n, c, *[_out(s, *w) for s, w in zip(spatial, windows)])
+    return b.node(op, [v.name], shape, v.dtype, **attrs)
+
+
+REDUCE_FLOAT = ("ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceL1", "ReduceL2",
+                "ReduceSumSquare", "ReduceLogSumExp")
+REDUCE_INT = ("ReduceSum", "ReduceMax", "ReduceMin")
+
+
+def gen_reduce(b: Builder) -> Value | None:
+    v = b.pick(min_rank=1)
+    if v is None or v.dtype == BOOL:
+        return None
+    op = b.choice(REDUCE_FLOAT if v.dtype in FLOATS else REDUCE_INT)
+    rank = len(v.shape)
+    axes = sorted(int(a) for a in b.rng.choice(rank, int(b.rng.integers(1, rank + 1)),
+                                               replace=False))
+    keepdims = int(b.rng.integers(2))
+    shape = [1 if i in axes else d for i, d in enumerate(v.shape)] if keepdims else \
+        [d for i, d in enumerate(v.shape) if i not in axes]
+    signed = [a - rank if b.rng.random() < 0.3 else a for a in axes]
+    return b.node(op, [v.name, b.const(np.array(signed, np.int64), "axes")], shape, v.dtype,
+                  keepdims=keepdims)
+
+
+def gen_softmax(b: Builder) -> Value | None:
+    v = b.pick(FLOATS, min_rank=1)
+    if v is None:
+        return None
+    axis = int(b.rng.integers(-len(v.shape), len(v.shape)))
+    return b.node(b.choice(("Softmax", "LogSoftmax")), [v.name], v.shape, v.dtype, axis=axis)
+
+
+def gen_transpose(b: Builder) -> Value | None:
+    v = b.pick(min_rank=2)
+    if v is None:
+        return None
+    perm = [int(p) for p in b.rng.permutation(len(v.shape))]
+    return b.node("Transpose", [v.name], [v.shape[p] for p in perm], v.dtype, v.exact, perm=perm)
+
+
+def gen_reshape(b: Builder) -> Value | None:
+    v = b.pick()
+    if v is None:
+        return None
+    if b.rng.random() < 0.25 and v.shape:
+        axis = int(b.rng.integers(0, len(v.shape) + 1))
+        shape = (int(np.prod(v.shape[:axis])), int(np.prod(v.shape[axis:])))
+        return b.node("Flatten", [v.name], shape, v.dtype, v.exact, axis=axis)
+    factors = _factors(int(np.prod(v.shape)))
+    rank = int(b.rng.integers(1, 5))
+    dims = [1] * rank
+    for f in factors:
+        dims[int(b.rng.integers(rank))] *= f
+    target = list(dims)
+    if b.rng.random() < 0.3:
+        target[int(b.rng.integers(rank))] = -1
+    return b.node("Reshape", [v.name, b.const(np.array(target, np.int64), "shape")], dims,
+                  v.dtype, v.exact)
+
+
+def _factors(n: int) -> list[int]:
+    out, d = [], 2
+    while n > 1 and d * d <= n:
+        while n % d == 0:
+            out.append(d)
+            n //= d
+        d += 1
+    return out + ([n] if n > 1 else [])
+
+
+def gen_concat(b: Builder) -> Value | None:
+    v = b.pick(min_rank=1)
+    if v is None:
+        return None
+    axis = int(b.rng.integers(len(v.shape)))
+    names, total = [v.name], v.shape[axis]
+    for _ in range(int(b.rng.integers(1, 3))):
+        shape = list(v.shape)
+        shape[axis] = int(b.rng.integers(1, 4))
+        names.append(b.operand(shape, v.dtype))
+        total += shape[axis]
+    order = [int(i) for i in b.rng.permutation(len(names))]
+    shape = list(v.shape)
+    shape[axis] = total
+    signed = axis - len(v.shape) if b.rng.random() < 0.3 else axis
+    return b.node("Concat", [names[i] for i in order], shape, v.dtype, axis=signed)
+
+
+def gen_slice(b: Builder) -> Value | None:
+    v = b.pick(min_rank=1)
+    if v is None:
+        return None
+    rank = len(v.shape)
+    axes = [int(a) for a in b.rng.choice(rank, int(b.rng.integers(1, rank + 1)), replace=False)]
+    starts, ends, steps, slices = [], [], [], [slice(None)] * rank
+    for axis in axes:
+        size = v.shape[axis]
+        step = int(b.choice([1, 1, 2, -1, -2]))
+        start = int(b.rng.integers(-size - 1, size + 2))
+        end = int(b.rng.integers(-size - 2, size + 2))
+        if b.rng.random() < 0.2:
+            end = 2**62 if step > 0 else -(2**62)
+        starts.append(start)
+        ends.append(end)
+        steps.append(step)
+        slices[axis] = slice(start, end, step)
+    shape = np.empty(v.shape)[tuple(slices)].shape
+    if 0 in shape:
+        return None  # (no empty tensors: Reshape's 0 and reflect padding mean other things)
+    consts = [b.const(np.array(x, np.int64), "s") for x in (starts, ends, axes, steps)]
+    return b.node("Slice", [v.name, *consts], shape, v.dtype, v.exact)
+
+
+def gen_reshape_family(b: Builder) -> Value | None:
+    v = b.pick()
+    if v is None:
+        return None
+    roll = b.rng.random()
+    if roll < 0.35:  # Unsqueeze
+        axis = int(b.rng.integers(-len(v.shape) - 1, len(v.shape) + 1))
+        shape = list(v.shape)
+        shape.insert(axis if axis >= 0 else len(shape) + 1 + axis, 1)
+        return b.node("Unsqueeze", [v.name, b.const(np.array([axis], np.int64))], shape,
+                      v.dtype, v.exact)
+    if roll < 0.7:  # Expand
+        target = [d if d != 1 or b.rng.random() < 0.5 else int(b.rng.integers(1, 4))
+                  for d in v.shape]
+        if b.rng.random() < 0.4:
+            target.insert(0, int(b.rng.integers(1, 4)))
+        return b.node("Expand", [v.name, b.const(np.array(target, np.int64))],
+                      np.broadcast_shapes(v.shape, tuple(target)), v.dtype, v.exact)
+    if not v.shape:
+        return None
+    mode = b.choice(("constant", "reflect", "edge"))
+    pads = [int(b.rng.integers(0, (d if mode == "reflect" else 3))) for d in v.shape * 2]
+    shape = [d + pads[i] + pads[i + len(v.shape)] for i, d in enumerate(v.shape)]
+    inputs = [v.name, b.const(np.array(pads, np.int64))]
+    if mode == "constant" and b.rng.random() < 0.5:
+        inputs.append(b.const(np.array(1.5 if v.dtype in FLOATS else 2, v.dtype)))
+    return b.node("Pad", inputs, shape, v.dtype, v.exact, mode=mode)
+
+
+CASTS = {F32: (F64,), F64: (F32,), I32: (I64, F32, F64), I64: (I32, F32, F64),
+         BOOL: (F32, I32, I64)}
+
+
+def gen_cast(b: Builder) -> Value | None:
+    v = b.pick()
+    if v is None:
+        return None
+    to = b.choice(CASTS[v.dtype])
+    exact = v.exact and not (v.dtype == F64 and to == F32)
+    return b.node("Cast", [v.name], v.shape, to, exact, to=helper.np_dtype_to_tensor_dtype(to))
+
+
+def gen_where(b: Builder) -> Value | None:
+    a = b.pick(exact=True)
+    if a is None or a.dtype == BOOL:
+        return None
+    other = b.operand(broadcast_partner(b, a.shape), a.dtype)
+    op = b.choice(("Greater", "Less", "Equal", "GreaterOrEqual", "LessOrEqual"))
+    cond = b.node(op, [a.name, other], a.shape, BOOL, True)
+    if b.rng.random() < 0.2:
+        cond = b.node("Not", [cond.name], cond.shape, BOOL, True)
+    x = b.pick(dtypes=(a.dtype,))
+    if x is None or not _broadcasts(x.shape, a.shape) and not _broadcasts(a.shape, x.shape):
+        x = a
+    y = b.operand(broadcast_partner(b, a.shape), a.dtype)
+    shape = np.broadcast_shapes(cond.shape, x.shape)
+    return b.node("Where", [cond.name, x.name, y], shape, a.dtype)
+
+
+def gen_clip(b: Builder) -> Value | None:
+    v = b.pick(FLOATS)
+    if v is None:
+        return None
+    low = float(b.rng.uniform(-2, 0))
+    bounds = [b.const(np.array(low, v.dtype)), b.const(np.array(low + b.rng.uniform(0, 3),
+                                                                  v.dtype))]
+    if b.rng.random() < 0.3:
+        bounds = bounds[:1]
+    return b.node("Clip", [v.name, *bounds], v.shape, v.dtype)
+
+
+GENERATORS: dict[str, tuple[Callable[[Builder], Value | None], float]] = {
+    "unary": (gen_unary, 3), "integer unary": (gen_integer_unary, 0.5),
+    "binary": (gen_binary, 3), "matmul": (gen_matmul, 1.5), "conv": (gen_conv, 1),
+    "pool": (gen_pool, 1), "reduce": (gen_reduce, 1.5), "softmax": (gen_softmax, 1),
+    "transpose": (gen_transpose, 1), "reshape": (gen_reshape, 1), "concat": (gen_concat, 1),
+    "slice": (gen_slice, 1), "shape": (gen_reshape_family, 1), "cast": (gen_cast, 0.7),
+    "where": (gen_where, 1), "clip": (gen_clip, 0.5),
+}
+
+
+def generate(seed: int, index: int, max_depth: int = 20) -> tuple[onnx.ModelProto, dict]:
+    """Case `index` of `seed`: a checked ONNX model and its inputs."""
+    b = Builder(np.random.default_rng([seed, index]))
+    dtype = b.choice([F32, F32, F32, F64, I32, I64])
+    for _ in range(int(b.rng.integers(1, 3))):
+        rank = int(b.choice([1, 2, 2, 3, 4, 4]))
+        shape = random_shape(b.rng, rank)
+        if rank >= 3 and b.rng.random() < 0.7:  # images: a batch, channels, room for windows
+            shape = (shape[0] % 2 + 1, shape[1], *[int(d) for d in b.rng.integers(3, 9,
+                                                                                   rank - 2)])
+        b.add_input(shape, dtype)
+    names, weights = list(GENERATORS), np.array([w for _, w in GENERATORS.values()])
+    depth, steps = int(b.rng.integers(1, max_depth + 1)), 0
+    while steps < depth:
+        generator = GENERATORS[names[b.rng.choice(len(names), p=weights / weights.sum())]][0]
+        if generator(b) is not None:
+            steps += 1
+    produced = [v for v in b.pool if v.name not in b.inputs]
+    outputs = [produced[-1]] + [v for v in produced[:-1] if b.rng.random() < 0.15][:2]
+    return make_model(b, outputs), dict(b.inputs)
+
+
+def make_model(b: Builder, outputs: list[Value]) -> onnx.ModelProto:
+    def info(name: str, array_or_value) -> onnx.ValueInfoProto:
+        dtype, shape = array_or_value.dtype, array_or_value.shape
+        return helper.make_tensor_value_info(name, helper.np_dtype_to_tensor_dtype(dtype),
+                                             list(shape))
+
+    graph = helper.make_graph(
+        b.nodes, "fuzz", [info(n, a) for n, a in b.inputs.items()],
+        [info(v.name, v) for v in outputs],
+        [numpy_helper.from_array(a, n) for n, a in b.initializers.items()])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)],
+                              producer_name="dlc-fuzz")
+    model.ir_version = 8
+    onnx.checker.check_model(model)
+    return model
+
+
+# ============================================================================= one case
+
+
+TOLERANCES = {F32: (1e-3, 1e-4), F64: (1e-7, 1e-9)}
+
+
+def compare(got: np.ndarray, want: np.ndarray, computed_in=None) -> str | None:
+    """Why `got` is not `want` (dtype, shape, values beyond tolerance), or None.
+
+    `computed_in` is the least precise float type the value went through (float32 for a
+    float32 MatMul cast to float64): its tolerance applies."""
+    if got.dtype != want.dtype:
+        return f"dtype {got.dtype}, expected {want.dtype}"
+    if got.shape != want.shape:
+        return f"shape {list(got.shape)}, expected {list(want.shape)}"
+    if want.dtype not in TOLERANCES:
+        bad = np.flatnonzero(got != want)
+        return None if bad.size == 0 else f"{bad.size} of {want.size} elements differ"
+    rtol, atol = TOLERANCES[computed_in if computed_in in TOLERANCES else want.dtype]
+    scale = max(1.0, float(np.max(np.abs(want), initial=0, where=np.isfinite(want))))
+    close = np.isclose(got, want, rtol=rtol, atol=atol * scale, equal_nan=True)
+    if close.all():
+        return None
+    error = float(np.max(np.abs(got.astype(np.float64) - want)[~close]))
+    return f"{np.count_nonzero(~close)} of {want.size} elements differ, max abs error {error:.3g}"
+
+
+def uses_float32(model: onnx.ModelProto) -> bool:
+    graph, f32 = model.graph, onnx.TensorProto.FLOAT
+    return (any(v.type.tensor_type.elem_type == f32 for v in graph.input) or
+            any(t.data_type == f32 for t in graph.initializer) or
+            any(n.op_type == "Cast" and n.attribute[0].i == f32 for n in graph.node))
+
+
+def run_onnxruntime(model: onnx.ModelProto, inputs: dict) -> list[np.ndarray]:
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 1
+    options.log_severity_level = 3  # (no warnings about unused initializers)
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
+    session = ort.InferenceSession(model.SerializeToString(), options,
+                                   providers=["CPUExecutionProvider"])
+    return session.run(None, inputs)
+
+
+def run_case(model: onnx.ModelProto, inputs: dict) -> dict:
+    """The outcome of one case: {"status", "detail"} (worker side; may crash the process)."""
+    import dlc
+
+    try:
+        expected = run_onnxruntime(model, inputs)
+    except Exception as error:  # noqa: BLE001  (no oracle for this graph)
+        return {"status": "skip", "detail": f"onnxruntime: {str(error).splitlines()[0][:200]}"}
+    computed_in = F32 if uses_float32(model) else None
+    for level in (0, 3):
+        try:
+            outputs = dlc.compile(model, opt_level=level)(inputs)
+        except Exception as error:  # noqa: BLE001  (dlc must run every valid graph it generates)
+            first = (str(error).strip().splitlines() or [""])[0][:300]
+            return {"status": "error", "detail": f"-O{level}: {type(error).__name__}: {first}",
+                    "signature": f"error:{type(error).__name__}"}
+        for output, got, want in zip(model.graph.output, outputs, expected, strict=True):
+            problem = compare(got, np.asarray(want), computed_in)
+            if problem:
+                return {"status": "mismatch", "signature": "mismatch",
+                        "detail": f"-O{level}: output '{output.name}': {problem}"}
+    return {"status": "pass", "detail": ""}
+
+
+def worker() -> int:
+    """Read tasks (JSON lines) on stdin, write one outcome line per task on the original stdout."""
+    os.environ["DLC_CACHE"] = "0"  # every case compiles for real; nothing lands on disk
+    out = os.fdopen(os.dup(1), "w")
+    os.dup2(2, 1)  # anything else printed goes to stderr, not into the protocol
+    for line in sys.stdin:
+        task = json.loads(line)
+        if "path" in task:
+            model = onnx.load(task["path"])
+            inputs = dict(np.load(task["inputs"]))
+        else:
+            model, inputs = generate(task["seed"], task["index"], task["max_depth"])
+        out.write(json.dumps(run_case(model, inputs)) + "\n")
+        out.flush()
+    return 0
+
+
+# ============================================================================= the driver
+
+
+class Worker:
+    """A worker process; `run(task)` returns its outcome, restarting it after a crash/hang."""
+
+    def __init__(self, timeout: float, module: str = "dlc.tools.fuzz"):
+        self.timeout = timeout
+        self.module = module  # whose `--worker` runs the tasks
+        self.process: subprocess.Popen | None = None
+
+    def start(self) -> subprocess.Popen:
+        if self.process is None or self.process.poll() is not None:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", self.module, "--worker"], stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        return self.process
+
+    def run(self, task: dict) -> dict:
+        process = self.start()
+        try:
+            process.stdin.write(json.dumps(task) + "\n")
+            process.stdin.flush()
+        except BrokenPipeError:
+            return self._died(process)
+        ready, _, _ = select.select([process.stdout], [], [], self.timeout)
+        if not ready:
+            self.stop()
+            return {"status": "hang", "signature": "hang",
+                    "detail": f"no result after {self.timeout:g} s"}
+        line = process.stdout.readline()
+        if not line:
+            return self._died(process)
+        return json.loads(line)
+
+    def _died(self, process: subprocess.Popen) -> dict:
+        code = process.wait()
+        self.process = None
+        what = f"signal {-code}" if code < 0 else f"exit status {code}"
+        return {"status": "crash", "signature": "crash", "detail": f"worker died ({what})"}
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+        self.process = None
+
+
+FAILURES = ("mismatch", "error", "crash", "hang")
+
+
+def prune(model: onnx.ModelProto) -> onnx.ModelProto:
+    """Drop nodes, inputs and initializers that no graph output depends on."""
+    graph = model.graph
+    needed = {o.name for o in graph.output}
+    kept = []
+    for node in reversed(graph.node):
+        if any(o in needed for o in node.output):
+            kept.append(node)
+            needed.update(i for i in node.input if i)
+    del graph.node[:]
+    graph.node.extend(reversed(kept))
+    for field_name in ("input", "initializer"):
+        items = [x for x in getattr(graph, field_name) if x.name in needed]
+        del getattr(graph, field_name)[:]
+        getattr(graph, field_name).extend(items)
+    return model
+
+
+def without_node(model: onnx.ModelProto, index: int, inputs: dict,
+                 rng: np.random.Generator) -> tuple[onnx.ModelProto, dict] | None:
+    """`model` with node `index` removed: its outputs become graph inputs (random data)."""
+    inferred = onnx.shape_inference.infer_shapes(model)
+    types = {v.name: v for v in [*inferred.graph.value_info, *inferred.graph.output]}
+    candidate = onnx.ModelProto()
+    candidate.CopyFrom(model)
+    node = candidate.graph.node[index]
+    feeds = dict(inputs)
+    for name in node.output:
+        if name not in types:
+            return None
+        tensor_type = types[name].type.tensor_type
+        dtype = helper.tensor_dtype_to_np_dtype(tensor_type.elem_type)
+        shape = [d.dim_value for d in tensor_type.shape.dim]
+        candidate.graph.input.append(types[name])
+        feeds[name] = Builder(rng).data(shape, np.dtype(dtype))
+    del candidate.graph.node[index]
+    candidate = prune(candidate)
+    names = {v.name for v in candidate.graph.input}
+    return candidate, {n: a for n, a in feeds.items() if n in names}
+
+
+def minimize(model: onnx.ModelProto, inputs: dict, signature: str, worker: Worker,
+             folder: Path) -> tuple[onnx.ModelProto, dict, dict | None]:
+    """Greedily drop nodes while the case still fails with the same signature."""
+    rng = np.random.default_rng(0)
+    model, last = prune(model), None
+    index = len(model.graph.node) - 1
+    while index >= 0 and len(model.graph.node) > 1:
+        candidate = without_node(model, index, inputs, rng)
+        index -= 1
+        if candidate is None:
+            continue
+        path, data = folder / "candidate.onnx", folder / "candidate.npz"
+        onnx.save(candidate[0], path)
+        np.savez(data, **candidate[1])
+        outcome = worker.run({"path": str(path), "inputs": str(data)})
+        if outcome.get("signature") == signature:
+            model, inputs, last = candidate[0], candidate[1], outcome
+            index = min(index + 1, len(model.graph.node) - 1)
+    return model, inputs, last
+
+
+def save_failure(seed: int, index: int, outcome: dict, args, worker: Worker) -> Path:
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    model, inputs = generate(seed, index, args.max_depth)
+    nodes = len(model.graph.node)
+    if not args.no_minimize:
+        work = out / f".work-{threading.get_ident()}"
+        work.mkdir(exist_ok=True)
+        model, inputs, last = minimize(model, inputs, outcome["signature"], worker, work)
+        outcome = last or outcome
+    stem = out / f"{seed}-{index}-{outcome['status']}"
+    onnx.save(model, stem.with_suffix(".onnx"))
+    np.savez(stem.with_suffix(".npz"), **inputs)
+    ops = sorted({n.op_type for n in model.graph.node})
+    stem.with_suffix(".txt").write_text(
+        f"seed {seed} index {index}: {outcome['status']}: {outcome['detail']}\n"
+        f"minimized from {nodes} to {len(model.graph.node)} nodes; ops: {', '.join(ops)}\n"
+        f"replay: python -m dlc.tools.fuzz --replay {stem.with_suffix('.onnx')}\n")
+    return stem.with_suffix(".onnx")
+
+
+@dataclass
+class Report:
+    counts: Counter = field(default_factory=Counter)
+    saved: list[str] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+def run_jobs(args) -> Report:
+    report = Report()
+    indices = list(range(args.start, args.start + args.count))
+
+    def job(mine: list[int]) -> None:
+        worker = Worker(args.timeout)
+        try:
+            for index in mine:
+                task = {"seed": args.seed, "index": index, "max_depth": args.max_depth}
+                outcome = worker.run(task)
+                saved = None
+                if outcome["status"] in FAILURES:
+                    try:
+                        saved = save_failure(args.seed, index, outcome, args, worker)
+                    except Exception as error:  # noqa: BLE001  (the run goes on)
+                        saved = f"(not saved: {type(error).__name__}: {error})"
+                with report.lock:
+                    report.counts[outcome["status"]] += 1
+                    if saved:
+                        report.saved.append(f"{saved}: {outcome['detail']}")
+                        print(f"case {index}: {outcome['status']}: {outcome['detail']} -> "
+                              f"{saved}", flush=True)
+                    done = sum(report.counts.values())
+                    if args.progress and done % args.progress == 0:
+                        print(f"{done} cases: {dict(report.counts)}", flush=True)
+        finally:
+            worker.stop()
+
+    jobs = max(1, args.jobs)
+    threads = [threading.Thread(target=job, args=(indices[j::jobs],)) for j in range(jobs)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return report
+
+
+def replay(path: str) -> int:
+    """Run a saved reproducer (beside its .npz) in this process and print the outcome."""
+    model = onnx.load(path)
+    inputs = dict(np.load(Path(path).with_suffix(".npz")))
+    outcome = run_case(model, inputs)
+    print(f"{outcome['status']}: {outcome['detail']}")
+    return 0 if outcome["status"] in ("pass", "skip") else 1
+
+
+def make_parser(add_help: bool = True) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="dlc fuzz", description=__doc__.split("\n")[0],
+                                     add_help=add_help)
+    parser.add_argument("-n", "--count", type=int, default=200, help="graphs to try")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--start", type=int, default=0, help="index of the first case")
+    parser.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--max-depth", type=int, default=20, help="most ops per graph (>= 1)")
+    parser.add_argument("--out", default="fuzz-failures", help="folder of the reproducers")
+    parser.add_argument("--timeout", type=float, default=120, help="seconds per case")
+    parser.add_argument("--no-minimize", action="store_true", help="save failures as found")
+    parser.add_argument("--progress", type=int, default=0, metavar="N",
+                        help="print the counts every N cases")
+    parser.add_argument("--replay", metavar="FILE.onnx", help="run one saved reproducer")
+    parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    return run(make_parser().parse_args(argv))
+
+
+def run(args: argparse.Namespace) -> int:
+    """`dlc fuzz` with parsed arguments (those of `make_parser`)."""
+    if args.worker:
+        return worker()
+    if args.replay:
+        return replay(args.replay)
+    if args.max_depth < 1 or args.count < 0:
+        raise SystemExit("dlc fuzz: error: --max-depth must be >= 1 and --count >= 0")
+    start = time.perf_counter()
+    report = run_jobs(args)
+    seconds = time.perf_counter() - start
+    counts = ", ".join(f"{report.counts[s]} {s}" for s in ("pass", "skip", *FAILURES))
+    print(f"dlc fuzz --seed {args.seed} --start {args.start} -n {args.count} "
+          f"--max-depth {args.max_depth}: {counts} in {seconds:.0f} s")
+    for line in report.saved:
+        print(f"  {line}")
+    return 1 if any(report.counts[s] for s in FAILURES) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
