@@ -67,7 +67,11 @@ def import_if(n: NodeContext) -> list[ir.Value]:
     name = n.node.input[0]
     if name in n.constants:  # import only the branch taken
         taken = "then" if bool(np.asarray(n.constants[name]).reshape(-1)[0]) else "else"
-        return import_subgraph(branches[taken], n, {}).values
+        body = import_subgraph(branches[taken], n, {})
+        for output, known in zip(n.node.output, body.constants):
+            if output and known is not None:  # later shape math may fold through the If
+                n.constants[output] = known
+        return body.values
     then_values = import_subgraph(branches["then"], n, {}).values
     else_values = import_subgraph(branches["else"], n, {}).values
     results = []

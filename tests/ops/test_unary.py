@@ -67,6 +67,8 @@ FLOAT32_IN_REFERENCE = {"Erf", "Gelu"}
 @pytest.mark.parametrize("dtype", [np.float64, np.float16], ids=FLOAT_DTYPE_IDS.get)
 def test_all_float_ops_in_one_model(dtype):
     ops = [op for op in FLOAT_OPS if dtype != np.float64 or op not in FLOAT32_IN_REFERENCE]
+    if dtype != np.float32:  # the schema of Celu allows float32 only (the validator checks)
+        ops.remove("Celu")
     inputs = [op_input(op, [2, 5], dtype, seed=i) for i, op in enumerate(ops)]
     tolerances = {np.dtype(np.float16): (4e-3, 4e-3), np.dtype(np.float64): (1e-10, 1e-12)}
     run_both(many_ops_model(ops, dtype, [2, 5]), inputs, tolerances=tolerances)
