@@ -3,6 +3,9 @@
 `buffer-results-to-out-params{hoist-static-allocs}` crashes the process when one buffer is
 returned twice (two graph outputs of one value: Identity, or values merged by CSE and folds),
 so each repeated result becomes a copy (`bufferization.alloc_tensor ... copy(...)`).
+It also marks every function argument `bufferization.writable = false`: the arguments are the
+caller's numpy inputs, which no lowering may overwrite (one-shot-bufferize then copies an
+argument before any in-place write to it).
 """
 
 from __future__ import annotations
@@ -30,10 +33,22 @@ def copy_repeated_results(function: ir.Operation) -> None:
             returned.add(value)
 
 
+def protect_arguments(function: ir.Operation) -> None:
+    # func.func @f(%x) -> func.func @f(%x {bufferization.writable = false})
+    count = len(function.regions[0].blocks[0].arguments)
+    old = function.attributes["arg_attrs"] if "arg_attrs" in function.attributes else None
+    attrs = []
+    for i in range(count):
+        entries = {} if old is None else {a.name: a.attr for a in ir.DictAttr(old[i])}
+        entries["bufferization.writable"] = ir.BoolAttr.get(False)
+        attrs.append(ir.DictAttr.get(entries))
+    function.attributes["arg_attrs"] = ir.ArrayAttr.get(attrs)
+
+
 @register
 @dataclass(frozen=True)
 class DistinctResults(ModulePass):
-    """Copy values a function returns more than once, so that each result has its own buffer."""
+    """Copy values returned more than once (one buffer each); make arguments read-only."""
 
     name = "dlc-distinct-results"
 
@@ -41,3 +56,4 @@ class DistinctResults(ModulePass):
         for op in module.regions[0].blocks[0].operations:
             if isinstance(op, func.FuncOp) and op.regions[0].blocks:
                 copy_repeated_results(op.operation)
+                protect_arguments(op.operation)

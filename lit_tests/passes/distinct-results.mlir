@@ -16,7 +16,7 @@ func.func @test_returned_twice(%a: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf3
 // A function argument returned three times: two copies.
 
 // CHECK-LABEL: func.func @test_argument_three_times
-// CHECK-SAME:    (%[[A:.*]]: tensor<4xf32>)
+// CHECK-SAME:    (%[[A:[^:]*]]: tensor<4xf32> {bufferization.writable = false})
 // CHECK-NEXT:    %[[C1:.*]] = bufferization.alloc_tensor() copy(%[[A]]) : tensor<4xf32>
 // CHECK-NEXT:    %[[C2:.*]] = bufferization.alloc_tensor() copy(%[[A]]) : tensor<4xf32>
 // CHECK-NEXT:    return %[[A]], %[[C1]], %[[C2]]
@@ -26,10 +26,11 @@ func.func @test_argument_three_times(%a: tensor<4xf32>) -> (tensor<4xf32>, tenso
 
 // -----
 
-// Distinct results and declarations are left alone.
+// Distinct results and declarations are left alone (arguments become read-only).
 
 // CHECK-LABEL: func.func @test_distinct
-// CHECK-SAME:    (%[[A:.*]]: tensor<4xf32>, %[[B:.*]]: tensor<4xf32>)
+// CHECK-SAME:    (%[[A:[^:]*]]: tensor<4xf32> {bufferization.writable = false},
+// CHECK-SAME:     %[[B:[^:]*]]: tensor<4xf32> {bufferization.writable = false})
 // CHECK-NEXT:    return %[[A]], %[[B]] : tensor<4xf32>, tensor<4xf32>
 // CHECK:       func.func private @test_declaration(tensor<4xf32>) -> tensor<4xf32>
 // CHECK-NOT:   bufferization.alloc_tensor
