@@ -54,7 +54,9 @@ def filter_tile(f: int) -> int | None:
 
 
 def ow_tile(ow: int, f_tile: int) -> int:
-    return max(d for d in range(1, min(ow, 8) + 1) if ow % d == 0 and d != f_tile)
+    """The widest divisor of ow up to 8 other than f_tile (equal inner tiles miscompile); 0
+    when there is none (the conv then keeps the naive path)."""
+    return max((d for d in range(1, min(ow, 8) + 1) if ow % d == 0 and d != f_tile), default=0)
 
 
 def match(op: ir.Operation) -> Conv | None:

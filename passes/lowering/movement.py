@@ -98,11 +98,23 @@ def lower_slice(op: ir.OpView, rewriter) -> None:
             value = tensor.ExtractSliceOp(result_type, x, [], [], [], starts,
                                           list(result_type.shape), steps).result
         else:
-            rank = result_type.rank
+            # first cut the region read (positive steps done, reversed axes kept whole), so
+            # that every axis the generic reads as plain `d` has the result's size
+            rank, sizes = result_type.rank, list(result_type.shape)
+            offsets, spans, strides, reads = [], [], [], []
+            for start, step, size in zip(starts, steps, sizes):
+                if step > 0:
+                    offsets.append(start), spans.append(size), strides.append(step)
+                    reads.append((0, 1))
+                else:
+                    low = start + step * (size - 1) if size else start
+                    offsets.append(low), spans.append(start - low + 1 if size else 0)
+                    strides.append(1), reads.append((start - low, step))
+            region = ir.RankedTensorType.get(spans, result_type.element_type)
+            x = tensor.ExtractSliceOp(region, x, [], [], [], offsets, spans, strides).result
             exprs = [ir.AffineAddExpr.get(
                 ir.AffineMulExpr.get(ir.AffineDimExpr.get(d), ir.AffineConstantExpr.get(step)),
-                ir.AffineConstantExpr.get(start)) for d, (start, step) in
-                enumerate(zip(starts, steps))]
+                ir.AffineConstantExpr.get(start)) for d, (start, step) in enumerate(reads)]
             maps = [ir.AffineMap.get(rank, 0, exprs), ir.AffineMap.get_identity(rank)]
             value = generic([x], empty_like(result_type), maps, [PARALLEL] * rank,
                             lambda element, _: element)
