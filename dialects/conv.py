@@ -8,7 +8,10 @@ explicit (the importer turns ONNX's auto_pad, output_shape and defaults into the
   conv_transpose  stride * (D - 1) + output_padding + dilation * (K - 1) + 1 - pb - pe
   pool            as conv, rounded up with ceil_mode=1 (a last window that would start in the
                   end padding is dropped, as PyTorch and onnxruntime do)
-dlc.pool's `kind` is "max", "avg" or "lp" (p-norm with the integer `p`); `count_include_pad`
+dlc.conv_nhwc and dlc.pool_nhwc are the channels-last forms the layout pass (dlc-convert-layout)
+makes: X is [N, D1, ..., Dk, C] (NHWC for k = 2) and the result [N, O1, ..., Ok, M]; conv_nhwc's
+W is [K1, ..., Kk, C/group, M] (HWCF); attributes and output sizes are those of dlc.conv and
+dlc.pool. dlc.pool's `kind` is "max", "avg" or "lp" (p-norm with the integer `p`); `count_include_pad`
 (avg only) divides by the window size clipped to the padded input instead of the number of
 input elements the window covers.
 """
@@ -139,6 +142,40 @@ def infer_pool(types: TensorTypes, attrs: dict[str, Any]) -> list[ir.Type]:
     return [tensor([*x.shape[:2], *spatial], element)]
 
 
+def _channels_first(t: ir.RankedTensorType) -> ir.RankedTensorType:
+    """[N, D..., C] read as [N, C, D...]."""
+    shape = list(t.shape)
+    return tensor([shape[0], shape[-1], *shape[1:-1]], t.element_type)
+
+
+def _channels_last(t: ir.Type) -> ir.RankedTensorType:
+    """[N, C, D...] read as [N, D..., C]."""
+    shape = list(t.shape)
+    return tensor([shape[0], *shape[2:], shape[1]], t.element_type)
+
+
+def _spatial_rank(x: ir.RankedTensorType) -> None:
+    if x.rank < 3:
+        raise ShapeError(f"input must be [N, D1, ..., C] (rank >= 3), got [{shape_str(x.shape)}]")
+
+
+def infer_conv_nhwc(types: TensorTypes, attrs: dict[str, Any]) -> list[ir.Type]:
+    # the channels-first inference on x [N,D...,C] -> [N,C,D...], w [K...,C/G,M] -> [M,C/G,K...]
+    x, w = types[0], types[1]
+    _spatial_rank(x)
+    if w.rank != x.rank:
+        raise ShapeError(f"weight [{shape_str(w.shape)}] must have the input's rank {x.rank}")
+    wf = tensor([w.shape[-1], w.shape[-2], *w.shape[:-2]], w.element_type)
+    (y,) = infer_conv([_channels_first(x), wf, *types[2:]], attrs)
+    return [_channels_last(y)]
+
+
+def infer_pool_nhwc(types: TensorTypes, attrs: dict[str, Any]) -> list[ir.Type]:
+    _spatial_rank(types[0])
+    (y,) = infer_pool([_channels_first(types[0])], attrs)
+    return [_channels_last(y)]
+
+
 CONV = define(OpDef(
     "conv", ("x", "w", "b?"), infer_conv,
     {"strides": "ints", "dilations": "ints", "pads": "ints", "group": "int"},
@@ -155,4 +192,12 @@ POOL = define(OpDef(
     {"kind": "str", "kernel": "ints", "strides": "ints", "dilations": "ints", "pads": "ints",
      "ceil_mode": "int", "count_include_pad": "int", "p": "int"},
     "N-D max / average / Lp pooling as ONNX MaxPool, AveragePool, LpPool",
+))
+CONV_NHWC = define(OpDef(
+    "conv_nhwc", ("x", "w", "b?"), infer_conv_nhwc, CONV.attributes,
+    "dlc.conv in channels-last layout: x [N, D..., C], w [K..., C/group, M] (HWCF)",
+))
+POOL_NHWC = define(OpDef(
+    "pool_nhwc", ("x",), infer_pool_nhwc, POOL.attributes,
+    "dlc.pool in channels-last layout: x [N, D..., C]",
 ))

@@ -12,7 +12,7 @@ from mlir import ir
 from mlir.rewrite import RewritePatternSet, apply_patterns_and_fold_greedily
 
 from dlc.dialects import op_def
-from dlc.passes.lowering import all_patterns
+from dlc.passes.lowering import all_limits, all_patterns
 from dlc.passes.lowering.storage import retype_to_storage
 from dlc.passes.registry import ModulePass, PassFailure, register
 
@@ -25,7 +25,8 @@ def unsupported_reason(op: ir.Operation) -> str | None:
     types = [v.type for v in list(op.operands) + list(op.results)]
     if any(not t.has_static_shape for t in types):
         return "has dynamic shapes, which the lowering does not support yet"
-    return None
+    limit = all_limits().get(definition)
+    return limit(op) if limit is not None else None
 
 
 @register

@@ -17,8 +17,8 @@ _DLC_O1 = (
     "dlc-strength-reduce,dlc-canonicalize"
 )
 _DLC_O2 = (
-    _DLC_O1 + ",dlc-sink-transpose,dlc-fuse-batchnorm,dlc-fuse-matmul-add,dlc-fold-constants,"
-    "dlc-simplify,dlc-canonicalize"
+    _DLC_O1 + ",dlc-sink-transpose,dlc-fuse-batchnorm,dlc-fuse-matmul-add,dlc-convert-layout,"
+    "dlc-fold-constants,dlc-simplify,dlc-canonicalize"
 )
 _ONE_SHOT = (
     "dlc-distinct-results,one-shot-bufferize{bufferize-function-boundaries "
@@ -45,8 +45,22 @@ _TO_LLVM = (
 )
 
 
-def stage_pipelines(opt_level: int = 2) -> dict[str, str]:
-    """The pipeline text of each stage, in order, for `opt_level` (0 to 3)."""
+# threads (num_threads > 1): the scf.forall loops of the schedules (one iteration per output
+# tile) become OpenMP parallel loops, run by libiomp5 (the intel-openmp wheel, loaded by the
+# JIT); memrefs are lowered before the scf loops on that path (PERF.md)
+_TO_LLVM_THREADS = (
+    "scf-forall-to-parallel,convert-scf-to-openmp{{num-threads={threads}}},"
+    "convert-vector-to-scf{{full-unroll=true target-rank=1}},convert-linalg-to-affine-loops,"
+    "expand-strided-metadata,lower-affine,finalize-memref-to-llvm,convert-scf-to-cf,"
+    "convert-vector-to-llvm,convert-math-to-llvm,convert-math-to-libm,convert-arith-to-llvm,"
+    "convert-index-to-llvm,convert-cf-to-llvm,convert-openmp-to-llvm,convert-func-to-llvm,"
+    "convert-ub-to-llvm,reconcile-unrealized-casts"
+)
+
+
+def stage_pipelines(opt_level: int = 2, num_threads: int = 1) -> dict[str, str]:
+    """The pipeline text of each stage, in order, for `opt_level` (0 to 3); with
+    num_threads > 1 (at -O2/-O3) the scheduled tile loops run on that many threads."""
     if opt_level not in OPT_LEVELS:
         raise ValueError(f"opt_level must be one of {OPT_LEVELS}, got {opt_level!r}")
     dlc = "dlc-verify" if opt_level == 0 else _DLC_O1 if opt_level == 1 else _DLC_O2
@@ -57,16 +71,19 @@ def stage_pipelines(opt_level: int = 2) -> dict[str, str]:
         linalg += (",func.func(linalg-fuse-elementwise-ops),canonicalize,cse,dlc-polynomial-math,"
                    "dlc-schedule")
     bufferized = _BUFFERIZE if opt_level < 2 else _BUFFERIZE_O2
-    llvm = _TO_LLVM if opt_level < 1 else "canonicalize,cse," + _TO_LLVM
+    to_llvm = _TO_LLVM
+    if opt_level >= 2 and num_threads > 1:
+        to_llvm = _TO_LLVM_THREADS.format(threads=num_threads)
+    llvm = to_llvm if opt_level < 1 else "canonicalize,cse," + to_llvm
     if opt_level >= 2:
         llvm = "dlc-lower-vectors," + llvm
     return {"dlc": dlc, "linalg": linalg, "bufferized": bufferized, "llvm": llvm}
 
 
-def pipeline(opt_level: int = 2, until: str = "llvm") -> str:
+def pipeline(opt_level: int = 2, until: str = "llvm", num_threads: int = 1) -> str:
     """The whole pipeline of `opt_level` up to and including stage `until`, as MLIR text."""
     if until not in STAGES:
         raise ValueError(f"unknown stage {until!r}; stages are {', '.join(STAGES)}")
-    stages = stage_pipelines(opt_level)
+    stages = stage_pipelines(opt_level, num_threads)
     parts = [stages[s] for s in STAGES[: STAGES.index(until) + 1]]
     return f"builtin.module({','.join(parts)})"

@@ -4,6 +4,8 @@
     g(transpose(x, p), transpose(y, p))   -> transpose(g(x, y), p)       (g binary elementwise)
     g(transpose(x, p), c)                 -> transpose(g(x, cᵀ), p)      (c a constant, cᵀ its
                                                                           inverse transpose)
+    concat(transpose(x, p), transpose(y, p), axis)
+                                          -> transpose(concat(x, y, p[axis]), p)
 
 An elementwise op commutes with any permutation of its operands' axes, so the transpose can be
 moved past it; sunk transposes then merge with the next one (and vanish when they are inverse,
@@ -20,6 +22,7 @@ from mlir import ir
 
 from dlc.dialects import build, op_def, ops
 from dlc.dialects.binary import BINARY, CAST, COMPARE
+from dlc.dialects.movement import CONCAT
 from dlc.dialects.unary import UNARY
 from dlc.passes import simplify
 from dlc.passes.graph.match import (
@@ -91,10 +94,26 @@ def sink_through_binary(op: ir.OpView) -> list[ir.Value] | None:
     return _rebuild(op, operands, perm)
 
 
+def sink_through_concat(op: ir.OpView) -> list[ir.Value] | None:
+    # concat(transpose(x, p), transpose(y, p), axis) -> transpose(concat(x, y, p[axis]), p)
+    left, right = (_moving_transpose(v) for v in op.operands)
+    if left is None or right is None:
+        return None
+    perm = attributes(left)["perm"]
+    if attributes(right)["perm"] != perm:
+        return None
+    axis = attributes(op)["axis"] % len(perm)
+    inner = build(CONCAT, [left.operands[0], right.operands[0]], {"axis": perm[axis]},
+                  loc=op.location)
+    return [build(ops.TRANSPOSE, [inner], {"perm": perm}, loc=op.location)]
+
+
 SINKING: RuleTable = {
     **{d: [sink_through_unary] for d in UNARY_OPS},
     **{d: [sink_through_binary] for d in BINARY_OPS},
+    CONCAT: [sink_through_concat],
 }
+RULES: RuleTable = {**SINKING, ops.TRANSPOSE: simplify.ALGEBRA[ops.TRANSPOSE]}
 
 
 @register
@@ -105,4 +124,4 @@ class SinkTranspose(ModulePass):
     name = "dlc-sink-transpose"
 
     def run(self, module: ir.Operation) -> None:
-        apply_rules(module, {**SINKING, ops.TRANSPOSE: simplify.ALGEBRA[ops.TRANSPOSE]})
+        apply_rules(module, RULES)

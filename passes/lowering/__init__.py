@@ -1,7 +1,9 @@
 """The lowering of dlc ops to linalg/tensor/arith/math: one module per op family.
 
 Each family module has a `PATTERNS` table (OpDef -> rewrite function); `all_patterns()`
-merges them for dlc-to-linalg.
+merges them for dlc-to-linalg. A family may also have a `LIMITS` table (OpDef -> function of the
+op returning why this instance cannot be lowered, or None); `all_limits()` merges those, and
+dlc-to-linalg checks them before any rewrite.
 """
 
 from __future__ import annotations
@@ -22,4 +24,13 @@ def all_patterns() -> dict:
         if clash:
             raise RuntimeError(f"ops {sorted(clash)} lowered by two families")
         table.update(patterns)
+    return table
+
+
+@cache
+def all_limits() -> dict:
+    table: dict[object, Callable] = {}
+    for module in pkgutil.iter_modules(__path__):
+        family = importlib.import_module(f"{__name__}.{module.name}")
+        table.update(getattr(family, "LIMITS", {}))
     return table

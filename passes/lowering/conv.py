@@ -1,4 +1,4 @@
-"""Lowering of dlc.conv, dlc.conv_transpose and dlc.pool to linalg.
+"""Lowering of dlc.conv, dlc.conv_transpose, dlc.pool and their channels-last forms to linalg.
 
 Padding is explicit: the input is written (`tensor.insert_slice`) into a tensor filled with the
 padding value (0 for convolutions, average and Lp pooling; the element type's lowest value for
@@ -15,6 +15,10 @@ max pooling), then the window op reads the padded tensor without bounds checks.
 - dlc.pool: 1-D/2-D max and sums -> `linalg.pooling_{ncw,nchw}_{max,sum}`, other ranks and
   unsigned max -> `linalg.generic`; average divides by a compile-time count (a scalar when every
   window counts the same, a constant tensor otherwise); Lp sums |x|^p then takes the p-th root.
+- dlc.conv_nhwc / dlc.pool_nhwc (channels last, made by dlc-convert-layout): named ops only,
+  `linalg.conv_{1d_nwc_wcf,2d_nhwc_hwcf,3d_ndhwc_dhwcf}`, `linalg.depthwise_conv_2d_nhwc_hwc`
+  and `linalg.pooling_{nwc,nhwc}_{max,sum}`; `LIMITS` rejects any other instance before the
+  lowering starts (the layout pass never makes one).
 """
 
 from __future__ import annotations
@@ -43,6 +47,10 @@ from dlc.passes.lowering.storage import source_types
 NAMED_CONV = {1: linalg.conv_1d_ncw_fcw, 2: linalg.conv_2d_nchw_fchw, 3: linalg.conv_3d_ncdhw_fcdhw}
 NAMED_POOL = {("max", 1): linalg.pooling_ncw_max, ("max", 2): linalg.pooling_nchw_max,
               ("sum", 1): linalg.pooling_ncw_sum, ("sum", 2): linalg.pooling_nchw_sum}
+NAMED_CONV_NHWC = {1: linalg.conv_1d_nwc_wcf, 2: linalg.conv_2d_nhwc_hwcf,
+                   3: linalg.conv_3d_ndhwc_dhwcf}
+NAMED_POOL_NHWC = {("max", 1): linalg.pooling_nwc_max, ("max", 2): linalg.pooling_nhwc_max,
+                   ("sum", 1): linalg.pooling_nwc_sum, ("sum", 2): linalg.pooling_nhwc_sum}
 
 
 def _attrs(op: ir.OpView, definition) -> dict:
@@ -57,26 +65,37 @@ def _tensor_type(shape: list[int], element: ir.Type) -> ir.RankedTensorType:
 
 
 def place(x: ir.Value, low: list[int], high: list[int], value: float,
-          spread: list[int] | None = None) -> ir.Value:
-    """x's spatial axes (2...) spread by `spread` and padded with `value` by `low`/`high`.
+          spread: list[int] | None = None, channels_last: bool = False) -> ir.Value:
+    """x's spatial axes (2... or, channels last, 1...-2) spread by `spread` and padded with
+    `value` by `low`/`high`.
 
     A negative amount crops. Returns x itself when there is nothing to do.
     """
     shape, element = list(x.type.shape), x.type.element_type
     k = len(shape) - 2
+    first = 1 if channels_last else 2
     spread = spread or [1] * k
     if not any(low) and not any(high) and all(s == 1 for s in spread):
         return x
-    spread_sizes = [(shape[2 + i] - 1) * spread[i] + 1 for i in range(k)]
+
+    def spatial(values: list[int], fill: int) -> list[int]:
+        # values of the spatial axes in x's axis order, `fill` on N and C
+        return [fill] + list(values) + [fill] if channels_last else [fill, fill] + list(values)
+
+    def keep(sizes: list[int]) -> list[int]:
+        # x's own N and C sizes around spatial `sizes`
+        return ([shape[0], *sizes, shape[-1]] if channels_last else shape[:2] + list(sizes))
+
+    spread_sizes = [(shape[first + i] - 1) * spread[i] + 1 for i in range(k)]
     grown = [max(v, 0) for v in low], [max(v, 0) for v in high]
-    big = shape[:2] + [grown[0][i] + spread_sizes[i] + grown[1][i] for i in range(k)]
+    big = keep([grown[0][i] + spread_sizes[i] + grown[1][i] for i in range(k)])
     dest = filled(_tensor_type(big, element), value)
-    result = tensor.insert_slice(x, dest, [], [], [], [0, 0, *grown[0]], shape,
-                                 [1, 1, *spread])
+    result = tensor.insert_slice(x, dest, [], [], [], spatial(grown[0], 0), shape,
+                                 spatial(spread, 1))
     if all(v >= 0 for v in (*low, *high)):
         return result
-    sizes = shape[:2] + [low[i] + spread_sizes[i] + high[i] for i in range(k)]
-    offsets = [0, 0, *(max(-v, 0) for v in low)]
+    sizes = keep([low[i] + spread_sizes[i] + high[i] for i in range(k)])
+    offsets = spatial([max(-v, 0) for v in low], 0)
     return tensor.extract_slice(_tensor_type(sizes, element), result, [], [], [], offsets,
                                 sizes, [1] * len(sizes))
 
@@ -110,12 +129,13 @@ def _reassociation(groups: list[list[int]]) -> ir.ArrayAttr:
         [ir.ArrayAttr.get([ir.IntegerAttr.get(i64, d) for d in g]) for g in groups])
 
 
-def accumulator(result_type: ir.RankedTensorType, bias: ir.Value | None) -> ir.Value:
-    """Zeros, or the bias [M] broadcast along axis 1 of the result."""
+def accumulator(result_type: ir.RankedTensorType, bias: ir.Value | None,
+                channel_axis: int = 1) -> ir.Value:
+    """Zeros, or the bias [M] broadcast along the result's channel axis."""
     if bias is None:
         return filled(result_type, 0)
     rank = result_type.rank
-    maps = [dims_map(rank, [1]), ir.AffineMap.get_identity(rank)]
+    maps = [dims_map(rank, [channel_axis % rank]), ir.AffineMap.get_identity(rank)]
     return generic([bias], empty_like(result_type), maps, [PARALLEL] * rank, lambda b, _: b)
 
 
@@ -242,10 +262,14 @@ def window_counts(in_shape: list[int], out_shape: list[int], attrs: dict,
 
 
 def window_reduce(padded: ir.Value, acc: ir.Value, attrs: dict, kind: str,
-                  body: Callable[[ir.Value, ir.Value], ir.Value], unsigned: bool) -> ir.Value:
+                  body: Callable[[ir.Value, ir.Value], ir.Value], unsigned: bool,
+                  channels_last: bool = False) -> ir.Value:
     """acc[n, c, o...] = body-fold over taps of padded[n, c, o*s + t*d] (named op if any)."""
     k = padded.type.rank - 2
     window = tensor.EmptyOp(attrs["kernel"], padded.type.element_type).result
+    if channels_last:  # (the limits admit only the named channels-last ops)
+        return NAMED_POOL_NHWC[(kind, k)](padded, window, outs=[acc], strides=attrs["strides"],
+                                          dilations=attrs["dilations"])
     named = NAMED_POOL.get((kind, k))
     if named is not None and not unsigned:
         return named(padded, window, outs=[acc], strides=attrs["strides"],
@@ -268,10 +292,11 @@ def map_elements(x: ir.Value, fn: Callable[[ir.Value], ir.Value]) -> ir.Value:
                             lambda v, _: fn(v)))
 
 
-def divide_by_counts(total: ir.Value, counts: np.ndarray) -> ir.Value:
+def divide_by_counts(total: ir.Value, counts: np.ndarray, channels_last: bool = False) -> ir.Value:
     # sum / count: one scalar when every window counts the same, else a constant [O...] tensor
     element = total.type.element_type
     rank = total.type.rank
+    spatial = list(range(1, rank - 1)) if channels_last else list(range(2, rank))
     if (counts == counts.flat[0]).all():
         divisor = scalar(element, float(counts.flat[0]))
         return map_elements(total, lambda v: arith.divf(v, divisor))
@@ -279,7 +304,7 @@ def divide_by_counts(total: ir.Value, counts: np.ndarray) -> ir.Value:
     attr = ir.DenseElementsAttr.get(np.ascontiguousarray(counts.astype(dtype)))
     table = arith.ConstantOp(attr.type, attr).result
     identity = ir.AffineMap.get_identity(rank)
-    maps = [identity, dims_map(rank, list(range(2, rank))), identity]
+    maps = [identity, dims_map(rank, spatial), identity]
     return as_value(generic([total, table], empty_like(total.type), maps, [PARALLEL] * rank,
                             lambda v, n, _: arith.divf(v, n)))
 
@@ -300,30 +325,43 @@ def lp_terms(p: int) -> tuple[Callable[[ir.Value], ir.Value], Callable[[ir.Value
 def lower_pool(op: ir.OpView, rewriter) -> None:
     # dlc.pool{max|avg|lp}(x) -> insert_slice into the padding value, linalg.pooling_* or
     # linalg.generic (window reduction), then / count (avg) or ^(1/p) (lp)
+    _lower_pool(op, rewriter, conv_ops.POOL, channels_last=False)
+
+
+def lower_pool_nhwc(op: ir.OpView, rewriter) -> None:
+    # dlc.pool_nhwc{max|avg}(x) -> insert_slice into the padding value, linalg.pooling_nhwc_*
+    _lower_pool(op, rewriter, conv_ops.POOL_NHWC, channels_last=True)
+
+
+def _lower_pool(op: ir.OpView, rewriter, definition, channels_last: bool) -> None:
     (x,) = op.operands
-    attrs = _attrs(op, conv_ops.POOL)
+    attrs = _attrs(op, definition)
     kind, pads = attrs["kind"], attrs["pads"]
     result_type = op.results[0].type
     element = result_type.element_type
     source = source_types(op)[1][0]
     k = x.type.rank - 2
-    in_shape, out_shape = list(x.type.shape[2:]), list(result_type.shape[2:])
+    first = 1 if channels_last else 2
+    in_shape = list(x.type.shape[first:first + k])
+    out_shape = list(result_type.shape[first:first + k])
     needed = [(out_shape[i] - 1) * attrs["strides"][i]
               + attrs["dilations"][i] * (attrs["kernel"][i] - 1) + 1 for i in range(k)]
     high = [max(pads[k + i], needed[i] - in_shape[i] - pads[i]) for i in range(k)]
     with rewriter.ip, op.location:
         if kind == "max":
             pad_value = lowest(element, source)
-            padded = place(x, pads[:k], high, pad_value)
+            padded = place(x, pads[:k], high, pad_value, channels_last=channels_last)
             acc = filled(result_type, pad_value)
             maximum = arith.maximumf if is_float(element) else \
                 arith.maxui if is_unsigned(source) else arith.maxsi
-            value = window_reduce(padded, acc, attrs, "max", maximum, is_unsigned(source))
+            value = window_reduce(padded, acc, attrs, "max", maximum, is_unsigned(source),
+                                  channels_last)
         elif kind == "avg":
-            padded = place(x, pads[:k], high, 0)
-            total = window_reduce(padded, filled(result_type, 0), attrs, "sum", arith.addf, False)
+            padded = place(x, pads[:k], high, 0, channels_last=channels_last)
+            total = window_reduce(padded, filled(result_type, 0), attrs, "sum", arith.addf, False,
+                                  channels_last)
             counts = window_counts(in_shape, out_shape, attrs, bool(attrs["count_include_pad"]))
-            value = divide_by_counts(as_value(total), counts)
+            value = divide_by_counts(as_value(total), counts, channels_last)
         else:
             power, root = lp_terms(attrs["p"])
             padded = place(x, pads[:k], high, 0)
@@ -333,5 +371,54 @@ def lower_pool(op: ir.OpView, rewriter) -> None:
         rewriter.replace_op(op, [as_value(value)])
 
 
+# ----------------------------------------------------------------------------- channels last
+
+
+def conv_nhwc_limit(op: ir.Operation) -> str | None:
+    """Why a dlc.conv_nhwc cannot be lowered (named linalg ops only), or None."""
+    x, w = op.operands[0].type, op.operands[1].type
+    k, group = x.rank - 2, conv_ops.CONV_NHWC.python_attributes(op)["group"]
+    if group == 1 and k in NAMED_CONV_NHWC:
+        return None
+    if k == 2 and group == x.shape[-1] == w.shape[-1]:
+        return None
+    return (f"with {k} spatial axes and group {group} has no channels-last lowering "
+            "(1-3 spatial axes with group 1, or 2-D depthwise)")
+
+
+def pool_nhwc_limit(op: ir.Operation) -> str | None:
+    """Why a dlc.pool_nhwc cannot be lowered (named linalg ops only), or None."""
+    x = op.operands[0].type
+    kind = conv_ops.POOL_NHWC.python_attributes(op)["kind"]
+    named = {"avg": "sum"}.get(kind, kind)
+    if (named, x.rank - 2) in NAMED_POOL_NHWC and is_float(x.element_type):
+        return None
+    return (f"{kind} pooling of {x.element_type} with {x.rank - 2} spatial axes has no "
+            "channels-last lowering (float max/avg, 1 or 2 spatial axes)")
+
+
+def lower_conv_nhwc(op: ir.OpView, rewriter) -> None:
+    # dlc.conv_nhwc(x, w, b) -> insert_slice into zeros (pads), then linalg.conv_*_nhwc_hwcf
+    # (or linalg.depthwise_conv_2d_nhwc_hwc) into the bias
+    x, w = op.operands[0], op.operands[1]
+    bias = op.operands[2] if len(op.operands) == 3 else None
+    attrs = _attrs(op, conv_ops.CONV_NHWC)
+    strides, dilations, pads, group = (attrs[a] for a in ("strides", "dilations", "pads", "group"))
+    k = x.type.rank - 2
+    with rewriter.ip, op.location:
+        padded = place(x, pads[:k], pads[k:], 0, channels_last=True)
+        acc = accumulator(op.results[0].type, bias, channel_axis=-1)
+        if group == 1:
+            value = NAMED_CONV_NHWC[k](padded, w, outs=[acc], strides=strides,
+                                       dilations=dilations)
+        else:
+            flat_w = collapse(w, 2, 2)  # [KH,KW,1,C] -> [KH,KW,C]
+            value = linalg.depthwise_conv_2d_nhwc_hwc(padded, flat_w, outs=[acc],
+                                                      strides=strides, dilations=dilations)
+        rewriter.replace_op(op, [as_value(value)])
+
+
 PATTERNS = {conv_ops.CONV: lower_conv, conv_ops.CONV_TRANSPOSE: lower_conv_transpose,
-            conv_ops.POOL: lower_pool}
+            conv_ops.POOL: lower_pool, conv_ops.CONV_NHWC: lower_conv_nhwc,
+            conv_ops.POOL_NHWC: lower_pool_nhwc}
+LIMITS = {conv_ops.CONV_NHWC: conv_nhwc_limit, conv_ops.POOL_NHWC: pool_nhwc_limit}

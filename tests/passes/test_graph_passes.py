@@ -161,7 +161,7 @@ CASES = {
                            gone=("dlc.transpose",)),
     "fuse-batchnorm-conv": Case(conv_bn_model, lambda: [random_array([1, 3, 6, 6], F32)],
                                 gone=("dlc.mul", "dlc.add", "dlc.sub", "dlc.unary"),
-                                present=("dlc.conv",)),
+                                present=("dlc.conv_nhwc",)),
     "fuse-batchnorm-gemm": Case(gemm_bn_model, lambda: [random_array([3, 5], F32)],
                                 gone=("dlc.mul", "dlc.add", "dlc.sub", "dlc.reshape"),
                                 present=("dlc.gemm",)),

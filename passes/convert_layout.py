@@ -1,0 +1,88 @@
+"""dlc-convert-layout: run 2-D convolutions and pooling channels-last (NHWC), transposes cancel.
+
+    conv(x, W, b)  -> transpose(conv_nhwc(transpose(x, [0,2,3,1]), Wᴴᵂᶜᶠ, b), [0,3,1,2])
+    pool(x)        -> transpose(pool_nhwc(transpose(x, [0,2,3,1])), [0,3,1,2])
+
+Channels-last convolutions vectorize along the output channels (PERF.md: NCHW reaches 0.59x
+numpy, NHWC 1.34x). Each op is converted alone, with a transpose on each side, then the
+transposes are sunk below the elementwise ops, adds and concats between the convolutions
+(dlc-sink-transpose's rules), where the NHWC->NCHW of one conv meets the NCHW->NHWC of the next
+and both vanish. A CNN ends up NHWC from its first conv to its head, with one transpose at each
+boundary of the conv region.
+
+Converted: 2-D float convolutions with group 1 or depthwise (group = C = M) — a constant filter
+is transposed to HWCF at compile time, any other through a dlc.transpose — and 2-D float max and
+average pooling. Lp pooling, grouped convolutions, other ranks and integer types keep NCHW.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from mlir import ir
+
+from dlc.dialects import build, ops
+from dlc.dialects.conv import CONV, CONV_NHWC, POOL, POOL_NHWC
+from dlc.dialects.ops import is_float
+from dlc.passes import sink_transpose
+from dlc.passes.graph.match import RuleTable, apply_rules, attributes, constant, constant_array
+from dlc.passes.registry import ModulePass, register
+
+TO_NHWC, TO_NCHW = [0, 2, 3, 1], [0, 3, 1, 2]
+FCHW_TO_HWCF = [2, 3, 1, 0]
+# the sinking rounds: a transpose with two uses (a residual) moves once the other use cancels
+ROUNDS = 3
+
+
+def _transpose(value: ir.Value, perm: list[int], loc: ir.Location) -> ir.Value:
+    return build(ops.TRANSPOSE, [value], {"perm": perm}, loc=loc)
+
+
+def _hwcf(weight: ir.Value, loc: ir.Location) -> ir.Value:
+    """The filter [M, C/G, KH, KW] as [KH, KW, C/G, M]: folded when constant."""
+    array = constant_array(weight)
+    if array is None:
+        return _transpose(weight, FCHW_TO_HWCF, loc)
+    return constant(np.transpose(array, FCHW_TO_HWCF), weight.type.element_type, loc)
+
+
+def conv_to_nhwc(op: ir.OpView) -> list[ir.Value] | None:
+    # conv(x, W, b) -> transpose(conv_nhwc(transpose(x), W in HWCF, b))
+    x, w = op.operands[0], op.operands[1]
+    group = attributes(op)["group"]
+    if x.type.rank != 4 or not is_float(x.type.element_type):
+        return None
+    if group != 1 and not group == x.type.shape[1] == w.type.shape[0]:
+        return None
+    loc = op.location
+    operands = [_transpose(x, TO_NHWC, loc), _hwcf(w, loc), *op.operands[2:]]
+    y = build(CONV_NHWC, operands, attributes(op), loc=loc)
+    return [_transpose(y, TO_NCHW, loc)]
+
+
+def pool_to_nhwc(op: ir.OpView) -> list[ir.Value] | None:
+    # pool{max|avg}(x) -> transpose(pool_nhwc(transpose(x)))
+    x = op.operands[0]
+    attrs = attributes(op)
+    if x.type.rank != 4 or not is_float(x.type.element_type) or attrs["kind"] == "lp":
+        return None
+    loc = op.location
+    y = build(POOL_NHWC, [_transpose(x, TO_NHWC, loc)], attrs, loc=loc)
+    return [_transpose(y, TO_NCHW, loc)]
+
+
+CONVERSIONS: RuleTable = {CONV: [conv_to_nhwc], POOL: [pool_to_nhwc]}
+
+
+@register
+@dataclass(frozen=True)
+class ConvertLayout(ModulePass):
+    """Compute 2-D convs and pools in NHWC; the transposes between them cancel."""
+
+    name = "dlc-convert-layout"
+
+    def run(self, module: ir.Operation) -> None:
+        apply_rules(module, CONVERSIONS)
+        for _ in range(ROUNDS):
+            apply_rules(module, sink_transpose.RULES)
