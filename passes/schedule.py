@@ -3,7 +3,10 @@
 At -O2/-O3 the linalg stage ends with this pass. It finds every op a schedule family of
 `dlc.passes.codegen` matches (static f32 `linalg.matmul` / `batch_matmul`: `codegen/matmul.py`;
 2-D NCHW convolutions with constant filters, computed in NHWC: `codegen/conv.py`;
-all-parallel `linalg.generic`: `codegen/elementwise.py`) whose work is at least its threshold,
+all-parallel `linalg.generic`: `codegen/elementwise.py`; NHWC depthwise convolutions:
+`codegen/depthwise.py`; NHWC max/sum pooling: `codegen/pool.py`; reductions along the innermost
+loop and the ops broadcasting their row results (softmax, layernorm): `codegen/reduction.py`)
+whose work is at least its threshold,
 tags each, and builds one transform-dialect script as text (a schedule per op, chosen from the
 op's static shape by the family's documented heuristic), which the upstream transform
 interpreter applies. The vector ops left behind are lowered after bufferization by
@@ -12,8 +15,9 @@ interpreter applies. The vector ops left behind are lowered after bufferization 
 The pass never breaks a model: ops it does not match keep the naive loop path, and if the
 script fails on a module the module is restored as it was and takes the naive path whole.
 Tiny ops are not scheduled (the ~1,600 small models of the ONNX node suite must not compile
-slower): thresholds `min-volume` (multiply-adds of a contraction, 32^3) and `min-elements`
-(of an elementwise op, 4096).
+slower): thresholds `min-volume` (multiply-adds of a contraction, 32^3; window taps times
+outputs of a depthwise convolution or pooling) and `min-elements` (of an elementwise op or a
+row reduction, 4096).
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ from mlir import ir
 from mlir.dialects import func
 from mlir.dialects.transform import interpreter
 
-from dlc.passes.codegen import conv, elementwise, matmul
+from dlc.passes.codegen import conv, depthwise, elementwise, matmul, pool, reduction
 from dlc.passes.codegen.script import Lines, transform_script
 from dlc.passes.registry import ModulePass, register
 
@@ -34,7 +38,8 @@ TAG = "dlc.schedule"
 def candidates(module: ir.Operation, min_volume: int,
                min_elements: int) -> list[tuple[ir.Operation, object, object]]:
     """(op, family, problem) of every op to schedule, in program order."""
-    families = ((matmul, min_volume), (conv, min_volume), (elementwise, min_elements))
+    families = ((matmul, min_volume), (conv, min_volume), (elementwise, min_elements),
+                (depthwise, min_volume), (pool, min_volume), (reduction, min_elements))
     found: list[tuple[ir.Operation, object, object]] = []
 
     def visit(op: ir.Operation) -> ir.WalkResult:
@@ -54,7 +59,8 @@ def candidates(module: ir.Operation, min_volume: int,
 @register
 @dataclass(frozen=True)
 class Schedule(ModulePass):
-    """Tile and vectorize static f32 matmuls, convs (to FMAs) and elementwise ops."""
+    """Tile and vectorize static f32 matmuls, convs (to FMAs), depthwise convs, pools, row
+    reductions and elementwise ops."""
 
     name = "dlc-schedule"
     min_volume: int = 32 * 32 * 32

@@ -126,3 +126,21 @@ func.func @test_pool_ceil_result(%x: tensor<1x1x6x6xf32>) -> tensor<1x1x2x2xf32>
   %0 = "dlc.pool"(%x) {kind = "max", kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, ceil_mode = 1, count_include_pad = 0, p = 2} : (tensor<1x1x6x6xf32>) -> tensor<1x1x2x2xf32>
   return %0 : tensor<1x1x2x2xf32>
 }
+
+// -----
+
+// The channels-last forms check the same rules on [N, D..., C] inputs and HWCF filters.
+
+func.func @test_conv_nhwc_channels(%x: tensor<1x5x5x3xf32>, %w: tensor<3x3x2x4xf32>) -> tensor<1x3x3x4xf32> {
+  // expected-error @+1 {{'dlc.conv_nhwc' op weight [4x2x3x3] needs 2 input channels (C/group = 2, group 1), got 3}}
+  %0 = "dlc.conv_nhwc"(%x, %w) {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, group = 1} : (tensor<1x5x5x3xf32>, tensor<3x3x2x4xf32>) -> tensor<1x3x3x4xf32>
+  return %0 : tensor<1x3x3x4xf32>
+}
+
+// -----
+
+func.func @test_pool_nhwc_rank(%x: tensor<5x3xf32>) -> tensor<5x3xf32> {
+  // expected-error @+1 {{'dlc.pool_nhwc' op input must be [N, D1, ..., C] (rank >= 3), got [5x3]}}
+  %0 = "dlc.pool_nhwc"(%x) {kind = "max", kernel = array<i64: 1>, strides = array<i64: 1>, dilations = array<i64: 1>, pads = array<i64: 0, 0>, ceil_mode = 0, count_include_pad = 0, p = 2} : (tensor<5x3xf32>) -> tensor<5x3xf32>
+  return %0 : tensor<5x3xf32>
+}

@@ -132,6 +132,26 @@ def conv_bn_model() -> onnx.ModelProto:
     return make_model(nodes, {"x": (F32, [1, 3, 6, 6])}, ["y"], weights)
 
 
+def small_cnn_model() -> onnx.ModelProto:
+    # conv -> relu -> depthwise conv -> + residual -> maxpool -> two convs concatenated -> avgpool
+    rng = np.random.default_rng(3)
+    weights = {"w1": rng.standard_normal((8, 3, 3, 3)).astype(F32),
+               "b1": rng.standard_normal(8).astype(F32),
+               "wd": rng.standard_normal((8, 1, 3, 3)).astype(F32),
+               "wa": rng.standard_normal((4, 8, 1, 1)).astype(F32),
+               "wb": rng.standard_normal((4, 8, 3, 3)).astype(F32)}
+    nodes = [helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["c1"], ["r1"]),
+             helper.make_node("Conv", ["r1", "wd"], ["d"], pads=[1, 1, 1, 1], group=8),
+             helper.make_node("Add", ["d", "r1"], ["a"]),
+             helper.make_node("MaxPool", ["a"], ["p"], kernel_shape=[2, 2], strides=[2, 2]),
+             helper.make_node("Conv", ["p", "wa"], ["ca"]),
+             helper.make_node("Conv", ["p", "wb"], ["cb"], pads=[1, 1, 1, 1]),
+             helper.make_node("Concat", ["ca", "cb"], ["cat"], axis=1),
+             helper.make_node("AveragePool", ["cat"], ["y"], kernel_shape=[3, 3], pads=[1, 1, 1, 1])]
+    return make_model(nodes, {"x": (F32, [1, 3, 10, 10])}, ["y"], weights)
+
+
 def gemm_bn_model() -> onnx.ModelProto:
     rng = np.random.default_rng(2)
     weights = {"w": rng.standard_normal((5, 4)).astype(F32),
@@ -162,6 +182,9 @@ CASES = {
     "fuse-batchnorm-conv": Case(conv_bn_model, lambda: [random_array([1, 3, 6, 6], F32)],
                                 gone=("dlc.mul", "dlc.add", "dlc.sub", "dlc.unary"),
                                 present=("dlc.conv_nhwc",)),
+    "convert-layout": Case(small_cnn_model, lambda: [random_array([1, 3, 10, 10], F32)],
+                           gone=("dlc.conv", "dlc.pool"), present=("dlc.conv_nhwc",
+                                                                   "dlc.pool_nhwc")),
     "fuse-batchnorm-gemm": Case(gemm_bn_model, lambda: [random_array([3, 5], F32)],
                                 gone=("dlc.mul", "dlc.add", "dlc.sub", "dlc.reshape"),
                                 present=("dlc.gemm",)),
@@ -185,6 +208,9 @@ def test_same_results_before_and_after(name: str) -> None:
         assert f'"{op}"' not in graph, f"{op} left at -O3:\n{graph}"
     for op in case.present:
         assert f'"{op}"' in graph, f"no {op} at -O3:\n{graph}"
+    if name == "convert-layout":  # NHWC from the first conv to the head: 2 transposes added
+        assert graph.count('"dlc.transpose"') == 2, graph
+        return
     assert len(graph.splitlines()) < len(dlc.compile(model, opt_level=0).ir("dlc").splitlines())
 
 

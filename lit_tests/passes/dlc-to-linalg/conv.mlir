@@ -262,3 +262,29 @@ func.func @test_pool_lp_p3(%x: tensor<1x2x4x4xf32>) -> tensor<1x2x3x3xf32> {
   %0 = "dlc.pool"(%x) {kind = "lp", kernel = array<i64: 2, 2>, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, ceil_mode = 0, count_include_pad = 0, p = 3} : (tensor<1x2x4x4xf32>) -> tensor<1x2x3x3xf32>
   return %0 : tensor<1x2x3x3xf32>
 }
+
+// -----
+
+// Channels last: the pads go on axes 1..k, the bias broadcasts along the last axis.
+
+// CHECK-LABEL: func.func @test_conv_nhwc
+// CHECK:         tensor.insert_slice %{{.*}} into %{{.*}}[0, 1, 1, 0] [1, 5, 5, 2] [1, 1, 1, 1] : tensor<1x5x5x2xf32> into tensor<1x7x7x2xf32>
+// CHECK:         linalg.generic {{.*}} ins(%{{.*}} : tensor<4xf32>) outs(%{{.*}} : tensor<1x5x5x4xf32>)
+// CHECK:         linalg.conv_2d_nhwc_hwcf {{.*}} ins(%{{.*}}, %{{.*}} : tensor<1x7x7x2xf32>, tensor<3x3x2x4xf32>)
+// CHECK-LABEL: func.func @test_depthwise_nhwc
+// CHECK:         tensor.collapse_shape %{{.*}} {{\[\[}}0], [1], [2, 3]] : tensor<3x3x1x4xf32> into tensor<3x3x4xf32>
+// CHECK:         linalg.depthwise_conv_2d_nhwc_hwc
+// CHECK-LABEL: func.func @test_pool_nhwc
+// CHECK:         linalg.pooling_nhwc_max {{.*}} strides = dense<2>
+func.func @test_conv_nhwc(%x: tensor<1x5x5x2xf32>, %w: tensor<3x3x2x4xf32>, %b: tensor<4xf32>) -> tensor<1x5x5x4xf32> {
+  %0 = "dlc.conv_nhwc"(%x, %w, %b) {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, group = 1} : (tensor<1x5x5x2xf32>, tensor<3x3x2x4xf32>, tensor<4xf32>) -> tensor<1x5x5x4xf32>
+  return %0 : tensor<1x5x5x4xf32>
+}
+func.func @test_depthwise_nhwc(%x: tensor<1x5x5x4xf32>, %w: tensor<3x3x1x4xf32>) -> tensor<1x3x3x4xf32> {
+  %0 = "dlc.conv_nhwc"(%x, %w) {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, group = 4} : (tensor<1x5x5x4xf32>, tensor<3x3x1x4xf32>) -> tensor<1x3x3x4xf32>
+  return %0 : tensor<1x3x3x4xf32>
+}
+func.func @test_pool_nhwc(%x: tensor<1x6x6x4xf32>) -> tensor<1x3x3x4xf32> {
+  %0 = "dlc.pool_nhwc"(%x) {kind = "max", kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, ceil_mode = 0, count_include_pad = 0, p = 2} : (tensor<1x6x6x4xf32>) -> tensor<1x3x3x4xf32>
+  return %0 : tensor<1x3x3x4xf32>
+}

@@ -1,0 +1,122 @@
+"""The depthwise 2-D convolution schedule: `linalg.depthwise_conv_2d_nhwc_hwc`, static f32.
+
+Channels are innermost in NHWC, so the op vectorizes over channels: it is split so that each
+part divides its tiles (no masks), tiled [1, 1, ow, c] over (n, oh, ow, c) and by 1 over kh,
+decomposed to a 1-D depthwise convolution (`transform.structured.decompose`) and vectorized: an
+ow x c register tile of FMAs per kernel tap, its accumulator hoisted out of the kh loop.
+
+Tile heuristic, from the static shape: c = 32 when C % 32 == 0, else 16 (C is split into a
+multiple of 16 and a remainder computed whole) or all of C when C < 16; ow = the largest
+divisor of OW in [4, 8] other than c (equal inner tiles hit the LLVM 22 miscompile,
+PERF.md), else all of OW when OW < 8, else 8 (OW is split into a multiple of 8 and a
+remainder computed whole).
+
+`linalg.depthwise_conv_2d_nchw_chw` (what dlc lowers an NCHW model's Conv with group = C to
+today) keeps the naive path: computing it in NHWC between two transposes (as `conv.py` does)
+measured no faster than the naive loops, the transposes costing what the schedule saves. A
+layout pass that keeps CNNs in NHWC brings those convolutions here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mlir import ir
+
+from dlc.passes.codegen.script import Lines, split, split_point, tile
+
+NHWC = "linalg.depthwise_conv_2d_nhwc_hwc"
+C_WIDTHS = (32, 16)
+OW_MAX, OW_MIN = 8, 4
+
+
+@dataclass(frozen=True)
+class Depthwise:
+    n: int
+    oh: int
+    ow: int
+    c: int
+    kh: int
+    kw: int
+
+
+def match(op: ir.Operation) -> Depthwise | None:
+    if op.name != NHWC or len(op.results) != 1:
+        return None
+    types = [v.type for v in op.operands]
+    if not all(isinstance(t, ir.RankedTensorType) and t.has_static_shape for t in types):
+        return None
+    if any(str(t.element_type) != "f32" for t in types) or 0 in types[2].shape:
+        return None
+    _, w, y = (list(t.shape) for t in types)
+    return Depthwise(y[0], y[1], y[2], y[3], w[0], w[1])
+
+
+def volume(problem: Depthwise) -> int:
+    p = problem
+    return p.n * p.oh * p.ow * p.c * p.kh * p.kw
+
+
+def c_tile(c: int) -> int:
+    """The channel tile of a part whose C is a multiple of it (see `lines`)."""
+    for width in C_WIDTHS:
+        if c % width == 0:
+            return width
+    return c
+
+
+def ow_tile(ow: int, c: int) -> int:
+    """The output-width tile of a part of OW (a part is a multiple of 8 or smaller than 8)."""
+    divisors = [d for d in range(OW_MIN, OW_MAX + 1) if ow % d == 0 and d != c]
+    if divisors:
+        return max(divisors)
+    if ow < OW_MAX:
+        return ow
+    return OW_MAX if OW_MAX != c else OW_MAX // 2
+
+
+def _parts(handle: str, dim: int, size: int, width: int, prefix: str,
+           ops: list[str]) -> list[tuple[str, int]]:
+    """Split `handle` along `dim` into a multiple of `width` and a remainder (if any)."""
+    at = split_point(size, width)
+    if at is None:
+        return [(handle, size)]
+    more, low, high = split(handle, dim, at, prefix)
+    ops += more
+    return [(low, at), (high, size - at)]
+
+
+def _ow_split_width(ow: int) -> int:
+    """OW is split at a multiple of 8 only when no divisor in [4, 8] exists."""
+    if ow < OW_MAX or any(ow % d == 0 for d in range(OW_MIN, OW_MAX + 1)):
+        return ow  # (no split)
+    return OW_MAX
+
+
+def window_lines(handle: str, ow: int, c: int, kh: int, prefix: str) -> Lines:
+    """Split, tile, decompose to 1-D and vectorize an NHWC windowed op (loops n, oh, ow, c,
+    kh, kw): depthwise convolutions and poolings."""
+    ops: list[str] = []
+    result = Lines(ops)
+    c_width = min(C_WIDTHS[-1], c)
+    for i, (c_handle, c_part) in enumerate(_parts(handle, 3, c, c_width, f"{prefix}c", ops)):
+        ow_parts = _parts(c_handle, 2, ow, _ow_split_width(ow), f"{prefix}w{i}", ops)
+        for j, (part, ow_part) in enumerate(ow_parts):
+            ct = c_tile(c_part)
+            name = f"{prefix}p{i}{j}"
+            more, tiled, loops = tile(part, [1, 1, ow_tile(ow_part, ct), ct, 1, 0], name)
+            ops += more
+            ops.append(f"%{name}_d = transform.structured.decompose {tiled} "
+                       ": (!transform.any_op) -> !transform.any_op")
+            ops.append(f"transform.structured.vectorize %{name}_d : !transform.any_op")
+            if kh > 1:  # the kh loop carries the accumulator (one iteration: folded away)
+                result.hoist_loops.append(loops[-1])
+    return result
+
+
+def lines(handle: str, problem: Depthwise, prefix: str) -> Lines:
+    return window_lines(handle, problem.ow, problem.c, problem.kh, prefix)
+
+
+def prepare(op: ir.Operation) -> None:
+    return None

@@ -1,0 +1,225 @@
+"""The row schedule: reductions along the innermost axis, and the elementwise ops that use their
+result broadcast along that axis (the rows of softmax, layernorm, logsumexp, mean).
+
+Two kinds of static f32 `linalg.generic` ops are matched:
+- a *row reduction*: every loop parallel but the innermost, a reduction; inputs read with
+  identity maps, the output with the parallel loops; the body combines the output with one
+  `arith` add/mul/max/min (`acc = acc op f(x...)`).
+- a *row broadcast*: all loops parallel, identity output, each input read with an identity or
+  broadcast map or with a map whose trailing results are the constant 0 (`(d0, d1) -> (d0, 0)`:
+  a row value broadcast along the row; `elementwise.py` leaves those maps alone).
+
+Row reduction recipe: the rows loop (the innermost parallel loop longer than 1) is tiled by R
+and the other parallel loops by 1; the reduction is tiled by L with
+`tile_reduction_using_for`: an R x L tile of partial results stays in vector registers (the
+loop's accumulator is hoisted) while the row is read L elements at a time, then the partial
+results are merged once per R rows (`vector.multi_reduction`, lowered by `dlc-lower-vectors`
+with the "innerparallel" strategy: an R x L transpose then L - 1 vector ops on R lanes).
+R = 8 rows, L = 32 lanes (R != L: equal tile sizes hit the LLVM 22 miscompile, PERF.md).
+Rows are split into a multiple of R and a remainder tiled whole; a row length that L does not
+divide is split into a multiple of L and a remainder (< L); a row of at most L elements is
+reduced whole without the partial tile.
+Row broadcast recipe: like `elementwise.py`, the innermost loop tiled by its vector width
+(64, 32 or 16 dividing it, or all of it up to 64, else split), every other loop by 1.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from math import prod
+
+from mlir import ir
+
+from dlc.passes.codegen.script import ANY, Lines, split, split_point, tile
+
+ROWS, LANES = 8, 32
+WIDTHS = (64, 32, 16)
+COMBINERS = ("arith.addf", "arith.mulf", "arith.maximumf", "arith.minimumf", "arith.maxnumf",
+             "arith.minnumf")
+
+
+@dataclass(frozen=True)
+class Rows:
+    """A row reduction (reduce=True) or row broadcast over loops of `shape` (row innermost)."""
+
+    shape: tuple[int, ...]
+    reduce: bool
+
+
+def prepare(op: ir.Operation) -> None:
+    return None
+
+
+def _maps(op: ir.Operation) -> list[ir.AffineMap]:
+    return [ir.AffineMapAttr(m).value for m in ir.ArrayAttr(op.attributes["indexing_maps"])]
+
+
+def _dims(affine_map: ir.AffineMap) -> list[int] | None:
+    """Loop positions of a map's results, -1 for a constant 0 (None: anything else)."""
+    dims = []
+    for expr in affine_map.results:
+        if isinstance(expr, ir.AffineDimExpr):
+            dims.append(ir.AffineDimExpr(expr).position)
+        elif isinstance(expr, ir.AffineConstantExpr) and ir.AffineConstantExpr(expr).value == 0:
+            dims.append(-1)
+        else:
+            return None
+    return dims
+
+
+def _row_broadcast(affine_map: ir.AffineMap) -> bool:
+    """Ordered loops, then only constant zeros (`(d0, d1, d2) -> (d1, 0)`)."""
+    dims = _dims(affine_map)
+    if dims is None:
+        return False
+    loops = [d for d in dims if d >= 0]
+    zeros = len(dims) - len(loops)
+    return loops == sorted(set(loops)) and all(d < 0 for d in dims[len(loops):]) and zeros > 0
+
+
+def _ordered(affine_map: ir.AffineMap) -> bool:
+    dims = _dims(affine_map)
+    return dims is not None and -1 not in dims and dims == sorted(set(dims))
+
+
+def _plain_body(op: ir.Operation) -> bool:
+    for inner in op.regions[0].blocks[0].operations:
+        name = inner.operation.name
+        if not (name.startswith(("arith.", "math.")) or name == "linalg.yield"):
+            return False
+    return True
+
+
+def _combines_output(op: ir.Operation) -> bool:
+    """The yielded value is `combiner(out, v)` (or `(v, out)`) and `out` (the output block
+    argument) is used nowhere else: the form `tile_reduction_using_for` splits."""
+    block = op.regions[0].blocks[0]
+    out = block.arguments[len(block.arguments) - 1]
+    yielded = block.operations[len(block.operations) - 1].operands[0]
+    owner = yielded.owner
+    if not isinstance(owner, ir.Operation | ir.OpView) or owner.name not in COMBINERS:
+        return False
+    uses = [o for inner in block.operations for o in inner.operands if o == out]
+    return len(uses) == 1 and any(o == out for o in owner.operands)
+
+
+def _static_f32(op: ir.Operation) -> bool:
+    types = [v.type for v in op.operands]
+    if not all(isinstance(t, ir.RankedTensorType) and t.has_static_shape for t in types):
+        return False
+    return all(str(t.element_type) == "f32" for t in types) and 0 not in types[-1].shape
+
+
+def match(op: ir.Operation) -> Rows | None:
+    if op.name != "linalg.generic" or len(op.results) != 1 or len(op.regions) != 1:
+        return None
+    if not _static_f32(op) or not _plain_body(op):
+        return None
+    iterators = ["reduction" in str(i) for i in ir.ArrayAttr(op.attributes["iterator_types"])]
+    maps = _maps(op)
+    rank = len(iterators)
+    identity = ir.AffineMap.get_identity(rank)
+    if rank < 2 or 0 in op.operands[0].type.shape:
+        return None
+    shape = tuple(_loop_sizes(op, maps, rank))
+    if iterators == [False] * (rank - 1) + [True]:
+        outputs = ir.AffineMap.get(rank, 0, [ir.AffineDimExpr.get(i) for i in range(rank - 1)])
+        if maps[-1] != outputs or any(m != identity for m in maps[:-1]):
+            return None
+        return Rows(shape, True) if _combines_output(op) else None
+    if any(iterators) or maps[-1] != identity:
+        return None
+    inputs = maps[:-1]
+    if not any(_row_broadcast(m) for m in inputs):
+        return None
+    if not all(_row_broadcast(m) or _ordered(m) for m in inputs):
+        return None
+    return Rows(shape, False)
+
+
+def _loop_sizes(op: ir.Operation, maps: list[ir.AffineMap], rank: int) -> list[int]:
+    """Each loop's size, read from the first operand whose map indexes it directly."""
+    sizes = [0] * rank
+    for value, affine_map in zip(op.operands, maps):
+        for position, dim in enumerate(_dims(affine_map) or []):
+            if dim >= 0 and not sizes[dim]:
+                sizes[dim] = value.type.shape[position]
+    return sizes
+
+
+def volume(problem: Rows) -> int:
+    return prod(problem.shape)
+
+
+def rows_dim(shape: tuple[int, ...]) -> int:
+    """The innermost parallel loop longer than 1 (the loop tiled by R), else the last one."""
+    parallel = range(len(shape) - 1)
+    longer = [d for d in parallel if shape[d] > 1]
+    return longer[-1] if longer else len(shape) - 2
+
+
+def _parts(handle: str, dim: int, size: int, width: int, prefix: str,
+           ops: list[str]) -> list[tuple[str, int]]:
+    at = split_point(size, width)
+    if at is None:
+        return [(handle, size)]
+    more, low, high = split(handle, dim, at, prefix)
+    ops += more
+    return [(low, at), (high, size - at)]
+
+
+def _reduce_part(handle: str, rank: int, axis: int, rows: int, row: int,
+                 prefix: str) -> Lines:
+    """Tile one part (rows a multiple of R or fewer, row a multiple of L or fewer)."""
+    sizes = [1] * (rank - 1) + [0]
+    sizes[axis] = min(rows, ROWS)
+    ops, tiled, _ = tile(handle, sizes, f"{prefix}t")
+    if row <= LANES or row % LANES:  # (a one-iteration loop would fold: its handle dies)
+        ops.append(f"transform.structured.vectorize {tiled} : {ANY}")
+        return Lines(ops)
+    lanes = [0] * (rank - 1) + [LANES]
+    names = [f"%{prefix}_{n}" for n in ("fill", "part", "merge", "loop")]
+    ops.append(f"{', '.join(names)} = transform.structured.tile_reduction_using_for {tiled} "
+               f"by tile_sizes = [{', '.join(map(str, lanes))}] : ({ANY}) -> "
+               f"({ANY}, {ANY}, {ANY}, {ANY})")
+    ops += [f"transform.structured.vectorize {n} : {ANY}" for n in names[:3]]
+    return Lines(ops, [names[3]])
+
+
+def _reduce_lines(handle: str, shape: tuple[int, ...], prefix: str) -> Lines:
+    rank, axis = len(shape), rows_dim(shape)
+    result = Lines()
+    row_parts = _parts(handle, axis, shape[axis], ROWS, f"{prefix}r", result.ops)
+    for i, (rows_handle, rows) in enumerate(row_parts):
+        parts = _parts(rows_handle, rank - 1, shape[-1], LANES, f"{prefix}n{i}", result.ops)
+        for j, (part, row) in enumerate(parts):
+            result += _reduce_part(part, rank, axis, rows, row, f"{prefix}p{i}{j}")
+    return result
+
+
+def vector_width(size: int) -> int | None:
+    for width in WIDTHS:
+        if size % width == 0:
+            return width
+    return size if size <= WIDTHS[0] else None
+
+
+def _broadcast_lines(handle: str, shape: tuple[int, ...], prefix: str) -> Lines:
+    rank, inner = len(shape), shape[-1]
+    ops: list[str] = []
+    parts = [(handle, inner)]
+    if vector_width(inner) is None:
+        at = inner - inner % WIDTHS[-1]
+        more, low, high = split(handle, rank - 1, at, f"{prefix}s")
+        ops += more
+        parts = [(low, at), (high, inner - at)]
+    for i, (part, size) in enumerate(parts):
+        more, tiled, _ = tile(part, [1] * (rank - 1) + [vector_width(size)], f"{prefix}v{i}")
+        ops += more + [f"transform.structured.vectorize {tiled} : {ANY}"]
+    return Lines(ops)
+
+
+def lines(handle: str, problem: Rows, prefix: str) -> Lines:
+    if problem.reduce:
+        return _reduce_lines(handle, problem.shape, prefix)
+    return _broadcast_lines(handle, problem.shape, prefix)

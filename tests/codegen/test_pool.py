@@ -1,0 +1,62 @@
+"""The pooling schedule (passes/codegen/pool.py): NHWC max and sum pooling against numpy, for
+shapes whose OW and C do and do not divide the tiles (modules compiled by `compile_linalg`)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tests.codegen.test_depthwise import compile_linalg
+
+RNG = np.random.default_rng(0)
+
+
+def pool_text(kind: str, x: tuple[int, ...], k: int, stride: int) -> tuple[str, list[int]]:
+    n, h, w, c = x
+    y = [n, (h - k) // stride + 1, (w - k) // stride + 1, c]
+    xt, yt = f"tensor<{'x'.join(map(str, x))}xf32>", f"tensor<{'x'.join(map(str, y))}xf32>"
+    init = "0xFF800000" if kind == "max" else "0.0"
+    return f"""
+func.func @main(%x: {xt}) -> {yt} {{
+  %init = arith.constant {init} : f32
+  %empty = tensor.empty() : {yt}
+  %acc = linalg.fill ins(%init : f32) outs(%empty : {yt}) -> {yt}
+  %window = tensor.empty() : tensor<{k}x{k}xf32>
+  %0 = linalg.pooling_nhwc_{kind} {{dilations = dense<1> : tensor<2xi64>,
+      strides = dense<{stride}> : tensor<2xi64>}}
+      ins(%x, %window : {xt}, tensor<{k}x{k}xf32>) outs(%acc : {yt}) -> {yt}
+  return %0 : {yt}
+}}""", y
+
+
+def pool_reference(kind: str, x: np.ndarray, k: int, stride: int, y: list[int]) -> np.ndarray:
+    taps = [x[:, i:i + (y[1] - 1) * stride + 1:stride, j:j + (y[2] - 1) * stride + 1:stride, :]
+            for i in range(k) for j in range(k)]
+    return np.max(taps, axis=0) if kind == "max" else np.sum(taps, axis=0, dtype=np.float32)
+
+
+# (kind, input NHWC, kernel, stride): 3x3 s2 with OW 16 / C 64 (tiles 8 x 32); OW 22 (split
+# 16 + 6) with C 40 (split 32 + 8); OW 9 (split 8 + 1) with C 24 (split 16 + 8) and N 2
+CASES = [
+    ("max", (1, 33, 33, 64), 3, 2),
+    ("sum", (1, 33, 33, 64), 3, 2),
+    ("max", (1, 20, 23, 40), 2, 1),
+    ("sum", (1, 20, 23, 40), 2, 1),
+    ("max", (2, 19, 19, 24), 3, 2),
+]
+
+
+@pytest.mark.parametrize("kind, x_shape, k, stride", CASES, ids=lambda v: str(v))
+def test_pooling_matches_numpy(kind: str, x_shape, k: int, stride: int) -> None:
+    text, y_shape = pool_text(kind, x_shape, k, stride)
+    model = compile_linalg(text)
+    linalg_ir = model.ir("linalg")
+    assert "linalg.pooling" not in linalg_ir and "vector.transfer_read" in linalg_ir
+    x = RNG.standard_normal(x_shape).astype(np.float32)
+    expected = pool_reference(kind, x, k, stride, y_shape)
+    np.testing.assert_allclose(model(x)[0], expected, rtol=1e-5, atol=1e-5)
+
+
+def test_small_pooling_keeps_the_naive_path() -> None:
+    text, _ = pool_text("max", (1, 9, 9, 16), 3, 2)  # 4*4*16*9 taps < 32^3
+    assert "linalg.pooling_nhwc_max" in compile_linalg(text).ir("linalg")
