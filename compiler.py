@@ -8,6 +8,7 @@ JIT-compiles the result. Errors are `DlcError`s: `FrontendError` for the model,
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -42,13 +43,14 @@ class CompiledModel:
 
     def __init__(self, context: ir.Context | None, snapshots: dict[str, ir.Operation] | None,
                  function: JitFunction, opt_level: int, compile_seconds: float,
-                 relower: Callable[[], CompiledModel] | None = None):
+                 relower: Callable[[], CompiledModel] | None = None, num_threads: int = 1):
         self._context = context
         self._snapshots = snapshots
         self._relower = relower  # a model loaded from the disk cache lowers again for `ir`
         self._function = function
         self.signature = function.signature
         self.opt_level = opt_level
+        self.num_threads = num_threads
         self.compile_seconds = compile_seconds
 
     @property
@@ -61,7 +63,7 @@ class CompiledModel:
 
     @property
     def pipeline(self) -> str:
-        return pipeline(self.opt_level)
+        return pipeline(self.opt_level, num_threads=self.num_threads)
 
     def __call__(self, *args, **kwargs) -> list[np.ndarray]:
         if holds_torch_tensors(args, kwargs):  # torch tensors in, torch tensors out
@@ -88,6 +90,7 @@ def compile(
     input_shapes: Mapping[str, Sequence[int]] | None = None,
     constants: Mapping[str, np.ndarray] | None = None,
     example_inputs: Sequence | None = None,
+    num_threads: int | None = None,
 ) -> CompiledModel:
     """Compile an ONNX model (path, bytes or ModelProto) or a PyTorch module for this CPU.
 
@@ -95,7 +98,12 @@ def compile(
     values of inputs (such as a Reshape's shape given as a graph input): the compiled model
     is specialized to them and takes only the other inputs. A `torch.nn.Module` is exported
     with `torch.export` on `example_inputs` (a tuple of tensors); see `dlc.frontends.torch`.
+    `num_threads` (default: the cores this process may run on) runs the scheduled tile loops
+    of matmuls and convolutions on that many threads (OpenMP); 1 compiles serial code.
     """
+    num_threads = default_threads() if num_threads is None else num_threads
+    if num_threads < 1:
+        raise ValueError(f"num_threads must be at least 1, got {num_threads}")
     stage_pipelines(opt_level)  # (rejects an unknown opt level before importing)
     start = time.perf_counter()
     context = make_context()
@@ -103,13 +111,13 @@ def compile(
         from dlc.frontends.torch.importer import import_torch  # (torch is an optional extra)
 
         imported = import_torch(model, example_inputs, context)
-        return compile_imported(context, imported, opt_level, start)
-    key = _cache_key(model, opt_level, input_shapes, constants)
-    cached = _cached(key, model, opt_level, input_shapes, constants, start)
+        return compile_imported(context, imported, opt_level, start, num_threads)
+    key = _cache_key(model, opt_level, input_shapes, constants, num_threads)
+    cached = _cached(key, model, opt_level, input_shapes, constants, start, num_threads)
     if cached is not None:
         return cached
     imported = import_model(model, context, input_shapes, constants)
-    compiled = compile_imported(context, imported, opt_level, start)
+    compiled = compile_imported(context, imported, opt_level, start, num_threads)
     if key is not None:
         cache.remember(key, compiled)
         cache.save(key, compiled._function.dump_object, compiled.signature,
@@ -117,7 +125,13 @@ def compile(
     return compiled
 
 
-def _cache_key(model, opt_level: int, input_shapes, constants) -> str | None:
+def default_threads() -> int:
+    """The cores this process may run on."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def _cache_key(model, opt_level: int, input_shapes, constants,
+               num_threads: int = 1) -> str | None:
     """The compile cache's key of an ONNX model, or None (cache disabled, unreadable model)."""
     if not cache.enabled():
         return None
@@ -130,11 +144,12 @@ def _cache_key(model, opt_level: int, input_shapes, constants) -> str | None:
             data = Path(model).read_bytes()
         except (OSError, TypeError):
             return None  # (the importer reports the error)
-    return cache.model_key(data, opt_level, input_shapes, constants)
+    return cache.model_key(data, opt_level, input_shapes, constants,
+                           options=f"threads={num_threads}")
 
 
 def _cached(key: str | None, model, opt_level: int, input_shapes, constants,
-            start: float) -> CompiledModel | None:
+            start: float, num_threads: int = 1) -> CompiledModel | None:
     """A hit of the compile cache: in memory, else on disk (its IR lowered again on demand)."""
     if key is None:
         return None
@@ -147,18 +162,18 @@ def _cached(key: str | None, model, opt_level: int, input_shapes, constants,
 
     def relower() -> CompiledModel:
         with cache.disabled():
-            return compile(model, opt_level, input_shapes, constants)
+            return compile(model, opt_level, input_shapes, constants, num_threads=num_threads)
 
     compiled = CompiledModel(None, None, function, opt_level, time.perf_counter() - start,
-                             relower=relower)
+                             relower=relower, num_threads=num_threads)
     cache.remember(key, compiled)
     return compiled
 
 
 def compile_imported(context: ir.Context, imported: ImportedModel, opt_level: int = 2,
-                     start: float | None = None) -> CompiledModel:
+                     start: float | None = None, num_threads: int = 1) -> CompiledModel:
     """JIT-compile a module a frontend imported into the dlc dialect of `context`."""
-    stages = stage_pipelines(opt_level)
+    stages = stage_pipelines(opt_level, num_threads)
     start = time.perf_counter() if start is None else start
     module = imported.module
     with context:
@@ -169,8 +184,9 @@ def compile_imported(context: ir.Context, imported: ImportedModel, opt_level: in
         for stage, text in stages.items():
             run_stage(module, stage, text)
             snapshots[stage] = module.operation.clone()
-        function = JitFunction(module, signature)
-    return CompiledModel(context, snapshots, function, opt_level, time.perf_counter() - start)
+        function = JitFunction(module, signature, threads=num_threads > 1)
+    return CompiledModel(context, snapshots, function, opt_level, time.perf_counter() - start,
+                         num_threads=num_threads)
 
 
 def run_stage(module: ir.Module, stage: str, text: str) -> None:

@@ -68,8 +68,8 @@ def stage_pipelines(opt_level: int = 2, num_threads: int = 1) -> dict[str, str]:
     if opt_level >= 1:
         linalg += ",canonicalize,cse"
     if opt_level >= 2:
-        linalg += (",func.func(linalg-fuse-elementwise-ops),canonicalize,cse,dlc-polynomial-math,"
-                   "dlc-schedule")
+        linalg += (",dlc-generalize-elementwise,func.func(linalg-fuse-elementwise-ops),"
+                   "canonicalize,cse,dlc-polynomial-math,dlc-schedule")
     bufferized = _BUFFERIZE if opt_level < 2 else _BUFFERIZE_O2
     to_llvm = _TO_LLVM
     if opt_level >= 2 and num_threads > 1:

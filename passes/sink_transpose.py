@@ -4,6 +4,9 @@
     g(transpose(x, p), transpose(y, p))   -> transpose(g(x, y), p)       (g binary elementwise)
     g(transpose(x, p), c)                 -> transpose(g(x, cᵀ), p)      (c a constant, cᵀ its
                                                                           inverse transpose)
+    g(transpose(x, p), y)                 -> transpose(g(x, transpose(y, p⁻¹)), p)
+                                             (when y has a transpose by p⁻¹ already: one CSE
+                                              merges; a residual beside a converted conv)
     concat(transpose(x, p), transpose(y, p), axis)
                                           -> transpose(concat(x, y, p[axis]), p)
 
@@ -33,6 +36,7 @@ from dlc.passes.graph.match import (
     constant_array,
     producer,
     single_use,
+    uses,
 )
 from dlc.passes.registry import ModulePass, register
 
@@ -88,9 +92,27 @@ def sink_through_binary(op: ir.OpView) -> list[ir.Value] | None:
     perm = attributes(moving)["perm"]
     other = op.operands[1 - index]
     if constant_array(other) is None or other.type.rank not in (0, len(perm)):
-        return None
+        return _with_transposed_partner(op, moving, index, perm)
     c = _inverse_transposed(other, perm)
     operands = [moving.operands[0], c] if index == 0 else [c, moving.operands[0]]
+    return _rebuild(op, operands, perm)
+
+
+def _with_transposed_partner(op: ir.OpView, moving: ir.Operation, index: int,
+                             perm: list[int]) -> list[ir.Value] | None:
+    # g(transpose(x, p), y) -> transpose(g(x, transpose(y, p⁻¹)), p) when y already has a
+    # transpose by p⁻¹ elsewhere (CSE merges the two): a residual whose other use was converted
+    other = op.operands[1 - index]
+    inverse = [int(i) for i in np.argsort(perm)]
+    if list(other.type.shape) != list(op.results[0].type.shape):
+        return None
+    partner = any(use.owner.name == ops.TRANSPOSE.name and attributes(use.owner)["perm"] == inverse
+                  and uses(use.owner.results[0]) > 0  # (not one left dead by a rewrite)
+                  for use in other.uses)
+    if not partner:
+        return None
+    moved = build(ops.TRANSPOSE, [other], {"perm": inverse}, loc=op.location)
+    operands = [moving.operands[0], moved] if index == 0 else [moved, moving.operands[0]]
     return _rebuild(op, operands, perm)
 
 

@@ -33,7 +33,13 @@ from typing import Any
 
 import numpy as np
 
-from dlc.runtime.jit import Signature, TensorSpec, _descriptor, runtime_libraries
+from dlc.runtime.jit import (
+    Signature,
+    TensorSpec,
+    ThreadsUnavailable,
+    _descriptor,
+    runtime_libraries,
+)
 
 FORMAT = 1  # bump when the layout of an entry changes
 MEMORY_ENTRIES = 32
@@ -181,7 +187,11 @@ class SharedObjectFunction:
 
 @cache
 def _load_runtime_libraries() -> None:
-    for library in runtime_libraries():  # symbols the object code calls (memrefCopy, ...)
+    try:  # (multi-threaded entries call the OpenMP runtime)
+        libraries = runtime_libraries(threads=True)
+    except ThreadsUnavailable:
+        libraries = runtime_libraries()
+    for library in libraries:  # symbols the object code calls (memrefCopy, __kmpc_*, ...)
         ctypes.CDLL(library, mode=ctypes.RTLD_GLOBAL)
 
 

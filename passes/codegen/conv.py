@@ -7,6 +7,12 @@ of the result back to NCHW (the layout the rest of the graph uses). The NHWC op 
 [1, 1, ow, f] over (n, oh, ow, f) with the f loop outermost, its reduction loops (kh, kw, c) by 1, decomposed to a 1-D
 convolution, vectorized (an ow x f register tile of FMAs) and its accumulator hoisted.
 
+Outer (forall) tile, one output tile per iteration: [1, oh, OW, f] with oh the largest divisor
+of OH keeping the tile under 256 KiB; the accumulator's init (for NCHW convs, a fill or bias
+broadcast rebuilt in NHWC) and, for NHWC convs, the elementwise epilogue are fused into the
+forall (`fusion.py`), whose iterations may run on threads. The NCHW case keeps its epilogue
+separate (it reads the result after the transpose back to NCHW).
+
 Tile heuristic: f = 32 when F % 32 == 0, else 16 when F % 16 == 0, else F when F <= 32 (other
 F are not scheduled); ow = the largest divisor of OW that is <= 8 and differs from f (equal
 inner tiles hit the LLVM 22 miscompile, PERF.md). Strides and dilations are kept; 1x1 and
@@ -21,10 +27,12 @@ import numpy as np
 from mlir import ir
 from mlir.dialects import arith, linalg, tensor
 
+from dlc.passes.codegen import elementwise, fusion
 from dlc.passes.codegen.script import Lines, tile
 
 NCHW, NHWC = "linalg.conv_2d_nchw_fchw", "linalg.conv_2d_nhwc_hwcf"
 TO_NHWC, TO_NCHW = [0, 2, 3, 1], [0, 3, 1, 2]
+OUTER_BYTES = 256 * 1024
 
 
 @dataclass(frozen=True)
@@ -36,6 +44,8 @@ class Conv:
     c: int
     kh: int
     kw: int
+    epilogue: bool = False  # an elementwise consumer fused into the outer tiles
+    init: bool = False  # the accumulator's fill / broadcast fused into the outer tiles
 
 
 def _constant_filter(op: ir.Operation) -> ir.DenseElementsAttr | None:
@@ -71,9 +81,11 @@ def match(op: ir.Operation) -> Conv | None:
         return None
     x, w, y = (list(t.shape) for t in types)
     if op.name == NCHW:
-        problem = Conv(y[0], y[2], y[3], y[1], x[1], w[2], w[3])
+        init = _nhwc_init_kind(op.operands[2]) != "transpose"
+        problem = Conv(y[0], y[2], y[3], y[1], x[1], w[2], w[3], False, init)
     else:
-        problem = Conv(y[0], y[1], y[2], y[3], x[3], w[0], w[1])
+        problem = Conv(y[0], y[1], y[2], y[3], x[3], w[0], w[1],
+                       fusion.epilogue(op) is not None, fusion.init_producer(op) is not None)
     if filter_tile(problem.f) is None or ow_tile(problem.ow, filter_tile(problem.f)) < 1:
         return None
     return problem
@@ -82,6 +94,37 @@ def match(op: ir.Operation) -> Conv | None:
 def volume(problem: Conv) -> int:
     p = problem
     return p.n * p.oh * p.ow * p.f * p.c * p.kh * p.kw
+
+
+def _nhwc_init_kind(acc: ir.Value) -> str:
+    """How `prepare` builds the NHWC accumulator: "fill", "broadcast" (of a per-filter bias)
+    or "transpose" (of the NCHW one), by the NCHW accumulator's producer."""
+    owner = acc.owner
+    if not isinstance(owner, ir.Operation | ir.OpView) or fusion._single_user(acc) is None:
+        return "transpose"
+    if owner.name == "linalg.fill":
+        return "fill"
+    if owner.name != "linalg.generic" or len(owner.operands) != 2:
+        return "transpose"
+    maps = [str(m) for m in ir.ArrayAttr(owner.attributes["indexing_maps"])]
+    body = list(owner.regions[0].blocks[0].operations)
+    block = owner.regions[0].blocks[0]
+    if maps[0] != "affine_map<(d0, d1, d2, d3) -> (d1)>" or len(body) != 1 \
+            or body[0].operands[0] != block.arguments[0]:
+        return "transpose"
+    return "broadcast"
+
+
+def _nhwc_init(acc: ir.Value) -> ir.Value:
+    shape = [acc.type.shape[p] for p in TO_NHWC]
+    kind = _nhwc_init_kind(acc)
+    if kind == "transpose":
+        return _transpose(acc, TO_NHWC)
+    empty = tensor.EmptyOp(shape, acc.type.element_type).result
+    source = acc.owner.operands[0]
+    if kind == "fill":
+        return _value(linalg.fill(source, outs=[empty]))
+    return _value(linalg.broadcast(source, outs=[empty], dimensions=[0, 1, 2]))
 
 
 def _transpose(value: ir.Value, permutation: list[int]) -> ir.Value:
@@ -106,7 +149,7 @@ def prepare(op: ir.Operation) -> ir.Operation | None:
             ir.RankedTensorType.get(list(hwcf.shape), attr.type.element_type),
             ir.DenseElementsAttr.get(hwcf)).result
         nhwc = _value(linalg.conv_2d_nhwc_hwcf(
-            _transpose(x, TO_NHWC), weight, outs=[_transpose(acc, TO_NHWC)],
+            _transpose(x, TO_NHWC), weight, outs=[_nhwc_init(acc)],
             strides=_ints(op, "strides"), dilations=_ints(op, "dilations")))
         result = _transpose(nhwc, TO_NCHW)
     op.results[0].replace_all_uses_with(result)
@@ -120,7 +163,28 @@ def _ints(op: ir.Operation, name: str) -> list[int]:
     return [int(v) for v in ir.DenseIntElementsAttr(op.attributes[name])]
 
 
+def outer(problem: Conv) -> fusion.Outer:
+    f = filter_tile(problem.f)
+    rows = [d for d in range(1, problem.oh + 1)
+            if problem.oh % d == 0 and d * problem.ow * f * 4 <= OUTER_BYTES]
+    oh = rows[-1] if rows else 1
+    return fusion.Outer([1, oh, 0, f, 0, 0, 0], [1, oh, 0, f], (1, oh, problem.ow, f),
+                        problem.epilogue, problem.init)
+
+
 def lines(handle: str, problem: Conv, prefix: str) -> Lines:
+    """The forall of output tiles, fused with the init and epilogue; inside, `tile_lines`."""
+    tiles = outer(problem)
+    _, oh, ow, f = tiles.tile_shape
+    p = problem
+    inner = Conv(1, oh, ow, f, p.c, p.kh, p.kw)
+    return fusion.forall_lines(handle, tiles, prefix,
+                               lambda tile: tile_lines(tile, inner, f"{prefix}t"),
+                               elementwise.tile_lines)
+
+
+def tile_lines(handle: str, problem: Conv, prefix: str) -> Lines:
+    """Register tiles of FMAs: [1, 1, ow, f] over (n, oh, ow, f), reductions by 1."""
     f = filter_tile(problem.f)
     ow = ow_tile(problem.ow, f)
     # filter tiles outermost: a [kh, kw, c, f] slice of the filter stays in L2 while every

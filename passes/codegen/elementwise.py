@@ -17,6 +17,7 @@ from math import prod
 
 from mlir import ir
 
+from dlc.passes.codegen import fusion
 from dlc.passes.codegen.script import Lines, split, tile
 
 WIDTHS = (64, 32, 16)
@@ -70,7 +71,7 @@ def match(op: ir.Operation) -> Elementwise | None:
     maps = [ir.AffineMapAttr(m).value for m in ir.ArrayAttr(op.attributes["indexing_maps"])]
     if not _is_identity(maps[-1]) or not all(_ordered_projection(m) for m in maps):
         return None
-    if not _body_is_plain(op):
+    if not _body_is_plain(op) or fusion.fused_elsewhere(op):
         return None
     return Elementwise(tuple(result.shape), all(_is_identity(m) for m in maps))
 
@@ -90,6 +91,11 @@ def vector_width(size: int) -> int | None:
 def _vectorize(handle: str, rank: int, width: int, prefix: str) -> list[str]:
     ops, tiled, _ = tile(handle, [1] * (rank - 1) + [width], prefix)
     return ops + [f"transform.structured.vectorize {tiled} : !transform.any_op"]
+
+
+def tile_lines(handle: str, shape: tuple[int, ...], prefix: str) -> Lines:
+    """The schedule of a tile of `shape` of an elementwise op (a slice: never flattened)."""
+    return lines(handle, Elementwise(shape, identity=False), prefix)
 
 
 def lines(handle: str, problem: Elementwise, prefix: str) -> Lines:

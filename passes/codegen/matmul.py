@@ -11,6 +11,11 @@ Tile heuristic, from the static shape only:
   miscompiles shape_cast(broadcast) with equal inner tiles, PERF.md): mr is halved.
 - cache tile: the largest multiple of mr dividing the part's M and <= 64, of nr dividing N and
   <= 512; kc the largest divisor of K in [64, 256], else all of K.
+- outer (forall) tile, one output tile per iteration: mt = the largest multiple of mr dividing
+  M and <= 128, nt = of nr dividing N and <= 512 (else the whole dimension when it is at most
+  twice the limit, else its largest divisor under the limit); the schedule above runs inside.
+  The fill or bias broadcast of the accumulator and the elementwise epilogue are fused into
+  the forall (`fusion.py`), whose iterations may run on threads.
 Only static f32 ops are matched. A constant B read transposed (Gemm transB=1, PyTorch's Linear)
 is transposed at compile time (`pretranspose_constant_b`), so the tile reads rows of B.
 """
@@ -23,11 +28,13 @@ import numpy as np
 from mlir import ir
 from mlir.dialects import arith
 
+from dlc.passes.codegen import elementwise, fusion
 from dlc.passes.codegen.script import Lines, split, split_point, tile
 
 OPS = ("linalg.matmul", "linalg.batch_matmul")
 REGISTER_N, REGISTER_M = 32, 8
 CACHE_M, CACHE_N, CACHE_K = 64, 512, 256
+OUTER_M, OUTER_N = 128, 512
 
 
 @dataclass(frozen=True)
@@ -46,6 +53,8 @@ class Contraction:
     m: int
     n: int
     k: int
+    epilogue: bool = False  # an elementwise consumer fused into the outer tiles
+    init: bool = False  # the accumulator's fill / broadcast fused into the outer tiles
 
 
 def largest_multiple_dividing(size: int, step: int, limit: int) -> int:
@@ -57,6 +66,17 @@ def largest_multiple_dividing(size: int, step: int, limit: int) -> int:
     return best
 
 
+def outer_tile(size: int, step: int, limit: int) -> int:
+    """The forall tile of a dimension: a multiple of `step` dividing `size` up to `limit`,
+    else the whole dimension up to twice the limit, else its largest divisor up to limit."""
+    multiples = [d for d in range(step, min(size, limit) + 1, step) if size % d == 0]
+    if multiples:
+        return multiples[-1]
+    if size <= 2 * limit:
+        return size
+    return max(d for d in range(1, limit + 1) if size % d == 0)
+
+
 def k_cache_tile(k: int) -> int:
     for candidate in range(min(k, CACHE_K), 63, -1):
         if k % candidate == 0:
@@ -65,8 +85,8 @@ def k_cache_tile(k: int) -> int:
 
 
 def register_tile(m: int, n: int) -> tuple[int, int]:
-    nr = REGISTER_N if n >= REGISTER_N else n
-    mr = REGISTER_M if m >= REGISTER_M else m
+    nr = min(REGISTER_N, n)
+    mr = min(REGISTER_M, m)
     while mr == nr and mr > 1:  # equal inner tiles hit the LLVM 22 miscompile
         mr //= 2
     while m % mr:
@@ -96,7 +116,8 @@ def match(op: ir.Operation) -> Contraction | None:
     if 0 in a or 0 in c:
         return None
     batch = c[0] if op.name == "linalg.batch_matmul" else None
-    return Contraction(batch, m, n, (a[-1] * a[-2]) // m)
+    return Contraction(batch, m, n, (a[-1] * a[-2]) // m, fusion.epilogue(op) is not None,
+                       fusion.init_producer(op) is not None)
 
 
 def volume(problem: Contraction) -> int:
@@ -115,7 +136,26 @@ def _part(handle: str, problem: Contraction, m: int, n: int, prefix: str) -> Lin
     return Lines(ops, [loops[-1]])
 
 
+def outer(problem: Contraction) -> fusion.Outer:
+    mr, nr = register_tile(problem.m, problem.n)
+    mt = outer_tile(problem.m, mr, OUTER_M)
+    nt = outer_tile(problem.n, nr, OUTER_N)
+    batch = [1] if problem.batch is not None else []
+    return fusion.Outer(batch + [mt, nt, 0], batch + [mt, nt], tuple(batch + [mt, nt]),
+                        problem.epilogue, problem.init)
+
+
 def lines(handle: str, problem: Contraction, prefix: str) -> Lines:
+    """The forall of output tiles, fused with the init and epilogue; inside, `tile_lines`."""
+    tiles = outer(problem)
+    m, n = tiles.tile_shape[-2:]
+    inner = Contraction(None if problem.batch is None else 1, m, n, problem.k)
+    return fusion.forall_lines(handle, tiles, prefix,
+                               lambda tile: tile_lines(tile, inner, f"{prefix}t"),
+                               elementwise.tile_lines)
+
+
+def tile_lines(handle: str, problem: Contraction, prefix: str) -> Lines:
     """The schedule of one contraction, split into parts that divide the register tiles."""
     offset = 0 if problem.batch is None else 1
     result = Lines()

@@ -1,0 +1,50 @@
+// dlc-schedule fuses the elementwise epilogue (bias + relu) and the accumulator's fill into
+// the outer tile loop of the matmul: one scf.forall whose body fills the output tile, runs the
+// register-tiled FMAs and applies the epilogue to the same tile. 256x1024 is tiled 128x512
+// (2 x 2 iterations). A second consumer of the matmul result prevents the fusion.
+// RUN: dlc-opt %s -p 'builtin.module(dlc-schedule)' --split-input-file | FileCheck %s
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d1)>
+// CHECK-LABEL: func.func @test_matmul_bias_relu
+// CHECK:         scf.forall (%{{.*}}, %{{.*}}) in (2, 2)
+// CHECK:           vector.transfer_write {{.*}} : vector<64xf32>
+// CHECK:           vector.fma {{.*}} : vector<32xf32>
+// CHECK:           arith.maximumf {{.*}} : vector<64xf32>
+// CHECK:           scf.forall.in_parallel
+// CHECK-NOT:     linalg.generic
+// CHECK-NOT:     linalg.matmul
+func.func @test_matmul_bias_relu(%a: tensor<256x64xf32>, %b: tensor<64x1024xf32>, %bias: tensor<1024xf32>) -> tensor<256x1024xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<256x1024xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%e : tensor<256x1024xf32>) -> tensor<256x1024xf32>
+  %mm = linalg.matmul ins(%a, %b : tensor<256x64xf32>, tensor<64x1024xf32>) outs(%acc : tensor<256x1024xf32>) -> tensor<256x1024xf32>
+  %r = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]} ins(%mm, %bias : tensor<256x1024xf32>, tensor<1024xf32>) outs(%e : tensor<256x1024xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %s = arith.addf %x, %y : f32
+    %m = arith.maximumf %s, %zero : f32
+    linalg.yield %m : f32
+  } -> tensor<256x1024xf32>
+  return %r : tensor<256x1024xf32>
+}
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-LABEL: func.func @test_matmul_result_used_twice
+// CHECK:         scf.forall
+// CHECK-NOT:       arith.maximumf
+// CHECK:           scf.forall.in_parallel
+// CHECK:         arith.maximumf
+func.func @test_matmul_result_used_twice(%a: tensor<256x64xf32>, %b: tensor<64x1024xf32>) -> (tensor<256x1024xf32>, tensor<256x1024xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<256x1024xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%e : tensor<256x1024xf32>) -> tensor<256x1024xf32>
+  %mm = linalg.matmul ins(%a, %b : tensor<256x64xf32>, tensor<64x1024xf32>) outs(%acc : tensor<256x1024xf32>) -> tensor<256x1024xf32>
+  %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%mm : tensor<256x1024xf32>) outs(%e : tensor<256x1024xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %m = arith.maximumf %x, %zero : f32
+    linalg.yield %m : f32
+  } -> tensor<256x1024xf32>
+  return %r, %mm : tensor<256x1024xf32>, tensor<256x1024xf32>
+}

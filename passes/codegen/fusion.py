@@ -1,0 +1,183 @@
+"""Epilogue and init fusion: a contraction's outer tile loop is an `scf.forall` holding its
+producer of the accumulator (fill, bias broadcast), the contraction tile and its consumer.
+
+Contract with the contraction families (`matmul`, `conv`): `match` records in its problem
+whether the op has a fusable `epilogue` (bias, activation, residual add: after
+linalg-fuse-elementwise-ops, ONE all-parallel `linalg.generic`) and a fusable `init` producer;
+`lines` calls `forall_lines` with the outer tile sizes and the schedules of the inner pieces.
+
+The script roots the tiling at the epilogue when there is one: `tile_using_forall` of the
+epilogue (tile sizes = the contraction's outer tile on the parallel dims), then
+`fuse_into_containing_op` of the contraction and of its init producer, so that each forall
+iteration fills an output tile, accumulates the contraction into it and applies the epilogue
+while the tile is hot in cache. Without an epilogue the contraction itself is tiled by the
+forall. Either way the forall iterations are independent: `dlc.compile(num_threads=N)` runs
+them on N threads (the llvm stage lowers forall to OpenMP), one thread runs them as a loop.
+
+Fused only: an epilogue that is the single user of the contraction's result, reads it with
+the identity map (the whole tile is consumed by the same tile), writes a same-shape f32
+result with the identity map, reads its other operands through ordered projections (identity
+or broadcast) and has a body of arith/math ops; an init producer that is a `linalg.fill`,
+`linalg.broadcast` or such an all-parallel generic, used by the contraction only. The
+elementwise family skips ops fused here (`fused_elsewhere`), so that one op is never scheduled
+twice. A contraction below dlc-schedule's `min-volume` keeps its epilogue unscheduled.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from mlir import ir
+
+from dlc.passes.codegen.script import ANY, Lines
+
+INITS = ("linalg.fill", "linalg.broadcast", "linalg.generic")
+CONTRACTIONS = ("linalg.matmul", "linalg.batch_matmul", "linalg.conv_2d_nhwc_hwcf",
+                "linalg.conv_2d_nchw_fchw")
+
+
+def _is_op(owner: object) -> bool:
+    return isinstance(owner, ir.Operation | ir.OpView)
+
+
+def _maps(op: ir.Operation) -> list[ir.AffineMap]:
+    return [ir.AffineMapAttr(m).value for m in ir.ArrayAttr(op.attributes["indexing_maps"])]
+
+
+def _is_identity(affine_map: ir.AffineMap) -> bool:
+    return affine_map == ir.AffineMap.get_identity(affine_map.n_dims)
+
+
+def _ordered_projection(affine_map: ir.AffineMap) -> bool:
+    dims = []
+    for expr in affine_map.results:
+        if not isinstance(expr, ir.AffineDimExpr):
+            return False
+        dims.append(ir.AffineDimExpr(expr).position)
+    return dims == sorted(set(dims))
+
+
+def _plain_parallel_generic(op: ir.Operation) -> bool:
+    """All-parallel, one result, ordered-projection maps, an arith/math body."""
+    if op.name != "linalg.generic" or len(op.results) != 1:
+        return False
+    iterators = ir.ArrayAttr(op.attributes["iterator_types"])
+    if not all("parallel" in str(i) for i in iterators):
+        return False
+    maps = _maps(op)
+    if not _is_identity(maps[-1]) or not all(_ordered_projection(m) for m in maps):
+        return False
+    for inner in op.regions[0].blocks[0].operations:
+        name = inner.operation.name
+        if not (name.startswith(("arith.", "math.")) or name == "linalg.yield"):
+            return False
+    return True
+
+
+def _single_user(value: ir.Value) -> tuple[ir.Operation, int] | None:
+    uses = list(value.uses)
+    if len(uses) != 1:
+        return None
+    return uses[0].owner, uses[0].operand_number
+
+
+def epilogue(op: ir.Operation) -> ir.Operation | None:
+    """The fusable elementwise consumer of contraction `op` (see the module docstring)."""
+    use = _single_user(op.results[0])
+    if use is None:
+        return None
+    user, index = use
+    if not _is_op(user) or not _plain_parallel_generic(user):
+        return None
+    if index >= len(user.operands) - 1:  # (used as the destination, not as an input)
+        return None
+    if user.results[0].type != op.results[0].type:
+        return None
+    if any(_is_contraction(v.owner) for v in user.operands[:index]):
+        return None  # (the first contraction an epilogue reads fuses it)
+    return user.operation if _is_identity(_maps(user)[index]) else None
+
+
+def _is_contraction(owner: object) -> bool:
+    return _is_op(owner) and owner.name in CONTRACTIONS
+
+
+def init_producer(op: ir.Operation) -> ir.Operation | None:
+    """The fusable producer of contraction `op`'s accumulator (fill, bias broadcast)."""
+    owner = op.operands[len(op.operands) - 1].owner
+    if not _is_op(owner) or owner.name not in INITS or len(owner.results) != 1:
+        return None
+    if _single_user(owner.results[0]) is None:
+        return None
+    if owner.name == "linalg.generic" and not _plain_parallel_generic(owner):
+        return None
+    return owner.operation
+
+
+def fused_elsewhere(op: ir.Operation) -> bool:
+    """`op` is the epilogue or the init producer of a contraction that fuses it."""
+    from dlc.passes.codegen import conv, matmul  # (they import this module)
+
+    def problem(contraction: object) -> object | None:
+        if not _is_contraction(contraction):
+            return None
+        return matmul.match(contraction) or conv.match(contraction)
+
+    op = op.operation
+    for operand in op.operands[: len(op.operands) - 1]:
+        found = problem(operand.owner)
+        if found is not None and found.epilogue and epilogue(operand.owner) == op:
+            return True
+    use = _single_user(op.results[0])
+    if use is None:
+        return False
+    found = problem(use[0])
+    return found is not None and found.init and init_producer(use[0]) == op
+
+
+@dataclass(frozen=True)
+class Outer:
+    """How a contraction is tiled by its forall, and which neighbours are fused into it."""
+
+    contraction_sizes: list[int]  # forall tile sizes on the contraction's loops
+    epilogue_sizes: list[int]  # the same tile on the epilogue's (parallel) loops
+    tile_shape: tuple[int, ...]  # the shape of one output tile
+    epilogue: bool
+    init: bool
+
+
+def _sizes(sizes: list[int]) -> str:
+    return ", ".join(map(str, sizes))
+
+
+def forall_lines(handle: str, outer: Outer, prefix: str, inner: Callable[[str], Lines],
+                 elementwise: Callable[[str, tuple[int, ...], str], Lines]) -> Lines:
+    """The forall around contraction `handle`; `inner(tile)` schedules the contraction tile,
+    `elementwise(op, tile_shape, prefix)` the epilogue and init tiles."""
+    ops: list[str] = []
+    init = f"%{prefix}_init"
+    if outer.init:
+        ops.append(f"{init} = transform.get_producer_of_operand {handle}[2] : ({ANY}) -> {ANY}")
+    forall, tiled = f"%{prefix}_forall", f"%{prefix}_tile"
+    if outer.epilogue:
+        ops.append(f"%{prefix}_ep = transform.get_consumers_of_result {handle}[0] "
+                   f": ({ANY}) -> {ANY}")
+        ops.append(f"%{prefix}_eptile, {forall}0 = transform.structured.tile_using_forall "
+                   f"%{prefix}_ep tile_sizes [{_sizes(outer.epilogue_sizes)}] "
+                   f": ({ANY}) -> ({ANY}, {ANY})")
+        ops.append(f"{tiled}, {forall} = transform.structured.fuse_into_containing_op "
+                   f"{handle} into {forall}0 : ({ANY}, {ANY}) -> ({ANY}, {ANY})")
+    else:
+        ops.append(f"{tiled}, {forall} = transform.structured.tile_using_forall {handle} "
+                   f"tile_sizes [{_sizes(outer.contraction_sizes)}] : ({ANY}) -> ({ANY}, {ANY})")
+    if outer.init:
+        ops.append(f"{init}tile, {forall}1 = transform.structured.fuse_into_containing_op "
+                   f"{init} into {forall} : ({ANY}, {ANY}) -> ({ANY}, {ANY})")
+    result = Lines(ops)
+    result += inner(tiled)
+    if outer.init:
+        result += elementwise(f"{init}tile", outer.tile_shape, f"{prefix}i")
+    if outer.epilogue:
+        result += elementwise(f"%{prefix}_eptile", outer.tile_shape, f"{prefix}e")
+    return result

@@ -1,0 +1,104 @@
+"""Epilogue fusion (passes/codegen/fusion.py): the elementwise consumer of a matmul/conv and the
+init of its accumulator run inside the contraction's outer tile loop (an scf.forall), checked
+in the IR and against onnx.reference, for shapes that do and do not divide the tiles."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+from onnx import helper
+
+import dlc
+from tests.conftest import MATMUL_TOLERANCES, make_model, run_both
+
+RNG = np.random.default_rng(0)
+
+
+def _forall_body(ir_text: str) -> str:
+    """The text of the first scf.forall (empty when there is none)."""
+    start = ir_text.find("scf.forall")
+    end = ir_text.find("scf.forall.in_parallel", start)
+    return ir_text[start:end] if start >= 0 and end > start else ""
+
+
+def _conv(inits: dict, name: str, x: str, y: str, c: int, f: int, stride: int = 1):
+    inits[f"w{name}"] = (RNG.standard_normal((f, c, 3, 3)) / np.sqrt(9 * c)).astype(np.float32)
+    inits[f"b{name}"] = RNG.standard_normal(f).astype(np.float32)
+    return helper.make_node("Conv", [x, f"w{name}", f"b{name}"], [y], kernel_shape=[3, 3],
+                            pads=[1] * 4, strides=[stride] * 2)
+
+
+def conv_model(c: int, h: int, f: int, epilogue: str, stride: int = 1):
+    """conv+bias+relu, or a residual block: relu(conv(y1) + y1), y1 = relu(conv(x))."""
+    inits: dict = {}
+    nodes = [_conv(inits, "1", "x", "y", c, f, stride), helper.make_node("Relu", ["y"], ["z"])]
+    if epilogue == "residual":
+        nodes[-1].output[0] = "y1"
+        nodes += [_conv(inits, "2", "y1", "y2", f, f), helper.make_node("Add", ["y2", "y1"], ["s"]),
+                  helper.make_node("Relu", ["s"], ["z"])]
+    model = make_model(nodes, {"x": (np.float32, [1, c, h, h])}, ["z"], initializers=inits)
+    return model, (h + 2 - 3) // stride + 1
+
+
+# (C, H, F, stride): one f tile / two f tiles (forall of 2), ow tile 7 (OW 14), F 48 (tile 16)
+# and a strided conv whose OW 9 has no divisor near 8
+CONV_CASES = [(16, 14, 32, 1), (16, 20, 64, 1), (8, 14, 48, 1), (8, 18, 32, 2)]
+
+
+@pytest.mark.parametrize("c, h, f, stride", CONV_CASES, ids=str)
+@pytest.mark.parametrize("epilogue", ["relu", "residual"])
+def test_conv_epilogue_is_fused_and_correct(c, h, f, stride, epilogue) -> None:
+    model, _ = conv_model(c, h, f, epilogue, stride)
+    compiled = dlc.compile(model)
+    linalg = compiled.ir("linalg")
+    body = _forall_body(linalg) or linalg  # (a forall of one iteration is folded away)
+    assert "vector.fma" in body and "arith.maximumf" in body
+    assert body.index("vector.fma") < body.index("arith.maximumf")  # epilogue after the conv
+    if f > 32:
+        assert "scf.forall" in linalg
+    # (the residual add is a named linalg.add, which linalg-fuse-elementwise-ops does not
+    # fuse with the relu: only the first conv's relu is fused in that model today)
+    run_both(model, [RNG.standard_normal((1, c, h, h)).astype(np.float32)],
+             tolerances=MATMUL_TOLERANCES)
+
+
+def matmul_model(m: int, k: int, n: int):
+    inits = {"w": (RNG.standard_normal((k, n)) / np.sqrt(k)).astype(np.float32),
+             "b": RNG.standard_normal(n).astype(np.float32)}
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["y"]),
+             helper.make_node("Add", ["y", "b"], ["s"]),
+             helper.make_node("Tanh", ["s"], ["t"]),  # gelu-ish: one generic after fusion
+             helper.make_node("Mul", ["t", "half"], ["z"])]
+    inits["half"] = np.full(1, 0.5, np.float32)
+    return make_model(nodes, {"x": (np.float32, [m, k])}, ["z"], initializers=inits)
+
+
+# (M, K, N): 2x2 outer tiles of 128x512; M and N with remainders (132 = 128 + 4, N 40)
+MATMUL_CASES = [(256, 64, 1024), (132, 48, 40), (64, 96, 96)]
+
+
+@pytest.mark.parametrize("m, k, n", MATMUL_CASES, ids=str)
+def test_matmul_bias_gelu_is_fused_and_correct(m, k, n) -> None:
+    model = matmul_model(m, k, n)
+    linalg = dlc.compile(model).ir("linalg")
+    body = _forall_body(linalg) or linalg
+    assert "vector.fma" in body and "math.copysign" in body  # (tanh's polynomial)
+    assert body.index("vector.fma") < body.index("math.copysign")
+    if (m, n) == (256, 1024):
+        assert re.search(r"scf\.forall \(%\w+, %\w+\) in \(2, 2\)", linalg)
+    run_both(model, [RNG.standard_normal((m, k)).astype(np.float32)],
+             tolerances=MATMUL_TOLERANCES)
+
+
+def test_conv_result_used_twice_keeps_the_epilogue_separate() -> None:
+    model, _ = conv_model(16, 20, 64, "relu")
+    model.graph.output.append(model.graph.value_info[0])  # y used twice
+    assert model.graph.output[1].name == "y"
+    linalg = dlc.compile(model).ir("linalg")
+    body = _forall_body(linalg)
+    assert "vector.fma" in body and "arith.maximumf" not in body
+    assert "arith.maximumf" in linalg  # (scheduled on its own, after the forall)
+    x = RNG.standard_normal((1, 16, 20, 20)).astype(np.float32)
+    run_both(model, [x], tolerances=MATMUL_TOLERANCES)

@@ -1,0 +1,50 @@
+"""num_threads: the scheduled tile loops (scf.forall) run on OpenMP threads; one thread compiles
+serial code with no OpenMP; the thread count is part of the compile cache's key."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import dlc
+from dlc.passes import pipeline
+from tests.codegen.test_fusion import conv_model, matmul_model
+from tests.conftest import MATMUL_TOLERANCES, run_both
+
+RNG = np.random.default_rng(1)
+
+
+def test_one_thread_has_no_openmp_and_two_threads_do() -> None:
+    assert "openmp" not in pipeline(2, num_threads=1)
+    assert "convert-scf-to-openmp{num-threads=2}" in pipeline(2, num_threads=2)
+    model = matmul_model(256, 64, 1024)
+    assert "omp." not in dlc.compile(model, num_threads=1).ir("llvm")
+    assert "omp.parallel" in dlc.compile(model, num_threads=2).ir("llvm")
+
+
+@pytest.mark.parametrize("build", [lambda: matmul_model(256, 64, 1024),
+                                   lambda: conv_model(16, 20, 64, "relu")[0]],
+                         ids=["matmul", "conv"])
+def test_two_threads_compute_what_one_does(build) -> None:
+    model = build()
+    shape = [d.dim_value for d in model.graph.input[0].type.tensor_type.shape.dim]
+    x = RNG.standard_normal(shape).astype(np.float32)
+    serial = dlc.compile(model, num_threads=1)(x)[0]
+    threaded = dlc.compile(model, num_threads=2)
+    for _ in range(3):  # (a race would show as differing results)
+        np.testing.assert_array_equal(threaded(x)[0], serial)
+    run_both(model, [x], tolerances=MATMUL_TOLERANCES)
+
+
+def test_thread_count_is_part_of_the_cache_key(monkeypatch, tmp_path) -> None:
+    monkeypatch.setenv("DLC_CACHE", "1")
+    monkeypatch.setenv("DLC_CACHE_DIR", str(tmp_path))
+    model = matmul_model(64, 32, 64)
+    one, two = dlc.compile(model, num_threads=1), dlc.compile(model, num_threads=2)
+    assert one is not two and (one.num_threads, two.num_threads) == (1, 2)
+    assert dlc.compile(model, num_threads=2) is two
+
+
+def test_num_threads_must_be_positive() -> None:
+    with pytest.raises(ValueError, match="num_threads"):
+        dlc.compile(matmul_model(8, 8, 8), num_threads=0)
