@@ -98,7 +98,7 @@ def compile(
     values of inputs (such as a Reshape's shape given as a graph input): the compiled model
     is specialized to them and takes only the other inputs. A `torch.nn.Module` is exported
     with `torch.export` on `example_inputs` (a tuple of tensors); see `dlc.frontends.torch`.
-    `num_threads` (default: the cores this process may run on) runs the scheduled tile loops
+    `num_threads` (default: $DLC_NUM_THREADS, else the cores this process may run on) runs the scheduled tile loops
     of matmuls and convolutions on that many threads (OpenMP); 1 compiles serial code.
     """
     num_threads = default_threads() if num_threads is None else num_threads
@@ -126,7 +126,9 @@ def compile(
 
 
 def default_threads() -> int:
-    """The cores this process may run on."""
+    """$DLC_NUM_THREADS when set, else the cores this process may run on."""
+    if os.environ.get("DLC_NUM_THREADS", "").strip():
+        return int(os.environ["DLC_NUM_THREADS"])
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 

@@ -9,6 +9,7 @@ model with dlc, runs it and compares every output with `onnx.reference.Reference
 from __future__ import annotations
 
 import importlib.util
+import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -19,6 +20,10 @@ from onnx import helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
 
 import dlc
+
+# the suite runs on 2 cores with 2 xdist workers: models compile single-threaded unless a test
+# asks for threads (tests/codegen/test_threads.py passes num_threads explicitly)
+os.environ.setdefault("DLC_NUM_THREADS", "1")
 
 OPSET = 17
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"

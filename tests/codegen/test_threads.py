@@ -3,6 +3,8 @@ serial code with no OpenMP; the thread count is part of the compile cache's key.
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 
@@ -48,3 +50,12 @@ def test_thread_count_is_part_of_the_cache_key(monkeypatch, tmp_path) -> None:
 def test_num_threads_must_be_positive() -> None:
     with pytest.raises(ValueError, match="num_threads"):
         dlc.compile(matmul_model(8, 8, 8), num_threads=0)
+
+
+def test_dlc_num_threads_sets_the_default(monkeypatch) -> None:
+    from dlc.compiler import default_threads
+
+    monkeypatch.setenv("DLC_NUM_THREADS", "3")
+    assert default_threads() == 3
+    monkeypatch.delenv("DLC_NUM_THREADS")
+    assert default_threads() == len(os.sched_getaffinity(0))
