@@ -30,8 +30,17 @@ pytest: $(STAMP)
 lit: $(STAMP)
 	$(BIN)/lit -sv lit_tests
 
-bench: $(STAMP)
-	$(BIN)/python benchmarks/bench_models.py
+# the bench extra (matplotlib, for the chart) is installed by `make bench` only
+BENCH_STAMP := $(VENV)/.installed-bench
+$(BENCH_STAMP): $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[test,torch,bench]'
+	touch $(BENCH_STAMP)
+
+# the whole suite (minutes): the single-thread table and the models at 1 and all threads on
+# stdout, docs/benchmarks.png, the rows in build/benchmarks/results.json; see docs/benchmarks.md
+bench: $(BENCH_STAMP)
+	$(BIN)/python benchmarks/bench_models.py --all-threads --markdown --chart docs/benchmarks.png \
+		--json build/benchmarks/results.json
 
 clean:
 	rm -rf $(VENV) build *.egg-info examples/mlp.onnx

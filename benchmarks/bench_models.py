@@ -1,85 +1,259 @@
-"""Side-by-side benchmarks: dlc against onnxruntime (models) and numpy (kernels), one process.
+"""Side-by-side benchmarks: dlc against onnxruntime (models) and numpy or onnxruntime (kernels).
 
-    make bench      (or: .venv/bin/python benchmarks/bench_models.py [--repeat N] [--large]
-                     [--markdown] [-k NAME])
+    make bench      (or: .venv/bin/python benchmarks/bench_models.py [--threads N] [--all-threads]
+                     [--repeat N] [--budget S] [--large] [--markdown] [-k NAME] [--json FILE]
+                     [--chart FILE])
 
-Single thread everywhere: OPENBLAS_NUM_THREADS=1 is set before numpy loads, onnxruntime runs
-with intra_op_num_threads=1. Each case is compiled once (cache disabled, so the compile time is
-real), warmed up, then dlc and the peer are timed alternately; the table gives the median
-latencies, the ratio dlc / peer (lower is better, 1.0 = parity), dlc's GFLOP/s where defined,
-the compile time, and the time of a cached recompile (from the disk cache, memory level
-emptied). The last line is the process's peak resident memory.
+One process. Every case is compiled by dlc at -O2 with the compile cache disabled (the compile
+time is real), run once beside its peer on the same inputs (the outputs must agree within
+2e-3 of the reference's largest magnitude, else the row is marked wrong), warmed up, then dlc
+and the peer are timed alternately (at most --repeat runs each, fewer when a case would take
+more than --budget seconds); the table gives the median latencies, the ratio dlc / peer (lower
+is better, 1.0 = parity), dlc's GFLOP/s where defined, the compile time, a cached recompile's
+time (from the disk cache, memory level emptied), and the peak resident memory that dlc's
+compile and runs, and the peer's session and runs, each added to the process (Linux
+/proc/self/clear_refs; "-" elsewhere). A case that fails to compile or run stays in the table
+with the error in its status column: nothing is dropped.
+
+Models: the MLP example (batch 1 and 64), ResNet-50 and SqueezeNet from ONNX's light set with
+random weights (`light_models.py`), ResNet-18, MobileNetV2 and a BERT-style encoder exported
+from PyTorch (`torch_models.py`; the files are cached in build/benchmarks). Kernels:
+`bench_kernels.py`. Threads: `--threads N` (default 1) sets OpenBLAS's and onnxruntime's
+thread count, and dlc's `num_threads` where `dlc.compile` has that option; `--all-threads` adds
+a table of the selected models at 1 and at all cores' threads, dlc and onnxruntime timed
+alternately in one loop (the speed-up of threads, side by side).
 """
 
 from __future__ import annotations
 
 import os
+import sys
 
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # before numpy loads OpenBLAS
-os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-import argparse  # noqa: E402
-import resource  # noqa: E402
-import statistics  # noqa: E402
-import sys  # noqa: E402
-import tempfile  # noqa: E402
-import time  # noqa: E402
-from collections.abc import Callable  # noqa: E402
-from dataclasses import dataclass  # noqa: E402
-from pathlib import Path  # noqa: E402
+def threads_argument(argv: list[str]) -> int:
+    """--threads N from the command line, read before numpy loads OpenBLAS."""
+    for i, arg in enumerate(argv):
+        if arg.startswith("--threads="):
+            return int(arg.partition("=")[2])
+        if arg == "--threads" and i + 1 < len(argv):
+            return int(argv[i + 1])
+    return 1
 
-import numpy as np  # noqa: E402
-import onnx  # noqa: E402
-import onnx.numpy_helper  # noqa: E402
-from onnx import TensorProto, helper  # noqa: E402
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
-import dlc  # noqa: E402
-from dlc.runtime import cache  # noqa: E402
-from make_mlp import make_mlp  # noqa: E402
+if __name__ == "__main__":
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", str(threads_argument(sys.argv)))
+    os.environ.setdefault("OMP_NUM_THREADS", str(threads_argument(sys.argv)))
 
-RNG = np.random.default_rng(0)
+import argparse
+import ctypes
+import datetime
+import gc
+import importlib.util
+import inspect
+import platform
+import resource
+import statistics
+import tempfile
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import onnx
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path[:0] = [str(HERE), str(ROOT / "examples")]
+from bench_kernels import KernelCase, kernel_cases
+from bench_report import Row, ScalingRow, scaling_table, table, write_chart, write_json
+from make_mlp import make_mlp
+
+import dlc
+from dlc.runtime import cache
+
+MODELS_DIR = ROOT / "build" / "benchmarks"
+TOLERANCE = 2e-3  # of the reference output's largest magnitude
+PROCESS_PEAK_MIB = 0.0  # the process's peak RSS before the last reset_peak_memory
 
 
 @dataclass
-class Row:
+class Settings:
+    threads: int = 1
+    repeat: int = 50  # timed runs per side, at most
+    budget_s: float = 10.0  # timing seconds per case, about
+
+
+@dataclass
+class Case:
     name: str
-    peer: str
-    dlc_s: float
-    peer_s: float
-    flops: float | None
-    compile_s: float
-    cached_s: float
+    group: str  # "model" or "kernel"
+    build: Callable[[], tuple[onnx.ModelProto, list[np.ndarray] | None]]  # None: random inputs
+    numpy_peer: Callable[[list[np.ndarray]], np.ndarray] | None = None  # None: onnxruntime
+    flops: float | None = None
 
 
-def graph_model(nodes, inputs: dict[str, list[int]], outputs: dict[str, list[int]],
-                name: str) -> onnx.ModelProto:
-    graph = helper.make_graph(
-        nodes, name,
-        [helper.make_tensor_value_info(n, TensorProto.FLOAT, s) for n, s in inputs.items()],
-        [helper.make_tensor_value_info(n, TensorProto.FLOAT, s) for n, s in outputs.items()],
-    )
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+# ----------------------------------------------------------------------------- cases
 
 
-def matmul_model(n: int) -> onnx.ModelProto:
-    return graph_model([helper.make_node("MatMul", ["a", "b"], ["c"], name="matmul")],
-                       {"a": [n, n], "b": [n, n]}, {"c": [n, n]}, f"matmul{n}")
+def model_cases(models_dir: Path) -> Iterator[Case]:
+    for batch in (1, 64):
+        yield Case(f"MLP 784-256-256-10, batch {batch}", "model",
+                   lambda b=batch: (make_mlp(batch=b), None))
+
+    def light(name: str):
+        from light_models import light_model
+
+        return onnx.load(light_model(name, models_dir)), None
+
+    def exported(name: str):
+        from torch_models import exported_model
+
+        return onnx.load(exported_model(name, models_dir)), None
+
+    yield Case("ResNet-50 (light, random weights)", "model", lambda: light("resnet50"))
+    yield Case("SqueezeNet 1.0 (light, random weights)", "model", lambda: light("squeezenet"))
+    yield Case("ResNet-18 (PyTorch export)", "model", lambda: exported("resnet18"))
+    yield Case("MobileNetV2 (PyTorch export)", "model", lambda: exported("mobilenet_v2"))
+    yield Case("BERT encoder 2x256, seq 128 (PyTorch export)", "model",
+               lambda: exported("bert"))
 
 
-def elementwise_model(size: int) -> onnx.ModelProto:
-    # exp(relu((a + b) * c)): one fused, vectorized loop with a polynomial exp
-    nodes = [helper.make_node("Add", ["a", "b"], ["s"]), helper.make_node("Mul", ["s", "c"], ["m"]),
-             helper.make_node("Relu", ["m"], ["r"]), helper.make_node("Exp", ["r"], ["y"])]
-    return graph_model(nodes, {"a": [size], "b": [size], "c": [size]}, {"y": [size]},
-                       "elementwise")
+def as_case(kernel: KernelCase) -> Case:
+    return Case(kernel.name, "kernel", kernel.build, kernel.numpy_peer, kernel.flops)
 
 
-def alternate(fns: list[Callable[[], object]], repeat: int) -> list[float]:
+def all_cases(large: bool, models_dir: Path) -> list[Case]:
+    return [*model_cases(models_dir), *map(as_case, kernel_cases(large))]
+
+
+def selected(cases: list[Case], pattern: str) -> list[Case]:
+    pattern = pattern.lower()
+    return [c for c in cases if pattern in c.name.lower() or pattern == c.group]
+
+
+# ----------------------------------------------------------------------------- measuring
+
+
+def reset_peak_memory() -> float | None:
+    """Reset the process's peak RSS (Linux); the current RSS in MiB, None where unsupported.
+
+    Garbage is collected and freed heap memory returned to the system first, so that the next
+    case's peak is not hidden by pages that an earlier case freed.
+    """
+    global PROCESS_PEAK_MIB
+    PROCESS_PEAK_MIB = max(PROCESS_PEAK_MIB, memory_status("VmHWM") or 0.0)
+    gc.collect()
+    try:
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
+    try:
+        Path("/proc/self/clear_refs").write_text("5")
+        return memory_status("VmRSS")
+    except OSError:
+        return None
+
+
+def memory_status(field: str) -> float | None:
+    """A memory figure of /proc/self/status (VmRSS, VmHWM) in MiB; None where unavailable."""
+    try:
+        status = Path("/proc/self/status").read_text()
+    except OSError:
+        return None
+    for line in status.splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1]) / 1024
+    return None
+
+
+def added_peak(baseline: float | None) -> float | None:
+    peak = memory_status("VmHWM") if baseline is not None else None
+    return None if peak is None else max(0.0, peak - baseline)
+
+
+def dlc_options(threads: int) -> dict:
+    """dlc.compile's keyword arguments: num_threads where dlc has that option."""
+    return {"num_threads": threads} if dlc_has_threads() else {}
+
+
+def dlc_has_threads() -> bool:
+    return "num_threads" in inspect.signature(dlc.compile).parameters
+
+
+def compile_timed(model: onnx.ModelProto, options: dict
+                  ) -> tuple[dlc.CompiledModel, float, float | None]:
+    """The compiled model, its compile time (cache off) and a cached recompile's time.
+
+    The compiled object code is written to the disk cache under the key of a plain compile,
+    the memory level is emptied, and the recompile is timed. Where dlc keys the compile
+    differently (options), that recompile fills the cache and a second one is timed; None if
+    even that one missed the cache.
+    """
+    with cache.disabled():
+        start = time.perf_counter()
+        compiled = dlc.compile(model, **options)
+        compile_s = time.perf_counter() - start
+    cache.save(cache_key(model, options), compiled._function.dump_object, compiled.signature)
+    for _ in range(2):
+        cache.forget_all()
+        start = time.perf_counter()
+        again = dlc.compile(model, **options)
+        if again._snapshots is None:  # (loaded from the disk cache)
+            return compiled, compile_s, time.perf_counter() - start
+    return compiled, compile_s, None
+
+
+def cache_key(model: onnx.ModelProto, options: dict) -> str:
+    """The key under which `dlc.compile(model, **options)` looks in the cache (dlc's private
+    rule; a plain compile's key where that rule changed, and compile_timed then compiles twice)."""
+    from dlc import compiler
+
+    try:
+        return compiler._cache_key(model, 2, None, None, **options) or ""
+    except TypeError:
+        return cache.model_key(model.SerializeToString(), 2, None, None)
+
+
+def onnxruntime_session(model: onnx.ModelProto, threads: int):
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    return ort.InferenceSession(model.SerializeToString(), options,
+                                providers=["CPUExecutionProvider"])
+
+
+def random_inputs(compiled: dlc.CompiledModel, seed: int = 0) -> list[np.ndarray]:
+    from dlc.tools.dlc_cli import random_input  # (token ids in [0, 10) for int inputs)
+
+    rng = np.random.default_rng(seed)
+    return [random_input(spec, rng) for spec in compiled.signature.inputs]
+
+
+def largest_error(results: Sequence[np.ndarray], expected: Sequence[np.ndarray]) -> str | None:
+    """None if every output agrees within TOLERANCE of the reference's largest magnitude."""
+    for index, (got, want) in enumerate(zip(results, expected)):
+        got, want = np.asarray(got, np.float64), np.asarray(want, np.float64)
+        if got.shape != want.shape:
+            return f"wrong output {index}: shape {list(got.shape)} != {list(want.shape)}"
+        scale = float(np.abs(want).max()) if want.size else 0.0
+        error = float(np.abs(got - want).max()) if want.size else 0.0
+        if not error <= TOLERANCE * scale + 1e-6:
+            return f"wrong output {index}: max |diff| {error:.3g} (max |ref| {scale:.3g})"
+    return None
+
+
+def alternate(fns: list[Callable[[], object]], settings: Settings) -> list[float]:
     """Median seconds of each fn, timed alternately after a warm-up."""
     for fn in fns:
-        for _ in range(3):
-            fn()
+        fn()
+    start = time.perf_counter()
+    for fn in fns:
+        fn()
+    one_round = time.perf_counter() - start
+    repeat = max(3, min(settings.repeat, int(settings.budget_s / max(one_round, 1e-9))))
     times: list[list[float]] = [[] for _ in fns]
     for _ in range(repeat):
         for fn, bucket in zip(fns, times):
@@ -89,138 +263,184 @@ def alternate(fns: list[Callable[[], object]], repeat: int) -> list[float]:
     return [statistics.median(t) for t in times]
 
 
-def onnxruntime_session(model: onnx.ModelProto):
-    import onnxruntime as ort
-
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = 1
-    return ort.InferenceSession(model.SerializeToString(), options,
-                                providers=["CPUExecutionProvider"])
+def first_lines(error: BaseException, count: int = 3) -> str:
+    text = " / ".join(line.strip() for line in str(error).splitlines()[:count] if line.strip())
+    return f"{type(error).__name__}: {text}"[:400]
 
 
-def compile_timed(model: onnx.ModelProto) -> tuple[dlc.CompiledModel, float, float]:
-    """The compiled model, its compile time (cache off) and a cached recompile's time."""
-    with cache.disabled():
-        start = time.perf_counter()
-        compiled = dlc.compile(model)
-        compile_s = time.perf_counter() - start
-    cache.save(cache.model_key(model.SerializeToString(), 2, None, None),
-               compiled._function.dump_object, compiled.signature)
-    cache.forget_all()
-    start = time.perf_counter()
-    dlc.compile(model)
-    return compiled, compile_s, time.perf_counter() - start
-
-
-def bench_model(name: str, model: onnx.ModelProto, inputs: dict[str, np.ndarray],
-                repeat: int) -> Row:
-    compiled, compile_s, cached_s = compile_timed(model)
-    session = onnxruntime_session(model)
-    args = list(inputs.values())
-    dlc_s, peer_s = alternate([lambda: compiled(*args), lambda: session.run(None, inputs)],
-                              repeat)
-    return Row(name, "onnxruntime", dlc_s, peer_s, None, compile_s, cached_s)
-
-
-def bench_kernel(name: str, model: onnx.ModelProto, args: list[np.ndarray],
-                 peer: Callable[[], object], flops: float | None, repeat: int) -> Row:
-    compiled, compile_s, cached_s = compile_timed(model)
-    (result,) = compiled(*args)
-    expected = peer()
-    np.testing.assert_allclose(result, expected, rtol=2e-3, atol=2e-3 * np.abs(expected).max())
-    dlc_s, peer_s = alternate([lambda: compiled(*args), peer], repeat)
-    return Row(name, "numpy", dlc_s, peer_s, flops, compile_s, cached_s)
-
-
-def conv_model(channels: int, size: int, weight: np.ndarray) -> onnx.ModelProto:
-    node = helper.make_node("Conv", ["x", "w"], ["y"], kernel_shape=[3, 3], pads=[1, 1, 1, 1])
-    model = graph_model([node], {"x": [1, channels, size, size]},
-                        {"y": [1, channels, size, size]}, "conv")
-    model.graph.initializer.append(onnx.numpy_helper.from_array(weight, "w"))
-    return model
-
-
-def im2col_conv(x: np.ndarray, weight: np.ndarray) -> np.ndarray:
-    """numpy's 3x3 'same' convolution: im2col (a strided view, copied) then one sgemm."""
-    _, c, h, w = x.shape
-    padded = np.pad(x[0], ((0, 0), (1, 1), (1, 1)))
-    windows = np.lib.stride_tricks.sliding_window_view(padded, (3, 3), axis=(1, 2))
-    columns = windows.transpose(0, 3, 4, 1, 2).reshape(c * 9, h * w)  # (copies)
-    return (weight.reshape(weight.shape[0], -1) @ columns).reshape(1, -1, h, w)
-
-
-def bench_conv(channels: int, size: int, repeat: int) -> Row:
-    # a ResNet-50 3x3 layer, stride 1, C -> C channels, constant filter
-    weight = (RNG.standard_normal((channels, channels, 3, 3)) / (3 * channels**0.5))
-    weight = weight.astype(np.float32)
-    x = RNG.standard_normal((1, channels, size, size)).astype(np.float32)
-    flops = 2 * channels * channels * 9 * size * size
-    return bench_kernel(f"conv 3x3 {channels}x{size}x{size} (ResNet-50)",
-                        conv_model(channels, size, weight), [x],
-                        lambda: im2col_conv(x, weight), flops, repeat)
-
-
-def cases(repeat: int, large: bool):
-    """(name, thunk making a Row) of every benchmark case."""
-    for batch in (1, 64):
-        x = RNG.standard_normal((batch, 784)).astype(np.float32)
-        yield (f"MLP 784-256-256-10, batch {batch}",
-               lambda b=batch, x=x: bench_model(f"MLP 784-256-256-10, batch {b}",
-                                                make_mlp(batch=b), {"input": x}, repeat))
-    for n in (256, 512, 1024) + ((2048,) if large else ()):
-        a, b = (RNG.standard_normal((n, n)).astype(np.float32) for _ in range(2))
-        yield (f"matmul {n}^3 f32",
-               lambda n=n, a=a, b=b: bench_kernel(f"matmul {n}^3 f32", matmul_model(n), [a, b],
-                                                  lambda: a @ b, 2 * n**3,
-                                                  max(5, repeat // (n // 128))))
-    for channels, size in ((64, 56), (128, 28), (256, 14), (512, 7)):
-        yield (f"conv 3x3 {channels}x{size}x{size}",
-               lambda c=channels, h=size: bench_conv(c, h, max(5, repeat // 5)))
-    size = 1 << 22
-    a, b, c = (RNG.standard_normal(size).astype(np.float32) for _ in range(3))
-    yield ("exp(relu((a+b)*c)) 4M f32",
-           lambda: bench_kernel("exp(relu((a+b)*c)) 4M f32", elementwise_model(size),
-                                [a, b, c], lambda: np.exp(np.maximum((a + b) * c, 0)), None,
-                                max(5, repeat // 5)))
-
-
-def print_table(rows: list[Row], markdown: bool) -> None:
-    header = ["case", "peer", "dlc ms", "peer ms", "dlc/peer", "dlc GFLOP/s", "compile s",
-              "cached s"]
-    lines = []
-    for r in rows:
-        gflops = f"{r.flops / r.dlc_s / 1e9:.1f}" if r.flops else "-"
-        lines.append([r.name, r.peer, f"{r.dlc_s * 1e3:.3f}", f"{r.peer_s * 1e3:.3f}",
-                      f"{r.dlc_s / r.peer_s:.2f}", gflops, f"{r.compile_s:.2f}",
-                      f"{r.cached_s:.3f}"])
-    if markdown:
-        print("| " + " | ".join(header) + " |")
-        print("|---|---|" + "---:|" * (len(header) - 2))
-        for line in lines:
-            print("| " + " | ".join(line) + " |")
+def measure(case: Case, settings: Settings) -> Row:
+    """Compile, check and time one case beside its peer; failures become the row's status."""
+    peer_name = "numpy" if case.numpy_peer else "onnxruntime"
+    row = Row(case.name, case.group, peer_name, flops=case.flops)
+    try:
+        model, inputs = case.build()
+    except Exception as error:  # noqa: BLE001 (e.g. torch, an optional extra, is missing)
+        row.status = f"model not built: {first_lines(error)}"
+        return row
+    baseline = reset_peak_memory()
+    try:
+        compiled, row.compile_s, row.cached_s = compile_timed(model, dlc_options(settings.threads))
+        inputs = inputs if inputs is not None else random_inputs(compiled)
+        results = compiled(*inputs)
+    except Exception as error:  # noqa: BLE001 (a failing case is reported, not fatal)
+        row.status = f"dlc failed: {first_lines(error)}"
+        return row
+    row.dlc_mib = added_peak(baseline)
+    baseline = reset_peak_memory()
+    if case.numpy_peer:
+        peer = (lambda: case.numpy_peer(inputs))
     else:
-        widths = [max(len(x) for x in column) for column in zip(header, *lines)]
-        for line in [header, *lines]:
-            print("  ".join(x.ljust(w) if i < 2 else x.rjust(w)
-                            for i, (x, w) in enumerate(zip(line, widths))))
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(f"\npeak resident memory of the process: {peak:.0f} MiB")
+        session = onnxruntime_session(model, settings.threads)
+        feed = dict(zip(compiled.input_names, inputs))
+        peer = (lambda: session.run(None, feed))
+    expected = peer()
+    row.peer_mib = added_peak(baseline)
+    expected = expected if isinstance(expected, list) else [expected]
+    row.status = largest_error(results, expected) or "ok"
+    row.dlc_s, row.peer_s = alternate([lambda: compiled(*inputs), peer], settings)
+    return row
+
+
+def compiled_and_inputs(model: onnx.ModelProto, inputs: list[np.ndarray] | None, threads: int
+                        ) -> tuple[dlc.CompiledModel, list[np.ndarray]]:
+    with cache.disabled():
+        compiled = dlc.compile(model, **dlc_options(threads))
+    return compiled, inputs if inputs is not None else random_inputs(compiled)
+
+
+def measure_scaling(case: Case, threads: int, settings: Settings) -> ScalingRow:
+    """One model at 1 and at `threads` threads, dlc and onnxruntime, timed alternately."""
+    row = ScalingRow(case.name, threads)
+    if not dlc_has_threads():
+        row.status = "dlc has no num_threads option: not measured"
+        return row
+    try:
+        model, inputs = case.build()
+    except Exception as error:  # noqa: BLE001 (e.g. torch, an optional extra, is missing)
+        row.status = f"model not built: {first_lines(error)}"
+        return row
+    try:
+        serial, inputs = compiled_and_inputs(model, inputs, 1)
+        parallel, _ = compiled_and_inputs(model, inputs, threads)
+        results = parallel(*inputs)
+    except Exception as error:  # noqa: BLE001 (a failing case is reported, not fatal)
+        row.status = f"dlc failed: {first_lines(error)}"
+        return row
+    feed = dict(zip(serial.input_names, inputs))
+    sessions = [onnxruntime_session(model, n) for n in (1, threads)]
+    row.status = largest_error(results, sessions[1].run(None, feed)) or "ok"
+    row.dlc_1_s, row.dlc_n_s, row.peer_1_s, row.peer_n_s = alternate(
+        [lambda: serial(*inputs), lambda: parallel(*inputs),
+         lambda: sessions[0].run(None, feed), lambda: sessions[1].run(None, feed)], settings)
+    return row
+
+
+# ----------------------------------------------------------------------------- the run
+
+
+def machine_note(threads: int) -> str:
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.partition(":")[2].strip()
+                break
+    except OSError:
+        pass
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    dlc_threads = (f"dlc num_threads={threads}" if dlc_has_threads()
+                   else "dlc single-threaded (dlc.compile has no num_threads option yet)")
+    return (f"{cpu}, {os.cpu_count()} cores, load average {load}; {threads} thread(s) for "
+            f"onnxruntime and OpenBLAS, {dlc_threads}")
+
+
+@contextmanager
+def private_cache() -> Iterator[None]:
+    """A fresh, temporary disk cache for the cached-recompile timings; every compile written."""
+    names = ("DLC_CACHE_DIR", "DLC_CACHE_MIN_SECONDS")
+    previous = {name: os.environ.get(name) for name in names}
+    with tempfile.TemporaryDirectory(prefix="dlc-bench-cache-") as folder:
+        os.environ.update(DLC_CACHE_DIR=folder, DLC_CACHE_MIN_SECONDS="0")
+        try:
+            yield
+        finally:
+            cache.forget_all()
+            for name, value in previous.items():
+                if value is None:
+                    os.environ.pop(name, None)
+                else:
+                    os.environ[name] = value
+
+
+def measure_all_threads(cases: list[Case], settings: Settings) -> list[ScalingRow]:
+    threads = os.cpu_count() or 1
+    rows = []
+    with private_cache():
+        for case in (c for c in cases if c.group == "model"):
+            rows.append(measure_scaling(case, threads, settings))
+            print(f"  done: {case.name} at 1 and {threads} threads: {rows[-1].status}",
+                  file=sys.stderr, flush=True)
+    return rows
+
+
+def make_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--threads", type=int, default=1,
+                        help="threads of onnxruntime, OpenBLAS and (where supported) dlc")
+    parser.add_argument("--repeat", type=int, default=50, help="timed runs per side, at most")
+    parser.add_argument("--budget", type=float, default=10.0,
+                        help="about this many seconds of timed runs per case")
+    parser.add_argument("--large", action="store_true", help="also matmul 2048^3")
+    parser.add_argument("--markdown", action="store_true", help="print a Markdown table")
+    parser.add_argument("-k", dest="filter", default="",
+                        help="only cases whose name has this (any case), or 'model'/'kernel'")
+    parser.add_argument("--all-threads", action="store_true",
+                        help="also time each selected model at 1 and at all cores' threads, "
+                             "side by side (dlc and onnxruntime)")
+    parser.add_argument("--json", type=Path, help="write the rows and the run's note as JSON")
+    parser.add_argument("--chart", type=Path, help="write a bar chart of the ratios (PNG)")
+    parser.add_argument("--models-dir", type=Path, default=MODELS_DIR,
+                        help="where the exported and randomized models are cached")
+    return parser
+
+
+def run(argv: Sequence[str] | None = None) -> list[Row]:
+    """Run the benchmark of the command line `argv`; print and write its results."""
+    parser = make_parser()
+    args = parser.parse_args(argv)
+    if args.chart and importlib.util.find_spec("matplotlib") is None:
+        parser.error("--chart needs matplotlib, the bench extra: pip install -e '.[bench]'")
+    settings = Settings(args.threads, args.repeat, args.budget)
+    date = datetime.datetime.now().strftime("%Y-%m-%d %H:%M")
+    note = machine_note(args.threads)
+    print(f"# {date}; {note}", flush=True)
+    cases = selected(all_cases(args.large, args.models_dir), args.filter)
+    rows = []
+    with private_cache():
+        for case in cases:
+            rows.append(measure(case, settings))
+            print(f"  done: {case.name}: {rows[-1].status}", file=sys.stderr, flush=True)
+    print(table(rows, args.markdown))
+    scaling = []
+    if args.all_threads:
+        scaling = measure_all_threads(cases, settings)
+        print(f"\nThreads: 1 and {scaling[0].threads if scaling else '-'}, timed alternately\n")
+        print(scaling_table(scaling, args.markdown))
+    peak = max(PROCESS_PEAK_MIB, memory_status("VmHWM") or 0.0,
+               resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+    print(f"\npeak resident memory of the process: {peak:.0f} MiB; load average at the end: "
+          + ", ".join(f"{x:.1f}" for x in os.getloadavg()))
+    command = " ".join(["benchmarks/bench_models.py", *(sys.argv[1:] if argv is None else argv)])
+    meta = {"date": date, "machine": note, "command": command}
+    if args.json:
+        write_json(rows, meta, args.json, scaling)
+    if args.chart:
+        write_chart(rows, f"dlc -O2 / peer, {date}: {note}", args.chart)
+    return rows
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--repeat", type=int, default=50)
-    parser.add_argument("--large", action="store_true", help="also matmul 2048^3")
-    parser.add_argument("--markdown", action="store_true", help="print a Markdown table")
-    parser.add_argument("-k", dest="filter", default="", help="only cases whose name has this")
-    args = parser.parse_args()
-    os.environ.setdefault("DLC_CACHE_DIR", tempfile.mkdtemp(prefix="dlc-bench-cache-"))
-    rows = []
-    for name, run in cases(args.repeat, args.large):
-        if args.filter in name:
-            rows.append(run())
-            print(f"  done: {name}", file=sys.stderr)
-    print_table(rows, args.markdown)
+    run()
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@ Every error is one line `dlc: error: ...` and a non-zero exit, never a traceback
 from __future__ import annotations
 
 import argparse
+import contextlib
 import statistics
 import sys
 import time
@@ -142,27 +143,60 @@ def cmd_compile(args) -> int:
     return 0
 
 
+def alternate_calls(fns: Sequence[Callable[[], object]], repeat: int) -> list[float]:
+    """Median seconds of each fn, timed alternately (one call of each per round) after warm-up."""
+    for fn in fns:
+        fn()
+        fn()
+    times: list[list[float]] = [[] for _ in fns]
+    for _ in range(repeat):
+        for fn, bucket in zip(fns, times):
+            start = time.perf_counter()
+            fn()
+            bucket.append(time.perf_counter() - start)
+    return [statistics.median(t) for t in times]
+
+
+def max_difference(results: Sequence[np.ndarray], expected: Sequence[np.ndarray]) -> float:
+    return max((float(np.max(np.abs(np.asarray(a, np.float64) - np.asarray(b, np.float64))))
+                if np.size(a) else 0.0 for a, b in zip(results, expected)), default=0.0)
+
+
 def cmd_bench(args) -> int:
-    compiled = compile_model(args)
+    import inspect
+
+    import dlc
+    from dlc.runtime import cache
+
+    threads = "num_threads" in inspect.signature(dlc.compile).parameters  # (imports dlc first)
+    options = {"num_threads": args.threads} if threads else {}
+    start = time.perf_counter()
+    with cache.disabled() if args.no_cache else contextlib.nullcontext():
+        compiled = dlc.compile(args.model, opt_level=args.opt_level,
+                               input_shapes=parse_shapes(args.input_shape), **options)
+    compile_s = time.perf_counter() - start
+    where = "cache disabled" if args.no_cache else "cache enabled: --no-cache for a real compile"
+    print(f"dlc compiled in {compile_s:.2f} s (opt level {args.opt_level}; {where})")
     inputs = load_inputs(compiled, args.input, args.seed)
-    dlc_times = time_calls(lambda: compiled(inputs), args.repeat)
-    dlc_ms = statistics.median(dlc_times) * 1e3
-    print(f"dlc (opt level {args.opt_level}): median {dlc_ms:.4f} ms over {args.repeat} runs")
     try:
         import onnxruntime as ort
     except ImportError:
+        (dlc_s,) = alternate_calls([lambda: compiled(inputs)], args.repeat)
+        print(f"dlc: median {dlc_s * 1e3:.4f} ms over {args.repeat} runs")
         print("onnxruntime is not installed: no peer to compare with")
         return 0
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = args.threads
-    session = ort.InferenceSession(str(args.model), options, providers=["CPUExecutionProvider"])
-    ort_times = time_calls(lambda: session.run(None, inputs), args.repeat)
-    ort_ms = statistics.median(ort_times) * 1e3
-    reference = session.run(None, inputs)
-    error = max(float(np.max(np.abs(np.asarray(a, np.float64) - np.asarray(b, np.float64))))
-                if np.size(a) else 0.0 for a, b in zip(compiled(inputs), reference))
-    print(f"onnxruntime ({args.threads} thread): median {ort_ms:.4f} ms")
-    print(f"dlc / onnxruntime time ratio: {dlc_ms / ort_ms:.2f} (lower is better); "
+    session_options = ort.SessionOptions()
+    session_options.intra_op_num_threads = args.threads
+    session = ort.InferenceSession(str(args.model), session_options,
+                                   providers=["CPUExecutionProvider"])
+    error = max_difference(compiled(inputs), session.run(None, inputs))
+    dlc_s, ort_s = alternate_calls([lambda: compiled(inputs), lambda: session.run(None, inputs)],
+                                   args.repeat)
+    dlc_threads = f"{args.threads} thread(s)" if threads else "single-threaded"
+    print(f"dlc ({dlc_threads}): median {dlc_s * 1e3:.4f} ms over {args.repeat} runs")
+    print(f"onnxruntime ({args.threads} thread(s)): median {ort_s * 1e3:.4f} ms "
+          "(timed alternately with dlc)")
+    print(f"dlc / onnxruntime time ratio: {dlc_s / ort_s:.2f} (lower is better); "
           f"max abs difference {error:.3g}")
     return 0
 
@@ -224,7 +258,10 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy")
     bench.add_argument("--seed", type=int, default=0)
     bench.add_argument("--repeat", type=int, default=100)
-    bench.add_argument("--threads", type=int, default=1, help="onnxruntime intra-op threads")
+    bench.add_argument("--threads", type=int, default=1,
+                       help="onnxruntime intra-op threads (and dlc's, where it has threads)")
+    bench.add_argument("--no-cache", action="store_true",
+                       help="compile with the compile cache disabled (a real compile time)")
     bench.set_defaults(handler=cmd_bench)
 
     pipe = commands.add_parser("pipeline", help="print the pass pipeline of an opt level")
