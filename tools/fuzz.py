@@ -9,8 +9,8 @@ Contract:
   float32, float64, int32 or int64): elementwise unary and binary ops with broadcasting,
   MatMul/Gemm, Conv/pooling, reductions, Softmax, Transpose/Reshape/Concat/Slice/Flatten/
   Unsqueeze/Expand/Pad, Cast, comparisons and Where, Clip. Values stay finite by construction
-  (Exp of a Tanh, Log of |x|+1, divisors away from zero, comparisons and rounding only on exact
-  values) so that a mismatch means a bug, not a rounding tie.
+  (Exp, Sin and Cos of a Tanh, Log of |x|+1, divisors away from zero, comparisons and rounding
+  only on exact values) so that a mismatch means a bug, not a rounding tie.
 - Each case runs in a worker process (`python -m dlc.tools.fuzz --worker`), so a case that kills
   the process (a signal) is recorded as `crash` and one that runs past `--timeout` as `hang`;
   the worker is restarted and the run goes on. Outcomes: pass, mismatch (dlc's output differs
@@ -137,6 +137,7 @@ def broadcast_partner(b: Builder, shape: tuple[int, ...]) -> tuple[int, ...]:
 
 SAFE_UNARY = ("Relu", "Abs", "Neg", "Tanh", "Sigmoid", "Sin", "Cos", "Erf", "Softsign",
               "Softplus", "Atan", "Identity", "HardSwish")
+PERIODIC = ("Sin", "Cos")
 PARAM_UNARY = {"LeakyRelu": {"alpha": (0.01, 0.5)}, "Elu": {"alpha": (0.1, 2.0)},
                "HardSigmoid": {"alpha": (0.1, 0.5), "beta": (0.2, 0.8)},
                "Selu": {"alpha": (1.0, 2.0), "gamma": (0.5, 1.5)}, "Celu": {"alpha": (0.5, 2.0)}}
@@ -148,7 +149,11 @@ def gen_unary(b: Builder) -> Value | None:
         return None
     roll = b.rng.random()
     if roll < 0.5:
-        return b.node(b.choice(SAFE_UNARY), [v.name], v.shape, v.dtype)
+        op = b.choice(SAFE_UNARY)
+        if op in PERIODIC:  # of a bounded value: sin(800) amplifies the last-ulp rounding of
+            # a float32 sum (summation order) into a 4e-4 error, a mismatch that is no bug
+            v = b.node("Tanh", [v.name], v.shape, v.dtype)
+        return b.node(op, [v.name], v.shape, v.dtype)
     if roll < 0.7:
         op = b.choice(list(PARAM_UNARY))
         attrs = {k: float(b.rng.uniform(*r)) for k, r in PARAM_UNARY[op].items()}

@@ -23,6 +23,12 @@ def test_graphs_are_valid_and_reproducible():
         onnx.shape_inference.infer_shapes(model, strict_mode=True, check_type=True)
         assert 1 <= len(model.graph.node)
         ops.update(n.op_type for n in model.graph.node)
+        # periodic functions only of bounded values (seed 20261203, case 4654: cos(~800)
+        # turned a float32 summation-order ulp into a 4e-4 "mismatch")
+        producers = {out: n.op_type for n in model.graph.node for out in n.output}
+        for n in model.graph.node:
+            if n.op_type in fuzz.PERIODIC:
+                assert producers.get(n.input[0]) == "Tanh", onnx.printer.to_text(model.graph)
     again, inputs_again = fuzz.generate(SEED, 149)
     assert again.SerializeToString() == model.SerializeToString()
     assert all(np.array_equal(inputs[k], inputs_again[k]) for k in inputs)
