@@ -76,9 +76,9 @@ class Schedule(ModulePass):
             op = family.prepare(op) or op  # (may replace the op, e.g. by an NHWC conv)
             op.attributes[TAG] = ir.IntegerAttr.get(i64, index)
             schedules.append(family.lines(f"%op{index}", problem, f"s{index}"))
-        script = ir.Module.parse(transform_script(schedules, TAG))
         saved = module.clone()
         try:
+            script = ir.Module.parse(transform_script(schedules, TAG))
             interpreter.apply_named_sequence(module, script.body.operations[0], script)
         except (ValueError, ir.MLIRError):  # the interpreter reports failures as ValueError
             # a schedule that does not apply must never break a model: the naive path runs

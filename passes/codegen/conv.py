@@ -3,20 +3,34 @@
 NCHW convolutions vectorize badly (PERF.md: 0.59x numpy at best, NHWC 1.34x). `prepare`
 rewrites `linalg.conv_2d_nchw_fchw(x, constant w)` into transpose(x) -> NHWC,
 `linalg.conv_2d_nhwc_hwcf` with the filter transposed to HWCF at compile time, and a transpose
-of the result back to NCHW (the layout the rest of the graph uses). The NHWC op is then tiled
-[1, 1, ow, f] over (n, oh, ow, f) with the f loop outermost, its reduction loops (kh, kw, c) by 1, decomposed to a 1-D
-convolution, vectorized (an ow x f register tile of FMAs) and its accumulator hoisted.
+of the result back to NCHW (the layout the rest of the graph uses). Since dlc-convert-layout,
+convs mostly arrive as `linalg.conv_2d_nhwc_hwcf` with a constant HWCF filter already.
 
-Outer (forall) tile, one output tile per iteration: [1, oh, OW, f] with oh the largest divisor
-of OH keeping the tile under 256 KiB; the accumulator's init (for NCHW convs, a fill or bias
-broadcast rebuilt in NHWC) and, for NHWC convs, the elementwise epilogue are fused into the
-forall (`fusion.py`), whose iterations may run on threads. The NCHW case keeps its epilogue
-separate (it reads the result after the transpose back to NCHW).
+Outer (forall) tile, one output tile per iteration: [1, oh, OW, ft] with ft the forall F tile
+and oh the largest divisor of OH keeping the tile under 256 KiB; the accumulator's init (for
+NCHW convs, a fill or bias broadcast rebuilt in NHWC) and, for NHWC convs, the elementwise
+epilogue are fused into the forall (`fusion.py`), whose iterations may run on threads. The
+NCHW case keeps its epilogue separate (it reads the result after the transpose back to NCHW).
 
-Tile heuristic: f = 32 when F % 32 == 0, else 16 when F % 16 == 0, else F when F <= 32 (other
-F are not scheduled); ow = the largest divisor of OW that is <= 8 and differs from f (equal
-inner tiles hit the LLVM 22 miscompile, PERF.md). Strides and dilations are kept; 1x1 and
-strided convolutions take the same path. Depthwise and grouped convolutions are not matched.
+Inside, remainders are split off, never masked (PERF.md: masks run at ~3 GFLOP/s): the static
+output tile is split along F at its last multiple of 32 and each F part along OW so that every
+part divides its register tile; each part is blocked along C (a [kh, kw, kc, f] filter slice
+of at most 64 KiB stays in L1/L2 while every output position of the tile uses it: deep layers
+with C = 256-512 ran at half speed without it), tiled [1, 1, ow, f] over (n, oh, ow, f) with
+the f loop outermost, its reduction loops (kh, kw, c) by 1, decomposed to a 1-D convolution,
+vectorized (an ow x f register tile of FMAs) and its accumulator hoisted.
+
+Tile heuristic, from the static shape:
+- ft = 32 when F % 32 == 0, else 16 when F % 16 == 0, else all of F up to 32, else the largest
+  divisor of F up to 256 whose part past a multiple of 32 is a multiple of 8 (1000: 200 = 192
+  + 8); register f tile = 32 or 16 when it divides the part, else the part (<= 32).
+- register ow tile = the largest divisor of the OW part up to 8 other than the f tile (equal
+  inner tiles hit the LLVM 22 miscompile, PERF.md); when no divisor in [4, 8] exists and OW > 8,
+  OW is split at its last multiple of 8 (7 or 6 when 8 or the remainder equals the f tile):
+  13 -> 8 + 5, 111 -> 104 + 7; the remainder is one register tile.
+- kc = all of C when kh * kw * C * f * 4 <= 64 KiB, else the largest divisor of C that fits.
+Strides and dilations are kept; 1x1 and strided convolutions take the same path. Depthwise and
+grouped convolutions are not matched.
 """
 
 from __future__ import annotations
@@ -28,11 +42,15 @@ from mlir import ir
 from mlir.dialects import arith, linalg, tensor
 
 from dlc.passes.codegen import elementwise, fusion
-from dlc.passes.codegen.script import Lines, tile
+from dlc.passes.codegen.script import Lines, split, tile
 
 NCHW, NHWC = "linalg.conv_2d_nchw_fchw", "linalg.conv_2d_nhwc_hwcf"
 TO_NHWC, TO_NCHW = [0, 2, 3, 1], [0, 3, 1, 2]
 OUTER_BYTES = 256 * 1024
+OUTER_F = 256  # the widest forall tile of an F that 32 and 16 do not divide
+REGISTER_F = (32, 16)  # register tile widths of F (two or one 16-lane vectors)
+OW_WIDTH, OW_MIN = 8, 4  # the widest register tile of OW; narrower divisors split OW
+FILTER_BYTES = 64 * 1024  # the filter slice one block of the C reduction reads (L1/L2)
 
 
 @dataclass(frozen=True)
@@ -56,17 +74,58 @@ def _constant_filter(op: ir.Operation) -> ir.DenseElementsAttr | None:
     return attr if isinstance(attr, ir.DenseElementsAttr) else None
 
 
-def filter_tile(f: int) -> int | None:
-    for width in (32, 16):
+def filter_tile(f: int) -> int:
+    """The register tile of an F part: 32 or 16 when it divides the part, else the whole part
+    (`filter_parts` makes every part a multiple of 32 or at most 32 wide)."""
+    for width in REGISTER_F:
         if f % width == 0:
             return width
-    return f if f <= 32 else None
+    return f
+
+
+def forall_filter_tile(f: int) -> int:
+    """The forall tile of F: 32 or 16 when it divides F, all of F up to 32, else the largest
+    divisor of F up to OUTER_F, preferring one whose remainder past a multiple of 32 is a
+    multiple of 8 (1000: 200 = 192 + 8)."""
+    if f <= REGISTER_F[0] or any(f % width == 0 for width in REGISTER_F):
+        return filter_tile(f)
+    divisors = [d for d in range(1, min(f, OUTER_F) + 1) if f % d == 0]
+    return max(divisors, key=lambda d: (d % REGISTER_F[0] % 8 == 0, d))
+
+
+def filter_parts(f: int) -> list[int]:
+    """An F tile split at its last multiple of 32 when it is wider than 32 and 32 and 16 do
+    not divide it: [192, 8] for 200."""
+    if f <= REGISTER_F[0] or any(f % width == 0 for width in REGISTER_F):
+        return [f]
+    at = f - f % REGISTER_F[0]
+    return [at, f - at]
 
 
 def ow_tile(ow: int, f_tile: int) -> int:
     """The widest divisor of ow up to 8 other than f_tile (equal inner tiles miscompile); 0
-    when there is none (the conv then keeps the naive path)."""
-    return max((d for d in range(1, min(ow, 8) + 1) if ow % d == 0 and d != f_tile), default=0)
+    when there is none."""
+    return max((d for d in range(1, min(ow, OW_WIDTH) + 1) if ow % d == 0 and d != f_tile),
+               default=0)
+
+
+def ow_parts(ow: int, f_tile: int) -> list[int]:
+    """OW as one part when a divisor in [4, 8] (or all of OW, up to 8) is a register tile,
+    else split at a multiple of 8 (7 or 6 where 8 or the remainder would equal the f tile):
+    13 -> [8, 5], 111 -> [104, 7]."""
+    if ow_tile(ow, f_tile) >= OW_MIN or (ow <= OW_WIDTH and ow != f_tile):
+        return [ow]
+    for width in range(OW_WIDTH, OW_MIN - 1, -1):
+        rest = ow % width
+        if width != f_tile and rest != f_tile:
+            return [ow - rest, rest] if rest else [ow]
+    return [ow]
+
+
+def part_ow_tile(ow: int, f_tile: int) -> int:
+    """The register tile of one OW part from `ow_parts` (all of it when no divisor fits)."""
+    tile_size = ow_tile(ow, f_tile)
+    return tile_size if tile_size >= OW_MIN or ow > OW_WIDTH or ow == f_tile else ow
 
 
 def match(op: ir.Operation) -> Conv | None:
@@ -86,8 +145,6 @@ def match(op: ir.Operation) -> Conv | None:
     else:
         problem = Conv(y[0], y[1], y[2], y[3], x[3], w[0], w[1],
                        fusion.epilogue(op) is not None, fusion.init_producer(op) is not None)
-    if filter_tile(problem.f) is None or ow_tile(problem.ow, filter_tile(problem.f)) < 1:
-        return None
     return problem
 
 
@@ -164,7 +221,7 @@ def _ints(op: ir.Operation, name: str) -> list[int]:
 
 
 def outer(problem: Conv) -> fusion.Outer:
-    f = filter_tile(problem.f)
+    f = forall_filter_tile(problem.f)
     rows = [d for d in range(1, problem.oh + 1)
             if problem.oh % d == 0 and d * problem.ow * f * 4 <= OUTER_BYTES]
     oh = rows[-1] if rows else 1
@@ -183,14 +240,55 @@ def lines(handle: str, problem: Conv, prefix: str) -> Lines:
                                elementwise.tile_lines)
 
 
+def channel_block(problem: Conv, f_tile: int) -> int:
+    """The C tile of the reduction: all of C when the [kh, kw, C, f] slice of the filter fits
+    FILTER_BYTES, else the largest divisor of C whose slice does (at least 1)."""
+    def size(c: int) -> int:
+        return problem.kh * problem.kw * c * f_tile * 4
+
+    return max((d for d in range(1, problem.c + 1)
+                if problem.c % d == 0 and (size(d) <= FILTER_BYTES or d == 1)), default=1)
+
+
+def _split(handle: str, dim: int, sizes: list[int], prefix: str,
+           ops: list[str]) -> list[tuple[str, int]]:
+    """`handle` split along loop `dim` into parts of `sizes` (one or two)."""
+    if len(sizes) == 1:
+        return [(handle, sizes[0])]
+    more, low, high = split(handle, dim, sizes[0], prefix)
+    ops += more
+    return [(low, sizes[0]), (high, sizes[1])]
+
+
 def tile_lines(handle: str, problem: Conv, prefix: str) -> Lines:
-    """Register tiles of FMAs: [1, 1, ow, f] over (n, oh, ow, f), reductions by 1."""
-    f = filter_tile(problem.f)
-    ow = ow_tile(problem.ow, f)
-    # filter tiles outermost: a [kh, kw, c, f] slice of the filter stays in L2 while every
-    # output position uses it (deep layers have filters larger than L2)
-    ops, outer, _ = tile(handle, [1, 1, ow, f, 0, 0, 0], f"{prefix}o", [3, 0, 1, 2, 4, 5, 6])
-    more, inner, loops = tile(outer, [0, 0, 0, 0, 1, 1, 1], f"{prefix}k")
+    """A static output tile: F and OW split so that each part divides its register tile,
+    then per part register tiles of FMAs, [1, 1, ow, f] over (n, oh, ow, f), reductions by
+    1, decomposed to 1-D convolutions and vectorized."""
+    ops: list[str] = []
+    result = Lines(ops)
+    for i, (f_part, f_size) in enumerate(_split(handle, 3, filter_parts(problem.f),
+                                                f"{prefix}f", ops)):
+        f = filter_tile(f_size)
+        for j, (part, ow_size) in enumerate(_split(f_part, 2, ow_parts(problem.ow, f),
+                                                   f"{prefix}w{i}", ops)):
+            sizes = Conv(1, problem.oh, ow_size, f_size, problem.c, problem.kh, problem.kw)
+            result += _part_lines(part, sizes, f, f"{prefix}p{i}{j}")
+    return result
+
+
+def _part_lines(handle: str, problem: Conv, f: int, prefix: str) -> Lines:
+    ow = part_ow_tile(problem.ow, f)
+    ops: list[str] = []
+    kc = channel_block(problem, f)
+    if kc < problem.c:
+        more, handle, _ = tile(handle, [0, 0, 0, 0, 0, 0, kc], f"{prefix}c")
+        ops += more
+    # filter tiles outermost: a [kh, kw, c, f] slice of the filter stays in cache while
+    # every output position uses it
+    more, outer_tile, _ = tile(handle, [1, 1, ow, f, 0, 0, 0], f"{prefix}o",
+                               [3, 0, 1, 2, 4, 5, 6])
+    ops += more
+    more, inner, loops = tile(outer_tile, [0, 0, 0, 0, 1, 1, 1], f"{prefix}k")
     ops += more
     ops.append(f"%{prefix}_d = transform.structured.decompose {inner} "
                ": (!transform.any_op) -> !transform.any_op")

@@ -84,9 +84,14 @@ def transform_script(schedules: list[Lines], tag: str) -> str:
         body += lines.ops
         hoists += lines.hoist_loops
     text = "\n    ".join(body) + _LOWER
-    for loop in hoists:
-        text += f"\n    transform.loop.hoist_loop_invariant_subsets {loop} : {ANY}"
-    text += f"\n    transform.apply_patterns to %f {{\n" \
+    if hoists:
+        # the canonicalization in _LOWER replaces the tiled loops, which empties their handles
+        # (hoisting through them silently did nothing: the accumulators were read and written
+        # at every k step); the pass walks every loop, innermost first, to a fixpoint
+        text += (f"\n    %hoisted = transform.apply_registered_pass "
+                 f"\"loop-invariant-subset-hoisting\" to %f : ({ANY}) -> {ANY}")
+    function = "%hoisted" if hoists else "%f"
+    text += f"\n    transform.apply_patterns to {function} {{\n" \
             f"      transform.apply_patterns.canonicalization\n    }} : {ANY}"
     return (
         "module attributes {transform.with_named_sequence} {\n"

@@ -1,5 +1,6 @@
 """The conv schedule (passes/codegen/conv.py): NCHW convs with constant filters computed in NHWC,
-against onnx.reference, for tiles that do and do not divide the output width and filters."""
+against onnx.reference, for tiles that do and do not divide the output width and filters: F and
+OW remainders are split off (F = 1000, 40, 24; OW = 13, 111, 7) and deep C is blocked."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ import pytest
 from onnx import helper
 
 import dlc
-
+from dlc.passes.codegen import conv
+from dlc.passes.codegen.conv import Conv
 from tests.conftest import MATMUL_TOLERANCES, make_model, run_both
 
 RNG = np.random.default_rng(0)
@@ -65,3 +67,43 @@ def test_conv_with_an_input_filter_is_scheduled_in_nhwc() -> None:
     x = RNG.standard_normal((1, 16, 12, 12)).astype(np.float32)
     w = RNG.standard_normal((32, 16, 3, 3)).astype(np.float32)
     run_both(model, [x, w], tolerances=MATMUL_TOLERANCES)
+
+
+# (C, H, F, kernel, stride, pad) whose F or OW the register tiles do not divide: split parts
+SPLIT_CASES = [
+    (8, 13, 1000, 1, 1, 0),  # F 1000: forall 200 = 192 + 8; OW 13 = 8 + 5 (and 7 + 6 at f 8)
+    (16, 13, 40, 3, 1, 1),  # F 40 = 32 + 8, OW 13
+    (4, 111, 24, 1, 1, 0),  # OW 111 = 104 + 7, F 24 whole
+    (3, 224, 16, 3, 2, 0),  # SqueezeNet's first conv: OW 111, strided
+    (8, 9, 40, 3, 1, 1),  # OW 9 = 8 + 1
+    (256, 7, 32, 3, 1, 1),  # OW 7, C blocked (kc 64: 3 * 3 * 64 * 32 * 4 = 72 KiB > 64 KiB)
+]
+
+
+@pytest.mark.parametrize("c, h, f, kernel, stride, pad", SPLIT_CASES, ids=lambda v: str(v))
+def test_split_conv_matches_the_reference(c, h, f, kernel, stride, pad) -> None:
+    model = conv_model(c, h, f, kernel, stride, pad)
+    model.graph.node.append(helper.make_node("Relu", ["y"], ["z"]))  # (a fused epilogue)
+    model.graph.output[0].name = "z"
+    linalg_ir = dlc.compile(model).ir("linalg")
+    assert "linalg.conv_2d_nhwc_hwcf" not in linalg_ir and "vector.fma" in linalg_ir
+    x = RNG.standard_normal((1, c, h, h)).astype(np.float32)
+    run_both(model, [x], tolerances=MATMUL_TOLERANCES)
+
+
+def test_remainders_are_split_into_full_register_tiles() -> None:
+    assert conv.forall_filter_tile(1000) == 200 and conv.filter_parts(200) == [192, 8]
+    assert conv.filter_parts(64) == [64] and conv.filter_parts(24) == [24]
+    assert conv.forall_filter_tile(48) == 16 and conv.forall_filter_tile(40) == 40
+    assert conv.ow_parts(13, 32) == [8, 5] and conv.ow_parts(111, 32) == [104, 7]
+    assert conv.ow_parts(13, 8) == [7, 6]  # (an 8-wide ow tile would equal the f tile)
+    assert conv.ow_parts(13, 5) == [7, 6]  # (a remainder 5 would equal the f tile)
+    assert conv.ow_parts(14, 32) == [14] and conv.part_ow_tile(14, 32) == 7
+    assert conv.ow_parts(7, 32) == [7] and conv.part_ow_tile(5, 8) == 5
+
+
+def test_deep_convs_block_the_channel_reduction() -> None:
+    assert conv.channel_block(Conv(1, 7, 7, 512, 512, 3, 3), 32) == 32
+    assert conv.channel_block(Conv(1, 14, 14, 1024, 1024, 1, 1), 32) == 512
+    assert conv.channel_block(Conv(1, 56, 56, 64, 64, 3, 3), 32) == 32
+    assert conv.channel_block(Conv(1, 28, 28, 32, 48, 3, 3), 32) == 48  # (54 KiB: whole)
