@@ -94,7 +94,9 @@ def lower_slice(op: ir.OpView, rewriter) -> None:
     starts, steps = _ints(op, "starts"), _ints(op, "steps")
     result_type = op.results[0].type
     with rewriter.ip, op.location:
-        if all(s > 0 for s in steps):
+        if 0 in result_type.shape:  # nothing to read (and an offset at the end would not verify)
+            value = tensor.EmptyOp(list(result_type.shape), result_type.element_type).result
+        elif all(s > 0 for s in steps):
             value = tensor.ExtractSliceOp(result_type, x, [], [], [], starts,
                                           list(result_type.shape), steps).result
         else:

@@ -247,3 +247,16 @@ func.func @test_trilu_lower(%x: tensor<3x3xf32>) -> tensor<3x3xf32> {
   %0 = "dlc.trilu"(%x) {upper = 0, k = 0} : (tensor<3x3xf32>) -> tensor<3x3xf32>
   return %0 : tensor<3x3xf32>
 }
+
+// -----
+
+// An empty slice starting at the end of its axis (CausalConvWithState, kernel size 1) reads
+// nothing: a tensor.empty (extract_slice would not verify an offset equal to the size).
+
+// CHECK-LABEL: func.func @test_slice_empty_at_the_end
+// CHECK-NEXT:    %[[E:.*]] = tensor.empty() : tensor<1x2x0xf32>
+// CHECK-NEXT:    return %[[E]]
+func.func @test_slice_empty_at_the_end(%x: tensor<1x2x8xf32>) -> tensor<1x2x0xf32> {
+  %0 = "dlc.slice"(%x) {starts = array<i64: 0, 0, 8>, sizes = array<i64: 1, 2, 0>, steps = array<i64: 1, 1, 1>} : (tensor<1x2x8xf32>) -> tensor<1x2x0xf32>
+  return %0 : tensor<1x2x0xf32>
+}
