@@ -1,16 +1,32 @@
 """Lowering of contractions: dlc.matmul (numpy semantics) and dlc.gemm (ONNX Gemm).
 
-2-D matmul becomes `linalg.matmul`, equal-batch 3-D `linalg.batch_matmul`; every other case
-(1-D operands, broadcast batch dimensions) a `linalg.generic` contraction whose indexing maps
-encode the broadcasting. Accumulators start from a `linalg.fill` of zero. float16 and
-bfloat16 accumulate in float32 (as numpy does), truncated to the result type after the
-contraction: `linalg.matmul` with f16 inputs and an f32 init extends each operand itself.
+Every matmul whose operands both have at least 2 dimensions becomes a named op that the
+codegen schedules match (`passes/codegen/matmul.py`), never a loop nest of its own:
+- A [b..., M, K] x B [K, N] (B 2-D, or its batch dimensions all 1; any batch on A, as every
+  Linear of a PyTorch transformer): A reshaped to [b*M, K], `linalg.matmul`, the result
+  reshaped back to [b..., M, N];
+- equal batch dimensions: both reshaped to [B, M, K] / [B, K, N] (B the product of the batch
+  sizes), `linalg.batch_matmul`, reshaped back;
+- broadcast batch dimensions (a size-1 or missing batch axis on one side, e.g. [2,1,M,K] x
+  [5,K,N]): the broadcast operand is materialized at the result's batch shape (a broadcasting
+  copy, `linalg.generic`), then as above. The copy moves batch*M*K (or K*N) elements for
+  batch*M*N*K multiply-adds, far cheaper than the unscheduled 4-loop contraction it replaces.
+The reshapes are `tensor.reshape` (a view once bufferized), not collapse_shape/expand_shape,
+which linalg-fuse-elementwise-ops would fold back into a generic contraction (`_reshaped`).
+An elementwise consumer (bias add) stays a separate op, vectorized by the elementwise schedule.
+1-D operands (vector-matrix, matrix-vector, dot) stay a `linalg.generic` contraction.
+Accumulators start from a `linalg.fill` of zero. float16 and bfloat16 accumulate in float32
+(as numpy does), truncated to the result type after the contraction: `linalg.matmul` with f16
+inputs and an f32 init extends each operand itself.
 """
 
 from __future__ import annotations
 
+import math
+
+import numpy as np
 from mlir import ir
-from mlir.dialects import arith, linalg
+from mlir.dialects import arith, linalg, tensor
 
 from dlc.dialects import ops
 from dlc.dialects.ops import is_float
@@ -57,19 +73,82 @@ def multiply_add(element: ir.Type, acc_element: ir.Type | None = None):
 
 
 def lower_matmul(op: ir.OpView, rewriter) -> None:
-    # dlc.matmul(a, b) -> linalg.matmul | linalg.batch_matmul | linalg.generic (contraction)
+    # dlc.matmul(a, b) -> [reshape] linalg.matmul | linalg.batch_matmul [reshape]
+    #                   | linalg.generic (contraction, 1-D operands)
     # (f16/bf16: into an f32 accumulator, then arith.truncf)
     a, b = op.operands
     result_type = op.results[0].type
     with rewriter.ip, op.location:
-        acc = accumulator(result_type)
-        if a.type.rank == 2 and b.type.rank == 2:
-            value = linalg.matmul(a, b, outs=[acc])
-        elif a.type.rank == b.type.rank == 3 and a.type.shape[0] == b.type.shape[0]:
-            value = linalg.batch_matmul(a, b, outs=[acc])
+        acc_element = accumulator_type(result_type.element_type)
+        if a.type.rank < 2 or b.type.rank < 2:
+            value = _generic_matmul(a, b, accumulator(result_type), result_type)
+        elif _batch_of_ones(b):
+            value = _flat_matmul(a, b, list(result_type.shape), acc_element)
         else:
-            value = _generic_matmul(a, b, acc, result_type)
+            value = _batched_matmul(a, b, list(result_type.shape), acc_element)
         rewriter.replace_op(op, [narrowed(as_value(value), result_type)])
+
+
+def _batch_of_ones(x: ir.Value) -> bool:
+    return all(size == 1 for size in x.type.shape[:-2])
+
+
+def _tensor_type(shape: list[int], element: ir.Type) -> ir.RankedTensorType:
+    return ir.RankedTensorType.get(shape, element)
+
+
+def _reshaped(x: ir.Value, shape: list[int]) -> ir.Value:
+    """x with the same elements in row-major order, as `shape` (x itself if already so).
+
+    A `tensor.reshape`, not collapse_shape/expand_shape: linalg-fuse-elementwise-ops folds
+    those into a neighbouring linalg op by expanding its loops, which turns the named
+    contraction back into a generic (and then fuses the elementwise producer into it)."""
+    if list(x.type.shape) == shape:
+        return x
+    i64 = ir.IntegerType.get_signless(64)
+    shape_type = ir.RankedTensorType.get([len(shape)], i64)
+    target = arith.ConstantOp(shape_type, ir.DenseElementsAttr.get(
+        np.array(shape, dtype=np.int64), type=shape_type)).result
+    return tensor.reshape(_tensor_type(shape, x.type.element_type), x, target)
+
+
+def _zeros(shape: list[int], element: ir.Type) -> ir.Value:
+    return filled(_tensor_type(shape, element), 0)
+
+
+def _flat_matmul(a: ir.Value, b: ir.Value, out_shape: list[int], acc_element) -> ir.Value:
+    # a [b..., M, K] x b [1..., K, N] -> reshape(matmul(reshape(a) [b*M, K], [K, N]))
+    k, n = b.type.shape[-2:]
+    a2 = _reshaped(a, [math.prod(a.type.shape[:-1]), k])
+    value = linalg.matmul(a2, _reshaped(b, [k, n]), outs=[_zeros([a2.type.shape[0], n],
+                                                                  acc_element)])
+    return _reshaped(as_value(value), out_shape)
+
+
+def _batched_matmul(a: ir.Value, b: ir.Value, out_shape: list[int], acc_element) -> ir.Value:
+    # a [b..., M, K] x b [b..., K, N] -> reshape(batch_matmul([B, M, K], [B, K, N]))
+    # (a broadcast batch axis is first materialized at the result's batch shape)
+    batch = out_shape[:-2]
+    a3, b3 = (_batch_flattened(_batch_broadcast(x, batch)) for x in (a, b))
+    flat = [math.prod(batch), out_shape[-2], out_shape[-1]]
+    value = linalg.batch_matmul(a3, b3, outs=[_zeros(flat, acc_element)])
+    return _reshaped(as_value(value), out_shape)
+
+
+def _batch_flattened(x: ir.Value) -> ir.Value:
+    # x [b..., R, C] -> [prod(b), R, C]
+    shape = list(x.type.shape)
+    return _reshaped(x, [math.prod(shape[:-2]), *shape[-2:]])
+
+
+def _batch_broadcast(x: ir.Value, batch: list[int]) -> ir.Value:
+    """x [c..., R, C] as [batch..., R, C]: itself when its batch axes already are `batch`, else
+    a broadcasting copy (numpy rules)."""
+    shape = list(x.type.shape)
+    if shape[:-2] == batch:
+        return x
+    target = _tensor_type([*batch, *shape[-2:]], x.type.element_type)
+    return elementwise([x], target, lambda v: v)
 
 
 def _generic_matmul(a: ir.Value, b: ir.Value, acc: ir.Value, result_type) -> ir.Value:
