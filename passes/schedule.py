@@ -28,7 +28,7 @@ from mlir import ir
 from mlir.dialects import func
 from mlir.dialects.transform import interpreter
 
-from dlc.passes.codegen import conv, depthwise, elementwise, matmul, pool, reduction
+from dlc.passes.codegen import conv, depthwise, elementwise, fusion, matmul, pool, reduction
 from dlc.passes.codegen.script import Lines, transform_script
 from dlc.passes.registry import ModulePass, register
 
@@ -74,6 +74,8 @@ class Schedule(ModulePass):
         schedules: list[Lines] = []
         for index, (op, family, problem) in enumerate(found):
             op = family.prepare(op) or op  # (may replace the op, e.g. by an NHWC conv)
+            if getattr(problem, "epilogue", False):  # (matmul and conv problems)
+                fusion.write_in_place(op)  # the epilogue updates the result tile in place
             op.attributes[TAG] = ir.IntegerAttr.get(i64, index)
             schedules.append(family.lines(f"%op{index}", problem, f"s{index}"))
         saved = module.clone()

@@ -48,3 +48,32 @@ func.func @test_matmul_result_used_twice(%a: tensor<256x64xf32>, %b: tensor<64x1
   } -> tensor<256x1024xf32>
   return %r, %mm : tensor<256x1024xf32>, tensor<256x1024xf32>
 }
+
+// -----
+
+// The epilogue updates the contraction's result in place (`write_in_place`: the generic takes
+// the matmul's result as its destination), so that after bufferization no tile is copied into
+// a fresh buffer in each forall iteration. Before, the fill and the epilogue both wrote the
+// same destination slice and one-shot bufferization allocated and copied every tile.
+// RUN: dlc-opt %s -p 'builtin.module(dlc-schedule,eliminate-empty-tensors,dlc-distinct-results,one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},canonicalize,cse)' --split-input-file | FileCheck %s --check-prefix=BUF
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d1)>
+// BUF-LABEL: func.func @test_epilogue_in_place
+// BUF:         memref.alloc() {{.*}} : memref<256x1024xf32>
+// BUF:         scf.forall
+// BUF-NOT:       memref.alloc
+// BUF:           arith.maximumf {{.*}} : vector<64xf32>
+// BUF:         return
+func.func @test_epilogue_in_place(%a: tensor<256x64xf32>, %b: tensor<64x1024xf32>, %bias: tensor<1024xf32>) -> tensor<256x1024xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<256x1024xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%e : tensor<256x1024xf32>) -> tensor<256x1024xf32>
+  %mm = linalg.matmul ins(%a, %b : tensor<256x64xf32>, tensor<64x1024xf32>) outs(%acc : tensor<256x1024xf32>) -> tensor<256x1024xf32>
+  %r = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]} ins(%mm, %bias : tensor<256x1024xf32>, tensor<1024xf32>) outs(%e : tensor<256x1024xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %s = arith.addf %x, %y : f32
+    %m = arith.maximumf %s, %zero : f32
+    linalg.yield %m : f32
+  } -> tensor<256x1024xf32>
+  return %r : tensor<256x1024xf32>
+}

@@ -10,7 +10,9 @@ The script roots the tiling at the epilogue when there is one: `tile_using_foral
 epilogue (tile sizes = the contraction's outer tile on the parallel dims), then
 `fuse_into_containing_op` of the contraction and of its init producer, so that each forall
 iteration fills an output tile, accumulates the contraction into it and applies the epilogue
-while the tile is hot in cache. Without an epilogue the contraction itself is tiled by the
+while the tile is hot in cache. Before the script runs, `write_in_place` rewrites the epilogue
+to take the contraction's result as its destination, so that the whole tile bufferizes into
+one buffer (otherwise every iteration copied its tile into a fresh allocation). Without an epilogue the contraction itself is tiled by the
 forall. Either way the forall iterations are independent: `dlc.compile(num_threads=N)` runs
 them on N threads (the llvm stage lowers forall to OpenMP), one thread runs them as a loop.
 
@@ -90,13 +92,55 @@ def epilogue(op: ir.Operation) -> ir.Operation | None:
     user, index = use
     if not _is_op(user) or not _plain_parallel_generic(user):
         return None
-    if index >= len(user.operands) - 1:  # (used as the destination, not as an input)
-        return None
+    if index == len(user.operands) - 1:  # updated in place (see `write_in_place`)
+        return user.operation if _is_identity(_maps(user)[index]) else None
     if user.results[0].type != op.results[0].type:
         return None
     if any(_is_contraction(v.owner) for v in user.operands[:index]):
         return None  # (the first contraction an epilogue reads fuses it)
     return user.operation if _is_identity(_maps(user)[index]) else None
+
+
+def write_in_place(op: ir.Operation) -> ir.Operation | None:
+    """Rewrite the epilogue of contraction `op` to update the contraction's result in place.
+
+    `generic ins(c, b...) outs(empty)` whose body ignores its output becomes
+    `generic ins(b...) outs(c)`, the body reading the element of c as its output argument. The
+    forall then tiles the epilogue's destination, which is the contraction's result, and
+    bufferization writes the epilogue into the contraction's tile: without this it saw two
+    writers of one destination slice and copied the tile in every iteration (a 1x1 conv with a
+    ReLU ran 3.5x slower than without). Returns the new epilogue, or None (left as it was).
+    """
+    user = epilogue(op)
+    if user is None:
+        return None
+    index = next(u.operand_number for u in op.results[0].uses)
+    block = user.regions[0].blocks[0]
+    args = list(block.arguments)
+    if list(args[-1].uses):
+        return None
+    maps = list(ir.ArrayAttr(user.attributes["indexing_maps"]))
+    inputs = [v for i, v in enumerate(list(user.operands)[:-1]) if i != index]
+    new_maps = [m for i, m in enumerate(maps[:-1]) if i != index] + [maps[-1]]
+    with ir.InsertionPoint(user), user.location:
+        new = ir.Operation.create(
+            "linalg.generic", results=[op.results[0].type], operands=inputs + [op.results[0]],
+            attributes={
+                "indexing_maps": ir.ArrayAttr.get(new_maps),
+                "iterator_types": user.attributes["iterator_types"],
+                "operandSegmentSizes": ir.DenseI32ArrayAttr.get([len(inputs), 1]),
+            }, regions=1)
+        new_block = new.regions[0].blocks.append(
+            *[a.type for i, a in enumerate(args[:-1]) if i != index], args[index].type)
+        new_args = list(new_block.arguments)
+        others = iter(new_args[:-1])
+        for i, arg in enumerate(args[:-1]):
+            arg.replace_all_uses_with(new_args[-1] if i == index else next(others))
+        for inner in list(block.operations):
+            new_block.append(inner)
+    user.results[0].replace_all_uses_with(new.results[0])
+    user.erase()
+    return new
 
 
 def _is_contraction(owner: object) -> bool:
@@ -125,7 +169,7 @@ def fused_elsewhere(op: ir.Operation) -> bool:
         return matmul.match(contraction) or conv.match(contraction)
 
     op = op.operation
-    for operand in op.operands[: len(op.operands) - 1]:
+    for operand in op.operands:  # (the last one: an epilogue updating in place)
         found = problem(operand.owner)
         if found is not None and found.epilogue and epilogue(operand.owner) == op:
             return True
