@@ -107,3 +107,6 @@ def test_deep_convs_block_the_channel_reduction() -> None:
     assert conv.channel_block(Conv(1, 14, 14, 1024, 1024, 1, 1), 32) == 512
     assert conv.channel_block(Conv(1, 56, 56, 64, 64, 3, 3), 32) == 32
     assert conv.channel_block(Conv(1, 28, 28, 32, 48, 3, 3), 32) == 48  # (54 KiB: whole)
+    # F = 2048: each channel's filter row is its own page; 128 pages at most (the TLB)
+    assert conv.channel_block(Conv(1, 7, 7, 32, 512, 1, 1, f_total=2048), 32) == 128
+    assert conv.channel_block(Conv(1, 7, 7, 32, 512, 1, 1, f_total=256), 32) == 512
