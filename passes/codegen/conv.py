@@ -23,7 +23,8 @@ vectorized (an ow x f register tile of FMAs) and its accumulator hoisted.
 Tile heuristic, from the static shape:
 - ft = 32 when F % 32 == 0, else 16 when F % 16 == 0, else all of F up to 32, else the largest
   divisor of F up to 256 whose part past a multiple of 32 is a multiple of 8 (1000: 200 = 192
-  + 8); register f tile = 32 or 16 when it divides the part, else the part (<= 32).
+  + 8); an F tile between 16 and 32 is split at 16 (24 = 16 + 8); register f tile = 32 or 16
+  when it divides the part, else the part (< 32).
 - register ow tile = the largest divisor of the OW part up to 8 other than the f tile (equal
   inner tiles hit the LLVM 22 miscompile, PERF.md); when no divisor in [4, 8] exists and OW > 8,
   OW is split at its last multiple of 8 (7 or 6 when 8 or the remainder equals the f tile):
@@ -99,9 +100,12 @@ def forall_filter_tile(f: int) -> int:
 
 def filter_parts(f: int) -> list[int]:
     """An F tile split at its last multiple of 32 when it is wider than 32 and 32 and 16 do
-    not divide it: [192, 8] for 200."""
-    if f <= REGISTER_F[0] or any(f % width == 0 for width in REGISTER_F):
+    not divide it: [192, 8] for 200; at 16 when it is between 16 and 32: [16, 8] for 24 (a
+    24-wide register tile ran at 2 GFLOP/s)."""
+    if any(f % width == 0 for width in REGISTER_F) or f < REGISTER_F[-1]:
         return [f]
+    if f < REGISTER_F[0]:
+        return [REGISTER_F[-1], f - REGISTER_F[-1]]
     at = f - f % REGISTER_F[0]
     return [at, f - at]
 

@@ -15,7 +15,7 @@ from tests.conftest import MATMUL_TOLERANCES, make_model, run_both
 
 RNG = np.random.default_rng(0)
 
-# (C, H, F, kernel, stride, pad): 3x3, OW 14 (ow tile 7), F 48 (tile 16), F 24 (whole),
+# (C, H, F, kernel, stride, pad): 3x3, OW 14 (ow tile 7), F 48 (tile 16), F 24 (16 + 8),
 # strided, 1x1, OW 7 with F 32, 5x5 with dilation-free padding 2
 CASES = [
     (16, 14, 32, 3, 1, 1),
@@ -73,7 +73,7 @@ def test_conv_with_an_input_filter_is_scheduled_in_nhwc() -> None:
 SPLIT_CASES = [
     (8, 13, 1000, 1, 1, 0),  # F 1000: forall 200 = 192 + 8; OW 13 = 8 + 5 (and 7 + 6 at f 8)
     (16, 13, 40, 3, 1, 1),  # F 40 = 32 + 8, OW 13
-    (4, 111, 24, 1, 1, 0),  # OW 111 = 104 + 7, F 24 whole
+    (4, 111, 24, 1, 1, 0),  # F 24 = 16 + 8; OW 111 = 104 + 7 at f 16, 105 + 6 at f 8
     (3, 224, 16, 3, 2, 0),  # SqueezeNet's first conv: OW 111, strided
     (8, 9, 40, 3, 1, 1),  # OW 9 = 8 + 1
     (256, 7, 32, 3, 1, 1),  # OW 7, C blocked (kc 64: 3 * 3 * 64 * 32 * 4 = 72 KiB > 64 KiB)
@@ -93,7 +93,8 @@ def test_split_conv_matches_the_reference(c, h, f, kernel, stride, pad) -> None:
 
 def test_remainders_are_split_into_full_register_tiles() -> None:
     assert conv.forall_filter_tile(1000) == 200 and conv.filter_parts(200) == [192, 8]
-    assert conv.filter_parts(64) == [64] and conv.filter_parts(24) == [24]
+    assert conv.filter_parts(64) == [64] and conv.filter_parts(24) == [16, 8]
+    assert conv.filter_parts(12) == [12] and conv.filter_parts(16) == [16]
     assert conv.forall_filter_tile(48) == 16 and conv.forall_filter_tile(40) == 40
     assert conv.ow_parts(13, 32) == [8, 5] and conv.ow_parts(111, 32) == [104, 7]
     assert conv.ow_parts(13, 8) == [7, 6]  # (an 8-wide ow tile would equal the f tile)
