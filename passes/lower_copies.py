@@ -1,0 +1,117 @@
+"""dlc-lower-copies: a strided `memref.copy` becomes a loop of contiguous row copies.
+
+Bufferization turns every `tensor.insert_slice` (the padded input of a conv or a pooling, each
+input of a concat) into a `memref.copy` into a strided subview. `finalize-memref-to-llvm`
+lowers a copy to `llvm.memcpy` only when both sides are contiguous; any other copy becomes a
+call to the runtime's generic `memrefCopy`, which walks the elements one by one with index
+arithmetic: the padding copy of a 3x3 depthwise conv on 1x112x112x32 took 3.9 of its 4.9 ms.
+
+This pass (at -O2/-O3, after bufferization) rewrites each static copy that is not contiguous
+on both sides but whose innermost dimensions are: `scf.for` loops over the leading dimensions
+and, inside, one copy of the contiguous inner block (its leading dimensions sliced to 1), which
+lowers to `llvm.memcpy`. The inner block is the longest suffix of dimensions that is
+row-major contiguous in both layouts; a copy whose innermost stride is not 1 on either side is
+left to the runtime. Rows shorter than `min-row` elements are left too (a loop of tiny
+memcpys is no faster).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mlir import ir
+from mlir.dialects import arith, func, memref, scf
+
+from dlc.passes.registry import ModulePass, register
+
+
+def contiguous_suffix(shape: list[int], strides: list[int]) -> int:
+    """How many innermost dimensions are row-major contiguous (0: the innermost stride is
+    not 1)."""
+    expected, count = 1, 0
+    for size, stride in zip(reversed(shape), reversed(strides), strict=True):
+        if size != 1 and stride != expected:
+            break
+        expected *= size
+        count += 1
+    return count
+
+
+def _layout(memref_type: ir.MemRefType) -> list[int] | None:
+    strides, _ = memref_type.get_strides_and_offset()
+    dynamic = ir.ShapedType.get_dynamic_stride_or_offset()
+    return None if dynamic in strides else list(strides)
+
+
+def inner_block(op: ir.Operation) -> int | None:
+    """The number of inner dimensions copied whole per iteration, or None (leave `op`)."""
+    source, target = (ir.MemRefType(v.type) for v in op.operands)
+    if not (source.has_static_shape and target.has_static_shape) or source.rank < 2:
+        return None
+    shape = list(source.shape)
+    layouts = [_layout(source), _layout(target)]
+    if any(layout is None for layout in layouts):
+        return None
+    block = min(contiguous_suffix(shape, layout) for layout in layouts)
+    if block == 0 or block == source.rank:
+        return None  # (not row-contiguous: runtime copy; wholly contiguous: memcpy already)
+    return block
+
+
+def _row_elements(op: ir.Operation, block: int) -> int:
+    row = 1
+    for size in list(ir.MemRefType(op.operands[0].type).shape)[-block:]:
+        row *= size
+    return row
+
+
+def _rewrite(op: ir.Operation, block: int) -> None:
+    source, target = op.operands
+    shape = list(ir.MemRefType(source.type).shape)
+    outer = len(shape) - block
+    index = ir.IndexType.get()
+    with ir.InsertionPoint(op), op.location:
+        zero = arith.ConstantOp(index, 0).result
+        one = arith.ConstantOp(index, 1).result
+        ivs: list[ir.Value] = []
+        point = ir.InsertionPoint(op)
+        for size in shape[:outer]:
+            with point:
+                loop = scf.ForOp(zero, arith.ConstantOp(index, size).result, one)
+            point = ir.InsertionPoint(loop.body)
+            with point:
+                scf.YieldOp([])
+            point = ir.InsertionPoint.at_block_terminator(loop.body)
+            ivs.append(loop.induction_variable)
+        with point:
+            offsets = ivs + [0] * block
+            sizes = [1] * outer + shape[outer:]
+            strides = [1] * len(shape)
+            rows = [memref.subview(v, offsets, sizes, strides) for v in (source, target)]
+            memref.CopyOp(rows[0], rows[1])
+    op.erase()
+
+
+@register
+@dataclass(frozen=True)
+class LowerCopies(ModulePass):
+    """Rewrite strided memref.copy ops as loops of contiguous row copies (llvm.memcpy)."""
+
+    name = "dlc-lower-copies"
+    min_row: int = 8
+
+    def run(self, module: ir.Operation) -> None:
+        found: list[tuple[ir.Operation, int]] = []
+
+        def visit(op: ir.Operation) -> ir.WalkResult:
+            if op.name == "memref.copy":
+                block = inner_block(op)
+                if block is not None and _row_elements(op, block) >= self.min_row:
+                    found.append((op, block))
+            return ir.WalkResult.ADVANCE
+
+        for top in module.regions[0].blocks[0].operations:
+            if isinstance(top, func.FuncOp):
+                top.operation.walk(visit)
+        for op, block in found:
+            _rewrite(op, block)
