@@ -70,7 +70,7 @@ def stage_pipelines(opt_level: int = 2, num_threads: int = 1) -> dict[str, str]:
         linalg += ",canonicalize,cse"
     if opt_level >= 2:
         linalg += (",dlc-generalize-elementwise,func.func(linalg-fuse-elementwise-ops),"
-                   "canonicalize,cse,dlc-polynomial-math,dlc-schedule")
+                   "canonicalize,cse,dlc-polynomial-math,dlc-schedule,dlc-pad-in-place")
     bufferized = _BUFFERIZE if opt_level < 2 else _BUFFERIZE_O2
     to_llvm = _TO_LLVM
     if opt_level >= 2 and num_threads > 1:

@@ -1,0 +1,67 @@
+// dlc-pad-in-place: the fill of a padded buffer (and its tensor.empty) moves before the
+// tensor.empty its interior's producer writes into, so that eliminate-empty-tensors can make
+// the producer write straight into the padded buffer. Left alone: a fill with another user, a
+// fill already before the producer, an interior that does not come from a tensor.empty.
+// RUN: dlc-opt %s -p 'builtin.module(dlc-pad-in-place)' --split-input-file | FileCheck %s
+// RUN: dlc-opt %s -p 'builtin.module(dlc-pad-in-place,eliminate-empty-tensors,one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},canonicalize,cse,canonicalize)' --split-input-file | FileCheck %s --check-prefix=BUF
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-LABEL: func.func @test_moved
+// CHECK:         %[[PAD:.*]] = tensor.empty() : tensor<10x10xf32>
+// CHECK-NEXT:    %[[FILL:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%[[PAD]] : tensor<10x10xf32>)
+// CHECK-NEXT:    %[[E:.*]] = tensor.empty() : tensor<8x8xf32>
+// CHECK-NEXT:    %[[R:.*]] = linalg.generic
+// CHECK:         tensor.insert_slice %[[R]] into %[[FILL]][1, 1] [8, 8] [1, 1]
+// BUF-LABEL: func.func @test_moved
+// BUF:         memref.alloc() {{.*}} : memref<10x10xf32>
+// BUF-NOT:     memref.alloc
+// BUF-NOT:     memref.copy
+// BUF:         return
+func.func @test_moved(%x: tensor<8x8xf32>) -> tensor<10x10xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<8x8xf32>
+  %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<8x8xf32>) outs(%e : tensor<8x8xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %m = arith.maximumf %a, %zero : f32
+    linalg.yield %m : f32
+  } -> tensor<8x8xf32>
+  %pad = tensor.empty() : tensor<10x10xf32>
+  %filled = linalg.fill ins(%zero : f32) outs(%pad : tensor<10x10xf32>) -> tensor<10x10xf32>
+  %inserted = tensor.insert_slice %r into %filled[1, 1] [8, 8] [1, 1] : tensor<8x8xf32> into tensor<10x10xf32>
+  return %inserted : tensor<10x10xf32>
+}
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-LABEL: func.func @test_fill_used_twice
+// CHECK:         linalg.generic
+// CHECK:         linalg.fill
+// CHECK:         tensor.insert_slice
+func.func @test_fill_used_twice(%x: tensor<8x8xf32>) -> (tensor<10x10xf32>, tensor<10x10xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<8x8xf32>
+  %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<8x8xf32>) outs(%e : tensor<8x8xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %m = arith.maximumf %a, %zero : f32
+    linalg.yield %m : f32
+  } -> tensor<8x8xf32>
+  %pad = tensor.empty() : tensor<10x10xf32>
+  %filled = linalg.fill ins(%zero : f32) outs(%pad : tensor<10x10xf32>) -> tensor<10x10xf32>
+  %inserted = tensor.insert_slice %r into %filled[1, 1] [8, 8] [1, 1] : tensor<8x8xf32> into tensor<10x10xf32>
+  return %inserted, %filled : tensor<10x10xf32>, tensor<10x10xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @test_interior_is_an_argument
+// CHECK:         arith.addf
+// CHECK:         tensor.empty
+// CHECK:         linalg.fill
+func.func @test_interior_is_an_argument(%x: tensor<8x8xf32>, %s: f32) -> tensor<10x10xf32> {
+  %v = arith.addf %s, %s : f32
+  %pad = tensor.empty() : tensor<10x10xf32>
+  %filled = linalg.fill ins(%v : f32) outs(%pad : tensor<10x10xf32>) -> tensor<10x10xf32>
+  %inserted = tensor.insert_slice %x into %filled[1, 1] [8, 8] [1, 1] : tensor<8x8xf32> into tensor<10x10xf32>
+  return %inserted : tensor<10x10xf32>
+}
