@@ -50,21 +50,39 @@ def root_empty(value: ir.Value) -> ir.Operation | None:
     return None
 
 
-def _movable_fill(insert: ir.Operation) -> tuple[ir.Operation, ir.Operation] | None:
-    """(fill, its empty) when the insert's destination is a fill used by the insert only: a
-    `linalg.fill`, a generic without inputs (a generalized fill) or the loop nest
-    dlc-schedule vectorized either into."""
+def _fill_of(insert: ir.Operation) -> tuple[ir.Operation, ir.Operation] | None:
+    """(fill, its empty) when the insert's destination is a fill whose users are all
+    insert_slices into it: a `linalg.fill`, a generic without inputs (a generalized fill) or
+    the loop nest dlc-schedule vectorized either into."""
     fill = insert.operands[1].owner
     if not _is_op(fill) or fill.name not in ("linalg.fill", "linalg.generic", "scf.for"):
         return None
     if fill.name == "linalg.generic" and len(fill.operands) != 1:
         return None
-    if len(fill.results) != 1 or len(list(fill.results[0].uses)) != 1:
+    if len(fill.results) != 1:
         return None
+    for use in fill.results[0].uses:
+        if use.owner.name != "tensor.insert_slice" or use.operand_number != 1:
+            return None
     empty = root_empty(fill.results[0])
     if empty is None or len(list(empty.results[0].uses)) != 1:
         return None
     return fill.operation, empty
+
+
+def _own_fill(insert: ir.Operation, fill: ir.Operation,
+              empty: ir.Operation) -> tuple[ir.Operation, ir.Operation]:
+    """A copy of the fill (and its empty) for `insert` alone, right before it. CSE merges the
+    identical padded buffers of several convs into one fill; bufferization then copies the
+    filled buffer for each of them, and no producer can write into a shared buffer."""
+    point = ir.InsertionPoint(insert)
+    new_empty = empty.clone(ip=point)
+    new_fill = fill.clone(ip=point)
+    for index, operand in enumerate(fill.operands):
+        if operand == empty.results[0]:
+            new_fill.operands[index] = new_empty.results[0]
+    insert.operands[1] = new_fill.results[0]
+    return new_fill, new_empty
 
 
 def _defined_before(value: ir.Value, op: ir.Operation) -> bool:
@@ -76,24 +94,35 @@ def _defined_before(value: ir.Value, op: ir.Operation) -> bool:
 
 
 def hoist(function: ir.Operation) -> int:
+    """Give each padded insert its own fill, moved before the interior's producer; how many
+    fills were moved."""
     block = function.regions[0].blocks[0]
     moved = 0
+    shared: list[tuple[ir.Operation, ir.Operation]] = []
     for op in list(block.operations):
         if op.operation.name != "tensor.insert_slice":
             continue
         insert = op.operation
-        found = _movable_fill(insert)
-        root = root_empty(insert.operands[0])
-        if found is None or root is None or root.block != block:
+        found = _fill_of(insert)
+        if found is None:
             continue
         fill, empty = found
-        if not root.is_before_in_block(empty):
-            continue  # (already before the producer)
+        if len(list(fill.results[0].uses)) > 1:
+            if not any(fill == seen for seen, _ in shared):
+                shared.append((fill, empty))
+            fill, empty = _own_fill(insert, fill, empty)
+        root = root_empty(insert.operands[0])
+        if root is None or root.block != block or not root.is_before_in_block(empty):
+            continue  # (no producer to write into it, or already before it)
         if not all(_defined_before(v, root) for v in fill.operands if v != empty.results[0]):
             continue
         empty.move_before(root)
         fill.move_before(root)
         moved += 1
+    for fill, empty in shared:
+        if not list(fill.results[0].uses):
+            fill.erase()
+            empty.erase()
     return moved
 
 

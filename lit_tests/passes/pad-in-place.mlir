@@ -65,3 +65,40 @@ func.func @test_interior_is_an_argument(%x: tensor<8x8xf32>, %s: f32) -> tensor<
   %inserted = tensor.insert_slice %x into %filled[1, 1] [8, 8] [1, 1] : tensor<8x8xf32> into tensor<10x10xf32>
   return %inserted : tensor<10x10xf32>
 }
+
+// -----
+
+// Two convs' identical padded buffers merged by CSE into one fill: each insert gets its own
+// fill (the last one keeps the original, already before its producer).
+#id = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-LABEL: func.func @test_shared_fill
+// CHECK:         %[[F1:.*]] = linalg.fill
+// CHECK:         %[[F2:.*]] = linalg.fill
+// CHECK:         linalg.generic
+// CHECK:         tensor.insert_slice %{{.*}} into %[[F2]]
+// CHECK:         linalg.generic
+// CHECK:         tensor.insert_slice %{{.*}} into %[[F1]]
+// CHECK:         return
+// BUF-LABEL: func.func @test_shared_fill
+// BUF-NOT:     memref.copy
+// BUF:         return
+func.func @test_shared_fill(%x: tensor<8x8xf32>) -> (tensor<10x10xf32>, tensor<10x10xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %pad = tensor.empty() : tensor<10x10xf32>
+  %filled = linalg.fill ins(%zero : f32) outs(%pad : tensor<10x10xf32>) -> tensor<10x10xf32>
+  %e = tensor.empty() : tensor<8x8xf32>
+  %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<8x8xf32>) outs(%e : tensor<8x8xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %m = arith.maximumf %a, %zero : f32
+    linalg.yield %m : f32
+  } -> tensor<8x8xf32>
+  %i1 = tensor.insert_slice %r into %filled[1, 1] [8, 8] [1, 1] : tensor<8x8xf32> into tensor<10x10xf32>
+  %e2 = tensor.empty() : tensor<8x8xf32>
+  %r2 = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<8x8xf32>) outs(%e2 : tensor<8x8xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %m = arith.minimumf %a, %zero : f32
+    linalg.yield %m : f32
+  } -> tensor<8x8xf32>
+  %i2 = tensor.insert_slice %r2 into %filled[1, 1] [8, 8] [1, 1] : tensor<8x8xf32> into tensor<10x10xf32>
+  return %i1, %i2 : tensor<10x10xf32>, tensor<10x10xf32>
+}
