@@ -12,8 +12,8 @@ epilogue (tile sizes = the contraction's outer tile on the parallel dims), then
 iteration fills an output tile, accumulates the contraction into it and applies the epilogue
 while the tile is hot in cache. Before the script runs, `write_in_place` rewrites the epilogue
 to take the contraction's result as its destination, so that the whole tile bufferizes into
-one buffer (otherwise every iteration copied its tile into a fresh allocation). Without an epilogue the contraction itself is tiled by the
-forall. Either way the forall iterations are independent: `dlc.compile(num_threads=N)` runs
+one buffer (otherwise every iteration copied its tile into a fresh allocation). Without an
+epilogue the contraction itself is tiled by the forall. Either way the forall iterations are independent: `dlc.compile(num_threads=N)` runs
 them on N threads (the llvm stage lowers forall to OpenMP), one thread runs them as a loop.
 
 Fused only: an epilogue that is the single user of the contraction's result, reads it with
@@ -36,7 +36,7 @@ from dlc.passes.codegen.script import ANY, Lines
 
 INITS = ("linalg.fill", "linalg.broadcast", "linalg.generic")
 CONTRACTIONS = ("linalg.matmul", "linalg.batch_matmul", "linalg.conv_2d_nhwc_hwcf",
-                "linalg.conv_2d_nchw_fchw")
+                "linalg.conv_2d_nchw_fchw", "linalg.depthwise_conv_2d_nhwc_hwc")
 
 
 def _is_op(owner: object) -> bool:
@@ -161,12 +161,13 @@ def init_producer(op: ir.Operation) -> ir.Operation | None:
 
 def fused_elsewhere(op: ir.Operation) -> bool:
     """`op` is the epilogue or the init producer of a contraction that fuses it."""
-    from dlc.passes.codegen import conv, matmul  # (they import this module)
+    from dlc.passes.codegen import conv, depthwise, matmul  # (they import this module)
 
     def problem(contraction: object) -> object | None:
         if not _is_contraction(contraction):
             return None
-        return matmul.match(contraction) or conv.match(contraction)
+        return (matmul.match(contraction) or conv.match(contraction)
+                or depthwise.match(contraction))
 
     op = op.operation
     for operand in op.operands:  # (the last one: an epilogue updating in place)

@@ -9,7 +9,6 @@ import pytest
 from onnx import helper
 
 import dlc
-
 from tests.conftest import make_model
 
 RNG = np.random.default_rng(0)

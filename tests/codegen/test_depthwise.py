@@ -104,3 +104,41 @@ def test_small_depthwise_keeps_the_naive_path() -> None:
                                          (3, 16, 3), (16, 16, 8)])
 def test_ow_tile_avoids_equal_inner_tiles(ow: int, c: int, tile: int) -> None:
     assert ow_tile(ow, c) == tile
+
+
+@pytest.mark.parametrize("x_shape, stride", [((1, 56, 30, 48), 1), ((1, 111, 111, 40), 2)],
+                         ids=str)
+def test_bias_and_relu6_fused_into_the_row_blocks(x_shape, stride) -> None:
+    # a MobileNet layer (depthwise 3x3 + bias + ReLU6, NHWC in and out: the layout pass
+    # cancels the transposes): one forall of row blocks holds the bias init, the FMAs and the
+    # clip, so that the output is written once (2 blocks of 28 rows here)
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    import dlc
+
+    c = x_shape[3]
+    w = RNG.standard_normal((c, 1, 3, 3)).astype(np.float32)
+    b = RNG.standard_normal(c).astype(np.float32)
+    oh, ow = ((s + 2 - 3) // stride + 1 for s in x_shape[1:3])
+    nodes = [helper.make_node("Transpose", ["x"], ["xt"], perm=[0, 3, 1, 2]),
+             helper.make_node("Conv", ["xt", "w", "b"], ["y"], kernel_shape=[3, 3],
+                              strides=[stride] * 2, pads=[1] * 4, group=c),
+             helper.make_node("Clip", ["y", "lo", "hi"], ["r"]),
+             helper.make_node("Transpose", ["r"], ["o"], perm=[0, 2, 3, 1])]
+    graph = helper.make_graph(
+        nodes, "dw", [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(x_shape))],
+        [helper.make_tensor_value_info("o", TensorProto.FLOAT, [1, oh, ow, c])],
+        [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b"),
+         numpy_helper.from_array(np.array(0, np.float32), "lo"),
+         numpy_helper.from_array(np.array(6, np.float32), "hi")])
+    model = dlc.compile(helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid("", 17)]),
+                        num_threads=1)
+    text = model.ir("linalg")
+    forall = text[text.index("scf.forall"):text.index("scf.forall.in_parallel")]
+    assert "vector.fma" in forall and "arith.minimumf" in forall
+    x = RNG.standard_normal(x_shape).astype(np.float32)
+    padded = np.pad(x, [(0, 0), (1, 1), (1, 1), (0, 0)])
+    bias = np.broadcast_to(b, (1, oh, ow, c))
+    expected = depthwise_reference(padded, w[:, 0].transpose(1, 2, 0), bias, stride, 1)
+    np.testing.assert_allclose(model(x)[0], np.clip(expected, 0, 6), rtol=1e-5, atol=1e-5)
