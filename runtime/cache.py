@@ -37,7 +37,7 @@ from dlc.runtime.jit import (
     Signature,
     TensorSpec,
     ThreadsUnavailable,
-    _descriptor,
+    _static_descriptor,
     runtime_libraries,
 )
 
@@ -176,12 +176,20 @@ class SharedObjectFunction:
         self._library = ctypes.CDLL(str(path))
         self._function = getattr(self._library, f"_mlir_ciface_{entry}")
         self._function.restype = None
+        # descriptors built once, their data pointers set per call (as JitFunction does);
+        # the lock serializes the calls that share them
+        self._lock = threading.Lock()
+        specs = (*signature.inputs, *signature.outputs)
+        self._descriptors = [_static_descriptor(spec) for spec in specs]
+        self._pointers = [ctypes.pointer(d) for d in self._descriptors]
 
     def __call__(self, *args, **kwargs) -> list[np.ndarray]:
         inputs = self.signature.bind(args, kwargs)
         outputs = [np.empty(s.shape, s.dtype) for s in self.signature.outputs]
-        descriptors = [_descriptor(a) for a in (*inputs, *outputs)]
-        self._function(*[ctypes.pointer(d) for d in descriptors])
+        with self._lock:
+            for descriptor, array in zip(self._descriptors, (*inputs, *outputs)):
+                descriptor.allocated = descriptor.aligned = array.ctypes.data
+            self._function(*self._pointers)
         return outputs
 
 

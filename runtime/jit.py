@@ -126,16 +126,17 @@ def _descriptor_class(rank: int) -> type[ctypes.Structure]:
     return type(f"MemRef{rank}D", (ctypes.Structure,), {"_fields_": fields})
 
 
-def _descriptor(array: np.ndarray) -> ctypes.Structure:
-    descriptor = _descriptor_class(array.ndim)()
-    pointer = array.ctypes.data
-    descriptor.allocated = pointer
-    descriptor.aligned = pointer
+def _static_descriptor(spec: TensorSpec) -> ctypes.Structure:
+    """The descriptor of a C-contiguous array of `spec` (its data pointers set per call)."""
+    descriptor = _descriptor_class(len(spec.shape))()
     descriptor.offset = 0
-    if array.ndim:
-        descriptor.shape[:] = array.shape
-        descriptor.strides[:] = [s // array.itemsize if array.itemsize else 0
-                                 for s in array.strides]
+    if spec.shape:
+        descriptor.shape[:] = spec.shape
+        strides, size = [], 1
+        for extent in reversed(spec.shape):
+            strides.append(size)
+            size *= extent
+        descriptor.strides[:] = strides[::-1]
     return descriptor
 
 
@@ -183,17 +184,30 @@ class JitFunction:
         self.entry = entry
         self._engine = ExecutionEngine(module, opt_level=opt_level,
                                        shared_libs=runtime_libraries(threads))
-        # one call at a time: the engine's symbol lookup and the code it runs (runtime
-        # helpers, any global buffer) are not known to be reentrant
+        # one call at a time: the code it runs (runtime helpers, any global buffer) is not
+        # known to be reentrant, and the descriptors below are shared by the calls
         self._lock = threading.Lock()
+        # the packed entry point, looked up once; its arguments (pointers to pointers to one
+        # memref descriptor per input and output) are built once, and each call only sets
+        # the data pointers: ExecutionEngine.invoke rebuilt all of it per call (~30 us, most
+        # of a small model's call)
+        address = self._engine.raw_lookup("_mlir_ciface_" + entry)
+        if not address:
+            raise RuntimeError(f"the compiled module has no function {entry!r}")
+        self._function = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(address)
+        specs = (*signature.inputs, *signature.outputs)
+        self._descriptors = [_static_descriptor(spec) for spec in specs]
+        self._cells = [ctypes.pointer(d) for d in self._descriptors]
+        self._packed = (ctypes.c_void_p * len(specs))(
+            *[ctypes.addressof(cell) for cell in self._cells])
 
     def __call__(self, *args, **kwargs) -> list[np.ndarray]:
         inputs = self.signature.bind(args, kwargs)
         outputs = [np.empty(s.shape, s.dtype) for s in self.signature.outputs]
-        descriptors = [_descriptor(a) for a in (*inputs, *outputs)]
-        pointers = [ctypes.pointer(ctypes.pointer(d)) for d in descriptors]
         with self._lock:
-            self._engine.invoke(self.entry, *pointers)
+            for descriptor, array in zip(self._descriptors, (*inputs, *outputs)):
+                descriptor.allocated = descriptor.aligned = array.ctypes.data
+            self._function(self._packed)
         return outputs
 
     def dump_object(self, path: str) -> None:
