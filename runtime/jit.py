@@ -179,9 +179,11 @@ class JitFunction:
     """A lowered function, JIT-compiled; call it with numpy arrays."""
 
     def __init__(self, module: ir.Module, signature: Signature, *, entry: str = "main",
-                 opt_level: int = 3, threads: bool = False):
+                 opt_level: int = 2, threads: bool = False):
         self.signature = signature
         self.entry = entry
+        # LLVM -O2: code vectorized in MLIR runs as fast as at -O3 (ResNet-50: 151 vs 150 ms),
+        # and the JIT takes 8 s instead of 11 (-O1 ran ResNet-50 20 % slower)
         self._engine = ExecutionEngine(module, opt_level=opt_level,
                                        shared_libs=runtime_libraries(threads))
         # one call at a time: the code it runs (runtime helpers, any global buffer) is not
