@@ -38,6 +38,7 @@ from dlc.runtime.jit import (
     TensorSpec,
     ThreadsUnavailable,
     _static_descriptor,
+    point_at,
     runtime_libraries,
 )
 
@@ -187,8 +188,7 @@ class SharedObjectFunction:
         inputs = self.signature.bind(args, kwargs)
         outputs = [np.empty(s.shape, s.dtype) for s in self.signature.outputs]
         with self._lock:
-            for descriptor, array in zip(self._descriptors, (*inputs, *outputs)):
-                descriptor.allocated = descriptor.aligned = array.ctypes.data
+            point_at(self._descriptors, (*inputs, *outputs))
             self._function(*self._pointers)
         return outputs
 

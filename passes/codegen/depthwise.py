@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from mlir import ir
 
 from dlc.passes.codegen import elementwise, fusion
-from dlc.passes.codegen.script import Lines, split, split_point, tile
+from dlc.passes.codegen.script import Lines, split_parts, tile
 
 NHWC = "linalg.depthwise_conv_2d_nhwc_hwc"
 C_WIDTHS = (32, 16)
@@ -84,17 +84,6 @@ def ow_tile(ow: int, c: int) -> int:
     return OW_MAX if OW_MAX != c else OW_MAX // 2
 
 
-def _parts(handle: str, dim: int, size: int, width: int, prefix: str,
-           ops: list[str]) -> list[tuple[str, int]]:
-    """Split `handle` along `dim` into a multiple of `width` and a remainder (if any)."""
-    at = split_point(size, width)
-    if at is None:
-        return [(handle, size)]
-    more, low, high = split(handle, dim, at, prefix)
-    ops += more
-    return [(low, at), (high, size - at)]
-
-
 def _ow_split_width(ow: int) -> int:
     """OW is split at a multiple of 8 only when no divisor in [4, 8] exists."""
     if ow < OW_MAX or any(ow % d == 0 for d in range(OW_MIN, OW_MAX + 1)):
@@ -108,8 +97,8 @@ def window_lines(handle: str, ow: int, c: int, kh: int, prefix: str) -> Lines:
     ops: list[str] = []
     result = Lines(ops)
     c_width = min(C_WIDTHS[-1], c)
-    for i, (c_handle, c_part) in enumerate(_parts(handle, 3, c, c_width, f"{prefix}c", ops)):
-        ow_parts = _parts(c_handle, 2, ow, _ow_split_width(ow), f"{prefix}w{i}", ops)
+    for i, (c_handle, c_part) in enumerate(split_parts(handle, 3, c, c_width, f"{prefix}c", ops)):
+        ow_parts = split_parts(c_handle, 2, ow, _ow_split_width(ow), f"{prefix}w{i}", ops)
         for j, (part, ow_part) in enumerate(ow_parts):
             ct = c_tile(c_part)
             name = f"{prefix}p{i}{j}"

@@ -18,6 +18,7 @@ from math import prod
 from mlir import ir
 
 from dlc.passes.codegen import fusion
+from dlc.passes.codegen.predicates import body_is_plain, is_identity, ordered_projection
 from dlc.passes.codegen.script import Lines, split, tile
 
 WIDTHS = (64, 32, 16)
@@ -33,29 +34,6 @@ class Elementwise:
     identity: bool  # every operand uses the identity map: flattened to 1-D first
 
 
-def _ordered_projection(affine_map: ir.AffineMap) -> bool:
-    """The map selects loop dims in increasing order (identity or broadcast, no transpose)."""
-    dims = []
-    for expr in affine_map.results:
-        if not isinstance(expr, ir.AffineDimExpr):
-            return False
-        dims.append(ir.AffineDimExpr(expr).position)
-    return dims == sorted(set(dims))
-
-
-def _is_identity(affine_map: ir.AffineMap) -> bool:
-    return affine_map == ir.AffineMap.get_identity(affine_map.n_dims)
-
-
-def _body_is_plain(op: ir.Operation) -> bool:
-    """Only arith and math ops in the body (no linalg.index, no tensor.extract gathers)."""
-    for inner in op.regions[0].blocks[0].operations:
-        name = inner.operation.name
-        if not (name.startswith(("arith.", "math.")) or name == "linalg.yield"):
-            return False
-    return True
-
-
 def match(op: ir.Operation) -> Elementwise | None:
     if op.name != "linalg.generic" or len(op.results) != 1:
         return None
@@ -69,11 +47,11 @@ def match(op: ir.Operation) -> Elementwise | None:
     if str(result.element_type) != "f32" or result.rank == 0 or 0 in result.shape:
         return None
     maps = [ir.AffineMapAttr(m).value for m in ir.ArrayAttr(op.attributes["indexing_maps"])]
-    if not _is_identity(maps[-1]) or not all(_ordered_projection(m) for m in maps):
+    if not is_identity(maps[-1]) or not all(ordered_projection(m) for m in maps):
         return None
-    if not _body_is_plain(op) or fusion.fused_elsewhere(op):
+    if not body_is_plain(op) or fusion.fused_elsewhere(op):
         return None
-    return Elementwise(tuple(result.shape), all(_is_identity(m) for m in maps))
+    return Elementwise(tuple(result.shape), all(is_identity(m) for m in maps))
 
 
 def volume(problem: Elementwise) -> int:

@@ -13,8 +13,9 @@ iteration fills an output tile, accumulates the contraction into it and applies 
 while the tile is hot in cache. Before the script runs, `write_in_place` rewrites the epilogue
 to take the contraction's result as its destination, so that the whole tile bufferizes into
 one buffer (otherwise every iteration copied its tile into a fresh allocation). Without an
-epilogue the contraction itself is tiled by the forall. Either way the forall iterations are independent: `dlc.compile(num_threads=N)` runs
-them on N threads (the llvm stage lowers forall to OpenMP), one thread runs them as a loop.
+epilogue the contraction itself is tiled by the forall. Either way the forall iterations are
+independent: `dlc.compile(num_threads=N)` runs them on N threads (the llvm stage lowers forall
+to OpenMP), one thread runs them as a loop.
 
 Fused only: an epilogue that is the single user of the contraction's result, reads it with
 the identity map (the whole tile is consumed by the same tile), writes a same-shape f32
@@ -32,6 +33,7 @@ from dataclasses import dataclass
 
 from mlir import ir
 
+from dlc.passes.codegen.predicates import body_is_plain, is_identity, maps, ordered_projection
 from dlc.passes.codegen.script import ANY, Lines
 
 INITS = ("linalg.fill", "linalg.broadcast", "linalg.generic")
@@ -43,23 +45,6 @@ def _is_op(owner: object) -> bool:
     return isinstance(owner, ir.Operation | ir.OpView)
 
 
-def _maps(op: ir.Operation) -> list[ir.AffineMap]:
-    return [ir.AffineMapAttr(m).value for m in ir.ArrayAttr(op.attributes["indexing_maps"])]
-
-
-def _is_identity(affine_map: ir.AffineMap) -> bool:
-    return affine_map == ir.AffineMap.get_identity(affine_map.n_dims)
-
-
-def _ordered_projection(affine_map: ir.AffineMap) -> bool:
-    dims = []
-    for expr in affine_map.results:
-        if not isinstance(expr, ir.AffineDimExpr):
-            return False
-        dims.append(ir.AffineDimExpr(expr).position)
-    return dims == sorted(set(dims))
-
-
 def _plain_parallel_generic(op: ir.Operation) -> bool:
     """All-parallel, one result, ordered-projection maps, an arith/math body."""
     if op.name != "linalg.generic" or len(op.results) != 1:
@@ -67,14 +52,10 @@ def _plain_parallel_generic(op: ir.Operation) -> bool:
     iterators = ir.ArrayAttr(op.attributes["iterator_types"])
     if not all("parallel" in str(i) for i in iterators):
         return False
-    maps = _maps(op)
-    if not _is_identity(maps[-1]) or not all(_ordered_projection(m) for m in maps):
+    affine_maps = maps(op)
+    if not is_identity(affine_maps[-1]) or not all(ordered_projection(m) for m in affine_maps):
         return False
-    for inner in op.regions[0].blocks[0].operations:
-        name = inner.operation.name
-        if not (name.startswith(("arith.", "math.")) or name == "linalg.yield"):
-            return False
-    return True
+    return body_is_plain(op)
 
 
 def _single_user(value: ir.Value) -> tuple[ir.Operation, int] | None:
@@ -93,12 +74,12 @@ def epilogue(op: ir.Operation) -> ir.Operation | None:
     if not _is_op(user) or not _plain_parallel_generic(user):
         return None
     if index == len(user.operands) - 1:  # updated in place (see `write_in_place`)
-        return user.operation if _is_identity(_maps(user)[index]) else None
+        return user.operation if is_identity(maps(user)[index]) else None
     if user.results[0].type != op.results[0].type:
         return None
     if any(_is_contraction(v.owner) for v in user.operands[:index]):
         return None  # (the first contraction an epilogue reads fuses it)
-    return user.operation if _is_identity(_maps(user)[index]) else None
+    return user.operation if is_identity(maps(user)[index]) else None
 
 
 def write_in_place(op: ir.Operation) -> ir.Operation | None:

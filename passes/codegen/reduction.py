@@ -30,7 +30,8 @@ from math import prod
 
 from mlir import ir
 
-from dlc.passes.codegen.script import ANY, Lines, split, split_point, tile
+from dlc.passes.codegen import predicates
+from dlc.passes.codegen.script import ANY, Lines, split, split_parts, tile
 
 ROWS, LANES = 8, 32
 WIDTHS = (64, 32, 16)
@@ -48,10 +49,6 @@ class Rows:
 
 def prepare(op: ir.Operation) -> None:
     return None
-
-
-def _maps(op: ir.Operation) -> list[ir.AffineMap]:
-    return [ir.AffineMapAttr(m).value for m in ir.ArrayAttr(op.attributes["indexing_maps"])]
 
 
 def _dims(affine_map: ir.AffineMap) -> list[int] | None:
@@ -82,14 +79,6 @@ def _ordered(affine_map: ir.AffineMap) -> bool:
     return dims is not None and -1 not in dims and dims == sorted(set(dims))
 
 
-def _plain_body(op: ir.Operation) -> bool:
-    for inner in op.regions[0].blocks[0].operations:
-        name = inner.operation.name
-        if not (name.startswith(("arith.", "math.")) or name == "linalg.yield"):
-            return False
-    return True
-
-
 def _combines_output(op: ir.Operation) -> bool:
     """The yielded value is `combiner(out, v)` (or `(v, out)`) and `out` (the output block
     argument) is used nowhere else: the form `tile_reduction_using_for` splits."""
@@ -113,10 +102,10 @@ def _static_f32(op: ir.Operation) -> bool:
 def match(op: ir.Operation) -> Rows | None:
     if op.name != "linalg.generic" or len(op.results) != 1 or len(op.regions) != 1:
         return None
-    if not _static_f32(op) or not _plain_body(op):
+    if not _static_f32(op) or not predicates.body_is_plain(op):
         return None
     iterators = ["reduction" in str(i) for i in ir.ArrayAttr(op.attributes["iterator_types"])]
-    maps = _maps(op)
+    maps = predicates.maps(op)
     rank = len(iterators)
     identity = ir.AffineMap.get_identity(rank)
     if rank < 2 or 0 in op.operands[0].type.shape:
@@ -158,16 +147,6 @@ def rows_dim(shape: tuple[int, ...]) -> int:
     return longer[-1] if longer else len(shape) - 2
 
 
-def _parts(handle: str, dim: int, size: int, width: int, prefix: str,
-           ops: list[str]) -> list[tuple[str, int]]:
-    at = split_point(size, width)
-    if at is None:
-        return [(handle, size)]
-    more, low, high = split(handle, dim, at, prefix)
-    ops += more
-    return [(low, at), (high, size - at)]
-
-
 def _reduce_part(handle: str, rank: int, axis: int, rows: int, row: int,
                  prefix: str) -> Lines:
     """Tile one part (rows a multiple of R or fewer, row a multiple of L or fewer)."""
@@ -189,9 +168,9 @@ def _reduce_part(handle: str, rank: int, axis: int, rows: int, row: int,
 def _reduce_lines(handle: str, shape: tuple[int, ...], prefix: str) -> Lines:
     rank, axis = len(shape), rows_dim(shape)
     result = Lines()
-    row_parts = _parts(handle, axis, shape[axis], ROWS, f"{prefix}r", result.ops)
+    row_parts = split_parts(handle, axis, shape[axis], ROWS, f"{prefix}r", result.ops)
     for i, (rows_handle, rows) in enumerate(row_parts):
-        parts = _parts(rows_handle, rank - 1, shape[-1], LANES, f"{prefix}n{i}", result.ops)
+        parts = split_parts(rows_handle, rank - 1, shape[-1], LANES, f"{prefix}n{i}", result.ops)
         for j, (part, row) in enumerate(parts):
             result += _reduce_part(part, rank, axis, rows, row, f"{prefix}p{i}{j}")
     return result

@@ -52,6 +52,18 @@ def split_point(size: int, tile_size: int) -> int | None:
     return size - size % tile_size
 
 
+def split_parts(handle: str, dim: int, size: int, width: int, prefix: str,
+                ops: list[str]) -> list[tuple[str, int]]:
+    """(handle, size) of the parts of `handle` split along `dim` into a multiple of `width`
+    and a remainder (one part when `width` divides `size`); the split ops go into `ops`."""
+    at = split_point(size, width)
+    if at is None:
+        return [(handle, size)]
+    more, low, high = split(handle, dim, at, prefix)
+    ops += more
+    return [(low, at), (high, size - at)]
+
+
 # vector.contract -> outer products -> FMA right after vectorization: canonicalization would
 # otherwise turn the K=1 contraction into mulf+addf, which LLVM does not fuse (PERF.md)
 _LOWER = """

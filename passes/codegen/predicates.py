@@ -1,0 +1,32 @@
+"""What the schedule families ask of a linalg op: its indexing maps and the shape of its body."""
+
+from __future__ import annotations
+
+from mlir import ir
+
+
+def maps(op: ir.Operation) -> list[ir.AffineMap]:
+    return [ir.AffineMapAttr(m).value for m in ir.ArrayAttr(op.attributes["indexing_maps"])]
+
+
+def is_identity(affine_map: ir.AffineMap) -> bool:
+    return affine_map == ir.AffineMap.get_identity(affine_map.n_dims)
+
+
+def ordered_projection(affine_map: ir.AffineMap) -> bool:
+    """The map selects loop dims in increasing order (identity or broadcast, no transpose)."""
+    dims = []
+    for expr in affine_map.results:
+        if not isinstance(expr, ir.AffineDimExpr):
+            return False
+        dims.append(ir.AffineDimExpr(expr).position)
+    return dims == sorted(set(dims))
+
+
+def body_is_plain(op: ir.Operation) -> bool:
+    """Only arith and math ops in the body (no linalg.index, no tensor.extract gathers)."""
+    for inner in op.regions[0].blocks[0].operations:
+        name = inner.operation.name
+        if not (name.startswith(("arith.", "math.")) or name == "linalg.yield"):
+            return False
+    return True
