@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+import sys
+import types
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
@@ -170,8 +172,22 @@ def irdl_text() -> str:
     return f"irdl.dialect @{DIALECT} {{\n{body}\n}}\n"
 
 
+def _python_module() -> None:
+    """Give the bindings a Python module for the `dlc` namespace.
+
+    Each time the bindings wrap an op (`value.owner`, `block.operations`), they import
+    `mlir.dialects.<namespace>` to find its op classes, and they do not remember an import that
+    failed: for `dlc`, every wrap searched sys.path (0.15 ms each; 0.6 s of one graph pass on
+    ResNet-50). An empty module, found in sys.modules, is remembered as loaded.
+    """
+    name = f"mlir.dialects.{DIALECT}"
+    if name not in sys.modules:
+        sys.modules[name] = types.ModuleType(name, "dlc ops are IRDL-defined: no OpView classes")
+
+
 def load_dialect(context: ir.Context) -> None:
     """Register the `dlc` dialect (and every upstream dialect) in `context`."""
+    _python_module()
     with context:
         context.load_all_available_dialects()
         irdl.load_dialects(ir.Module.parse(irdl_text()))
