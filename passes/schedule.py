@@ -77,6 +77,7 @@ class Schedule(ModulePass):
             if getattr(problem, "epilogue", False):  # (matmul and conv problems)
                 fusion.write_in_place(op)  # the epilogue updates the result tile in place
             op.attributes[TAG] = ir.IntegerAttr.get(i64, index)
+            problem = fusion.plan(op, problem, lambda other: TAG in other.attributes)
             schedules.append(family.lines(f"%op{index}", problem, f"s{index}"))
         saved = module.clone()
         try:

@@ -1,13 +1,16 @@
 // dlc-schedule fuses the elementwise epilogue (bias + relu) and the accumulator's fill into
 // the outer tile loop of the matmul: one scf.forall whose body fills the output tile, runs the
 // register-tiled FMAs and applies the epilogue to the same tile. 256x1024 is tiled 128x512
-// (2 x 2 iterations). A second consumer of the matmul result prevents the fusion.
+// (2 x 2 iterations). A second consumer of the matmul result prevents the fusion. One
+// `transform.structured.fuse` builds the forall when it would fuse exactly the fill, the matmul
+// and the epilogue; when an operand comes from another tileable op (the transpose of the last
+// case), the forall is built op by op and that op stays outside it.
 // RUN: dlc-opt %s -p 'builtin.module(dlc-schedule)' --split-input-file | FileCheck %s
 
 #id = affine_map<(d0, d1) -> (d0, d1)>
 #row = affine_map<(d0, d1) -> (d1)>
 // CHECK-LABEL: func.func @test_matmul_bias_relu
-// CHECK:         scf.forall (%{{.*}}, %{{.*}}) in (2, 2)
+// CHECK:         scf.forall (%{{.*}}, %{{.*}}) = (0, 0) to (256, 1024) step (128, 512)
 // CHECK:           vector.transfer_write {{.*}} : vector<64xf32>
 // CHECK:           vector.fma {{.*}} : vector<32xf32>
 // CHECK:           arith.maximumf {{.*}} : vector<64xf32>
@@ -47,6 +50,33 @@ func.func @test_matmul_result_used_twice(%a: tensor<256x64xf32>, %b: tensor<64x1
     linalg.yield %m : f32
   } -> tensor<256x1024xf32>
   return %r, %mm : tensor<256x1024xf32>, tensor<256x1024xf32>
+}
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d1)>
+// CHECK-LABEL: func.func @test_matmul_of_a_transpose
+// CHECK:         linalg.transpose
+// CHECK:         scf.forall (%{{.*}}, %{{.*}}) in (2, 2)
+// CHECK-NOT:       linalg.transpose
+// CHECK:           vector.fma {{.*}} : vector<32xf32>
+// CHECK:           arith.maximumf {{.*}} : vector<64xf32>
+// CHECK:           scf.forall.in_parallel
+func.func @test_matmul_of_a_transpose(%at: tensor<64x256xf32>, %b: tensor<64x1024xf32>, %bias: tensor<1024xf32>) -> tensor<256x1024xf32> {
+  %zero = arith.constant 0.0 : f32
+  %ea = tensor.empty() : tensor<256x64xf32>
+  %a = linalg.transpose ins(%at : tensor<64x256xf32>) outs(%ea : tensor<256x64xf32>) permutation = [1, 0]
+  %e = tensor.empty() : tensor<256x1024xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%e : tensor<256x1024xf32>) -> tensor<256x1024xf32>
+  %mm = linalg.matmul ins(%a, %b : tensor<256x64xf32>, tensor<64x1024xf32>) outs(%acc : tensor<256x1024xf32>) -> tensor<256x1024xf32>
+  %r = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]} ins(%mm, %bias : tensor<256x1024xf32>, tensor<1024xf32>) outs(%e : tensor<256x1024xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %s = arith.addf %x, %y : f32
+    %m = arith.maximumf %s, %zero : f32
+    linalg.yield %m : f32
+  } -> tensor<256x1024xf32>
+  return %r : tensor<256x1024xf32>
 }
 
 // -----

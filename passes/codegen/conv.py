@@ -68,6 +68,7 @@ class Conv:
     kw: int
     epilogue: bool = False  # an elementwise consumer fused into the outer tiles
     init: bool = False  # the accumulator's fill / broadcast fused into the outer tiles
+    greedy: bool = False  # one transform builds the forall (fusion.fuses_exactly)
     f_total: int = 0  # (of a tile: the whole op's F, the row length of its filter)
 
 
@@ -234,7 +235,7 @@ def outer(problem: Conv) -> fusion.Outer:
             if problem.oh % d == 0 and d * problem.ow * f * 4 <= OUTER_BYTES]
     oh = rows[-1] if rows else 1
     return fusion.Outer([1, oh, 0, f, 0, 0, 0], [1, oh, 0, f], (1, oh, problem.ow, f),
-                        problem.epilogue, problem.init)
+                        problem.epilogue, problem.init, problem.greedy)
 
 
 def lines(handle: str, problem: Conv, prefix: str) -> Lines:

@@ -46,6 +46,7 @@ class Depthwise:
     kw: int
     epilogue: bool = False  # an elementwise consumer fused into the outer tiles
     init: bool = False  # the accumulator's fill / bias broadcast fused into the outer tiles
+    greedy: bool = False  # one transform builds the forall (fusion.fuses_exactly)
 
 
 def match(op: ir.Operation) -> Depthwise | None:
@@ -118,7 +119,7 @@ def outer(problem: Depthwise) -> fusion.Outer:
             if problem.oh % d == 0 and d * problem.ow * problem.c * 4 <= OUTER_BYTES]
     oh = rows[-1] if rows else 1
     return fusion.Outer([1, oh, 0, 0, 0, 0], [1, oh, 0, 0], (1, oh, problem.ow, problem.c),
-                        problem.epilogue, problem.init)
+                        problem.epilogue, problem.init, problem.greedy)
 
 
 def lines(handle: str, problem: Depthwise, prefix: str) -> Lines:

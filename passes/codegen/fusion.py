@@ -6,11 +6,16 @@ whether the op has a fusable `epilogue` (bias, activation, residual add: after
 linalg-fuse-elementwise-ops, ONE all-parallel `linalg.generic`) and a fusable `init` producer;
 `lines` calls `forall_lines` with the outer tile sizes and the schedules of the inner pieces.
 
-The script roots the tiling at the epilogue when there is one: `tile_using_forall` of the
-epilogue (tile sizes = the contraction's outer tile on the parallel dims), then
-`fuse_into_containing_op` of the contraction and of its init producer, so that each forall
+The script roots the tiling at the epilogue when there is one: `transform.structured.fuse
+{use_forall}` tiles the epilogue (tile sizes = the contraction's outer tile on the parallel
+dims) and fuses the contraction and its init producer into the forall, so that each forall
 iteration fills an output tile, accumulates the contraction into it and applies the epilogue
-while the tile is hot in cache. Before the script runs, `write_in_place` rewrites the epilogue
+while the tile is hot in cache. That transform fuses every tileable producer it reaches, so it
+is used only when those are exactly the contraction and its init (`fuses_exactly`: the other
+operands come from constants, arguments or ops already scheduled into their own loops);
+otherwise the forall is built with `tile_using_forall` and `fuse_into_containing_op`, which
+costs time in proportion to the size of the function per call (it prints the containing op
+into a diagnostic it then discards): ResNet-50's schedule took 3.8 s more that way. Before the script runs, `write_in_place` rewrites the epilogue
 to take the contraction's result as its destination, so that the whole tile bufferizes into
 one buffer (otherwise every iteration copied its tile into a fresh allocation). Without an
 epilogue the contraction itself is tiled by the forall. Either way the forall iterations are
@@ -29,7 +34,7 @@ twice. A contraction below dlc-schedule's `min-volume` keeps its epilogue unsche
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, is_dataclass, replace
 
 from mlir import ir
 
@@ -140,6 +145,31 @@ def init_producer(op: ir.Operation) -> ir.Operation | None:
     return owner.operation
 
 
+def _tileable(op: ir.Operation) -> bool:
+    """What `transform.structured.fuse` would fuse (TilingInterface ops of this pipeline)."""
+    return op.name.startswith("linalg.") or op.name == "tensor.pad"
+
+
+def fuses_exactly(op: ir.Operation, scheduled: Callable[[ir.Operation], bool]) -> bool:
+    """Greedy tile-and-fuse of contraction `op` (rooted at its epilogue) fuses exactly the
+    contraction and its init: no other operand of the three comes from a tileable op that is
+    not `scheduled` itself (becoming a loop first) nor fused into a scheduled contraction."""
+    fused = [p for p in (op.operation, epilogue(op), init_producer(op)) if p is not None]
+    for member in fused:
+        for operand in member.operands:
+            owner = operand.owner
+            if not _is_op(owner) or any(owner.operation == p for p in fused):
+                continue
+            owner = owner.operation
+            if not _tileable(owner) or scheduled(owner) or owner.name == "linalg.fill":
+                continue  # (a fill, shared or not, is cloned into the tile: cheap, no copy)
+            if fused_elsewhere(owner) and any(
+                    _is_op(v.owner) and scheduled(v.owner.operation) for v in owner.operands):
+                continue  # (the epilogue of a contraction scheduled before)
+            return False
+    return True
+
+
 def fused_elsewhere(op: ir.Operation) -> bool:
     """`op` is the epilogue or the init producer of a contraction that fuses it."""
     from dlc.passes.codegen import conv, depthwise, matmul  # (they import this module)
@@ -162,6 +192,14 @@ def fused_elsewhere(op: ir.Operation) -> bool:
     return found is not None and found.init and init_producer(use[0]) == op
 
 
+def plan(op: ir.Operation, problem: object, scheduled: Callable[[ir.Operation], bool]) -> object:
+    """`problem` (of a family whose problems have a `greedy` field) with `greedy` set for
+    contraction `op`; any other problem unchanged."""
+    if not is_dataclass(problem) or not any(f.name == "greedy" for f in fields(problem)):
+        return problem
+    return replace(problem, greedy=fuses_exactly(op, scheduled))
+
+
 @dataclass(frozen=True)
 class Outer:
     """How a contraction is tiled by its forall, and which neighbours are fused into it."""
@@ -171,6 +209,7 @@ class Outer:
     tile_shape: tuple[int, ...]  # the shape of one output tile
     epilogue: bool
     init: bool
+    greedy: bool = False  # `fuses_exactly`: one transform.structured.fuse builds the forall
 
 
 def _sizes(sizes: list[int]) -> str:
@@ -186,6 +225,8 @@ def forall_lines(handle: str, outer: Outer, prefix: str, inner: Callable[[str], 
     if outer.init:
         ops.append(f"{init} = transform.get_producer_of_operand {handle}[2] : ({ANY}) -> {ANY}")
     forall, tiled = f"%{prefix}_forall", f"%{prefix}_tile"
+    if outer.greedy and (outer.epilogue or outer.init):
+        return _greedy_lines(handle, outer, prefix, inner, elementwise)
     if outer.epilogue:
         ops.append(f"%{prefix}_ep = transform.get_consumers_of_result {handle}[0] "
                    f": ({ANY}) -> {ANY}")
@@ -206,4 +247,29 @@ def forall_lines(handle: str, outer: Outer, prefix: str, inner: Callable[[str], 
         result += elementwise(f"{init}tile", outer.tile_shape, f"{prefix}i")
     if outer.epilogue:
         result += elementwise(f"%{prefix}_eptile", outer.tile_shape, f"{prefix}e")
+    return result
+
+
+def _greedy_lines(handle: str, outer: Outer, prefix: str, inner: Callable[[str], Lines],
+                  elementwise: Callable[[str, tuple[int, ...], str], Lines]) -> Lines:
+    """`forall_lines` with one `transform.structured.fuse {use_forall}` (see the docstring)."""
+    forall, tiled, init = f"%{prefix}_forall", f"%{prefix}_tile", f"%{prefix}_inittile"
+    if outer.epilogue:
+        root, sizes = f"%{prefix}_ep", outer.epilogue_sizes
+        ops = [f"{root} = transform.get_consumers_of_result {handle}[0] : ({ANY}) -> {ANY}"]
+    else:
+        root, sizes, ops = handle, outer.contraction_sizes, []
+    ops.append(f"{root}tile, {forall} = transform.structured.fuse {root} "
+               f"tile_sizes [{_sizes(sizes)}] {{use_forall}} : ({ANY}) -> ({ANY}, {ANY})")
+    names = ", ".join(f'"{name}"' for name in CONTRACTIONS)
+    ops.append(f"{tiled} = transform.structured.match ops{{[{names}]}} in {forall} "
+               f": ({ANY}) -> {ANY}")
+    if outer.init:  # (the accumulator is the contraction's last operand)
+        ops.append(f"{init} = transform.get_producer_of_operand {tiled}[2] : ({ANY}) -> {ANY}")
+    result = Lines(ops)
+    result += inner(tiled)
+    if outer.init:
+        result += elementwise(init, outer.tile_shape, f"{prefix}i")
+    if outer.epilogue:
+        result += elementwise(f"{root}tile", outer.tile_shape, f"{prefix}e")
     return result

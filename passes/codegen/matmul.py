@@ -55,6 +55,7 @@ class Contraction:
     k: int
     epilogue: bool = False  # an elementwise consumer fused into the outer tiles
     init: bool = False  # the accumulator's fill / broadcast fused into the outer tiles
+    greedy: bool = False  # one transform builds the forall (fusion.fuses_exactly)
 
 
 def largest_multiple_dividing(size: int, step: int, limit: int) -> int:
@@ -142,7 +143,7 @@ def outer(problem: Contraction) -> fusion.Outer:
     nt = outer_tile(problem.n, nr, OUTER_N)
     batch = [1] if problem.batch is not None else []
     return fusion.Outer(batch + [mt, nt, 0], batch + [mt, nt], tuple(batch + [mt, nt]),
-                        problem.epilogue, problem.init)
+                        problem.epilogue, problem.init, problem.greedy)
 
 
 def lines(handle: str, problem: Contraction, prefix: str) -> Lines:

@@ -87,7 +87,8 @@ def test_matmul_bias_gelu_is_fused_and_correct(m, k, n) -> None:
     assert "vector.fma" in body and "math.copysign" in body  # (tanh's polynomial)
     assert body.index("vector.fma") < body.index("math.copysign")
     if (m, n) == (256, 1024):
-        assert re.search(r"scf\.forall \(%\w+, %\w+\) in \(2, 2\)", linalg)
+        assert re.search(r"scf\.forall \(%\w+, %\w+\) = \(0, 0\) to \(256, 1024\) "
+                         r"step \(128, 512\)", linalg)
     run_both(model, [RNG.standard_normal((m, k)).astype(np.float32)],
              tolerances=MATMUL_TOLERANCES)
 
