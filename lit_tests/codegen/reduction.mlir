@@ -1,7 +1,8 @@
 // dlc-schedule on the rows of a softmax: the max (and sum) along the innermost loop keeps an
 // 8x32 tile of partial results in registers while the row is read 32 elements at a time, then
 // merges it once per 8 rows (vector.multi_reduction); the op subtracting the row max
-// (broadcast along the row: map (d0, d1) -> (d0, 0)) is vectorized 64 elements at a time.
+// (broadcast along the row: map (d0, d1) -> (d0, 0)) is vectorized 64 elements at a time, the
+// broadcast of the row's max read once per row (loop-invariant code motion).
 // RUN: dlc-opt %s --split-input-file -p 'builtin.module(dlc-schedule)' | FileCheck %s
 
 #rows3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
@@ -16,8 +17,8 @@
 // CHECK:             arith.maximumf {{.*}} : vector<8x1x32xf32>
 // CHECK:           vector.multi_reduction <maximumf>, {{.*}} [2] : vector<8x1x32xf32> to vector<8x1xf32>
 // CHECK:         scf.for
+// CHECK:           vector.transfer_read {{.*}} permutation_map = {{.*}} : tensor<1x1xf32>, vector<64xf32>
 // CHECK:           scf.for {{.*}} step %c64
-// CHECK:             vector.transfer_read {{.*}} permutation_map = {{.*}} : tensor<1x1xf32>, vector<64xf32>
 // CHECK:             arith.subf {{.*}} : vector<64xf32>
 func.func @test_row_max_then_subtract(%x: tensor<128x768xf32>) -> tensor<128x768xf32> {
   %lowest = arith.constant 0xFF800000 : f32

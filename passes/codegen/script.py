@@ -100,8 +100,12 @@ def transform_script(schedules: list[Lines], tag: str) -> str:
         # the canonicalization in _LOWER replaces the tiled loops, which empties their handles
         # (hoisting through them silently did nothing: the accumulators were read and written
         # at every k step); the pass walks every loop, innermost first, to a fixpoint
-        text += (f"\n    %hoisted = transform.apply_registered_pass "
-                 f"\"loop-invariant-subset-hoisting\" to %f : ({ANY}) -> {ANY}")
+        # (loop-invariant code motion first: the packed matmul's tile offsets are
+        # affine.apply ops created inside the k loop, which subset hoisting does not move)
+        text += (f"\n    %licm = transform.apply_registered_pass "
+                 f"\"loop-invariant-code-motion\" to %f : ({ANY}) -> {ANY}"
+                 f"\n    %hoisted = transform.apply_registered_pass "
+                 f"\"loop-invariant-subset-hoisting\" to %licm : ({ANY}) -> {ANY}")
     function = "%hoisted" if hoists else "%f"
     text += f"\n    transform.apply_patterns to {function} {{\n" \
             f"      transform.apply_patterns.canonicalization\n    }} : {ANY}"

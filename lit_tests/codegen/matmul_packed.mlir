@@ -1,0 +1,37 @@
+// dlc-schedule packs a large matmul (mmt4d-style data tiling): A is copied to [M/8][K][8] and
+// B to [N/32][K][32] by vectorized transposes, and the product is a generic over
+// (mb, nb, m0, n0, k) writing the row-major result, tiled by an scf.forall, its 8 x 32
+// register tile a contracting multiply-add whose accumulator stays in registers over k.
+// A matmul with a short reduction (K < 128) keeps the plain schedule (vector.fma).
+// RUN: dlc-opt %s -p 'builtin.module(dlc-schedule)' --split-input-file | FileCheck %s
+
+// CHECK-LABEL: func.func @test_packed
+// CHECK-NOT:     linalg.matmul
+// CHECK:         vector.transpose {{.*}} : vector<1x8x16xf32> to vector<1x16x8xf32>
+// CHECK:         vector.transpose {{.*}} : vector<8x1x32xf32> to vector<1x8x32xf32>
+// CHECK:         scf.forall (%{{.*}}) in (2)
+// CHECK:           scf.for {{.*}} iter_args({{.*}}) -> (vector<8x32xf32>)
+// CHECK:             arith.mulf {{.*}} fastmath<contract> : vector<8x32xf32>
+// CHECK:             arith.addf {{.*}} fastmath<contract> : vector<8x32xf32>
+// CHECK:           scf.forall.in_parallel
+// CHECK-NOT:     linalg.matmul
+func.func @test_packed(%a: tensor<256x256xf32>, %b: tensor<256x256xf32>) -> tensor<256x256xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<256x256xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%e : tensor<256x256xf32>) -> tensor<256x256xf32>
+  %mm = linalg.matmul ins(%a, %b : tensor<256x256xf32>, tensor<256x256xf32>) outs(%acc : tensor<256x256xf32>) -> tensor<256x256xf32>
+  return %mm : tensor<256x256xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @test_short_reduction
+// CHECK-NOT:     fastmath<contract>
+// CHECK:         vector.fma
+func.func @test_short_reduction(%a: tensor<1024x64xf32>, %b: tensor<64x1024xf32>) -> tensor<1024x1024xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1024x1024xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%e : tensor<1024x1024xf32>) -> tensor<1024x1024xf32>
+  %mm = linalg.matmul ins(%a, %b : tensor<1024x64xf32>, tensor<64x1024xf32>) outs(%acc : tensor<1024x1024xf32>) -> tensor<1024x1024xf32>
+  return %mm : tensor<1024x1024xf32>
+}

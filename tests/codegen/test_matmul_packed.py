@@ -1,0 +1,95 @@
+"""The data-tiled (packed) matmul: A and B copied into the order the 8 x 32 register tile reads
+them (codegen/matmul.py, "data tiling"), a constant B packed at compile time.
+
+Numbers against numpy across shapes that do and do not divide the packing transposes' tiles
+(K = 1000 and 130), outer tiles that are not powers of two (M = 264), a constant B read plainly
+or transposed (Gemm transB = 1) with a bias and ReLU after it, and threads; and the decision
+itself: small, short or ragged matmuls keep the plain schedule.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from onnx import helper
+
+import dlc
+from dlc.passes.codegen.matmul import PACK_VOLUME
+
+from tests.conftest import make_model
+
+RNG = np.random.default_rng(7)
+
+
+def random(*shape: int) -> np.ndarray:
+    return RNG.standard_normal(shape).astype(np.float32)
+
+
+def packed(model: dlc.CompiledModel) -> bool:
+    """The packed kernel: contracting multiply-adds on 8 x 32 register tiles, no matmul."""
+    text = model.ir("linalg")
+    return ("linalg.matmul" not in text
+            and "arith.mulf" in text and "fastmath<contract> : vector<8x32xf32>" in text)
+
+
+def check(model: dlc.CompiledModel, inputs: list[np.ndarray], expected: np.ndarray) -> None:
+    (result,) = model(*inputs)
+    scale = max(1.0, float(np.abs(expected).max()))
+    np.testing.assert_allclose(result, expected, rtol=1e-4, atol=1e-5 * scale)
+
+
+def matmul_model(m: int, n: int, k: int):
+    node = helper.make_node("MatMul", ["a", "b"], ["y"])
+    return make_model([node], {"a": (np.float32, [m, k]), "b": (np.float32, [k, n])}, ["y"])
+
+
+# (M, N, K): the smallest packed size; M = 264 (outer tile 88 rows); K = 1000 (A packed in
+# 8-wide k tiles, kc = 250) and 130 (2-wide, kc = all of K); N of one outer tile (96, 32)
+PACKED_SHAPES = [(256, 256, 256), (264, 96, 1000), (1024, 160, 130), (1024, 32, 512)]
+
+
+@pytest.mark.parametrize("m, n, k", PACKED_SHAPES, ids=str)
+def test_packed_matmul_matches_numpy(m: int, n: int, k: int) -> None:
+    model = dlc.compile(matmul_model(m, n, k))
+    assert packed(model)
+    a, b = random(m, k), random(k, n)
+    check(model, [a, b], a @ b)
+
+
+@pytest.mark.parametrize("trans_b", [0, 1])
+def test_constant_weight_is_packed_at_compile_time(trans_b: int) -> None:
+    m, n, k = 128, 384, 512
+    weight = random(n, k) if trans_b else random(k, n)
+    bias = random(n)
+    nodes = [helper.make_node("Gemm", ["x", "w", "bias"], ["g"], transB=trans_b),
+             helper.make_node("Relu", ["g"], ["y"])]
+    model = make_model(nodes, {"x": (np.float32, [m, k])}, ["y"],
+                       initializers={"w": weight, "bias": bias})
+    compiled = dlc.compile(model)
+    assert packed(compiled)
+    linalg = compiled.ir("linalg")
+    assert "vector<1x8x16xf32> to vector<1x16x8xf32>" in linalg  # A is packed per call,
+    assert "vector<8x1x32xf32> to vector<1x8x32xf32>" not in linalg  # B at compile time
+    x = random(m, k)
+    check(compiled, [x], np.maximum(x @ (weight.T if trans_b else weight) + bias, 0))
+
+
+def test_packed_matmul_on_two_threads() -> None:
+    m, n, k = 512, 256, 256
+    model = dlc.compile(matmul_model(m, n, k), num_threads=2)
+    assert packed(model)
+    a, b = random(m, k), random(k, n)
+    check(model, [a, b], a @ b)
+
+
+@pytest.mark.parametrize("m, n, k", [(512, 512, 64),  # K too short to pay for packing
+                                     (260, 256, 256),  # M not a multiple of 8
+                                     (256, 250, 512),  # N not a multiple of 32
+                                     (128, 128, 128)],  # below PACK_VOLUME
+                         ids=str)
+def test_other_matmuls_keep_the_plain_schedule(m: int, n: int, k: int) -> None:
+    assert m * n * k < PACK_VOLUME or k < 128 or m % 8 or n % 32
+    model = dlc.compile(matmul_model(m, n, k))
+    assert not packed(model) and "vector.fma" in model.ir("linalg")
+    a, b = random(m, k), random(k, n)
+    check(model, [a, b], a @ b)
