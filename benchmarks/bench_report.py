@@ -75,7 +75,7 @@ def table(rows: list[Row], markdown: bool) -> str:
 
 @dataclass
 class ScalingRow:
-    """One model at 1 and at N threads, the four timed alternately in one loop."""
+    """One model at 1 and at N threads (each runtime's two timed alternately)."""
     name: str
     threads: int
     dlc_1_s: float | None = None
