@@ -15,9 +15,10 @@ is used only when those are exactly the contraction and its init (`fuses_exactly
 operands come from constants, arguments or ops already scheduled into their own loops);
 otherwise the forall is built with `tile_using_forall` and `fuse_into_containing_op`, which
 costs time in proportion to the size of the function per call (it prints the containing op
-into a diagnostic it then discards): ResNet-50's schedule took 3.8 s more that way. Before the script runs, `write_in_place` rewrites the epilogue
-to take the contraction's result as its destination, so that the whole tile bufferizes into
-one buffer (otherwise every iteration copied its tile into a fresh allocation). Without an
+into a diagnostic it then discards): ResNet-50's schedule took about 4 s more that way. Before
+the script runs, `write_in_place` rewrites the epilogue to take the contraction's result as
+its destination, so that the whole tile bufferizes into one buffer (otherwise every iteration
+copied its tile into a fresh allocation). Without an
 epilogue the contraction itself is tiled by the forall. Either way the forall iterations are
 independent: `dlc.compile(num_threads=N)` runs them on N threads (the llvm stage lowers forall
 to OpenMP), one thread runs them as a loop.
