@@ -107,3 +107,25 @@ func.func @test_epilogue_in_place(%a: tensor<256x64xf32>, %b: tensor<64x1024xf32
   } -> tensor<256x1024xf32>
   return %r : tensor<256x1024xf32>
 }
+
+// -----
+
+// Two matmuls whose accumulators CSE merged into one zero fill: the fill is cloned into each
+// forall (before, it stayed a whole-tensor fill whose buffer bufferization copied per matmul).
+// CHECK-LABEL: func.func @test_shared_fill
+// CHECK-NOT:     linalg.fill
+// CHECK:         scf.forall
+// CHECK:           vector.transfer_write {{.*}} : vector<64xf32>
+// CHECK:           vector.fma
+// CHECK:         scf.forall
+// CHECK:           vector.transfer_write {{.*}} : vector<64xf32>
+// CHECK:           vector.fma
+// CHECK-NOT:     linalg.fill
+func.func @test_shared_fill(%a: tensor<256x64xf32>, %b: tensor<64x1024xf32>, %c: tensor<64x1024xf32>) -> (tensor<256x1024xf32>, tensor<256x1024xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<256x1024xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%e : tensor<256x1024xf32>) -> tensor<256x1024xf32>
+  %x = linalg.matmul ins(%a, %b : tensor<256x64xf32>, tensor<64x1024xf32>) outs(%acc : tensor<256x1024xf32>) -> tensor<256x1024xf32>
+  %y = linalg.matmul ins(%a, %c : tensor<256x64xf32>, tensor<64x1024xf32>) outs(%acc : tensor<256x1024xf32>) -> tensor<256x1024xf32>
+  return %x, %y : tensor<256x1024xf32>, tensor<256x1024xf32>
+}

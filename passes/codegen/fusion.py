@@ -139,11 +139,19 @@ def init_producer(op: ir.Operation) -> ir.Operation | None:
     owner = op.operands[len(op.operands) - 1].owner
     if not _is_op(owner) or owner.name not in INITS or len(owner.results) != 1:
         return None
-    if _single_user(owner.results[0]) is None:
-        return None
     if owner.name == "linalg.generic" and not _plain_parallel_generic(owner):
         return None
+    if _single_user(owner.results[0]) is None and not _only_contractions_use(owner):
+        return None
+    # (an init shared by several contractions, CSE's doing, is cloned into each forall: fused
+    # into none, its buffer was copied once per contraction by bufferization)
     return owner.operation
+
+
+def _only_contractions_use(init: ir.Operation) -> bool:
+    """Every user of `init` reads it as a contraction's accumulator."""
+    return all(_is_contraction(use.owner) and use.operand_number == len(use.owner.operands) - 1
+               for use in init.results[0].uses)
 
 
 def _tileable(op: ir.Operation) -> bool:
