@@ -35,7 +35,7 @@ twice. A contraction below dlc-schedule's `min-volume` keeps its epilogue unsche
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, fields, is_dataclass, replace
+from dataclasses import dataclass, replace
 
 from mlir import ir
 
@@ -204,7 +204,7 @@ def fused_elsewhere(op: ir.Operation) -> bool:
 def plan(op: ir.Operation, problem: object, scheduled: Callable[[ir.Operation], bool]) -> object:
     """`problem` (of a family whose problems have a `greedy` field) with `greedy` set for
     contraction `op`; any other problem unchanged."""
-    if not is_dataclass(problem) or not any(f.name == "greedy" for f in fields(problem)):
+    if not hasattr(problem, "greedy"):
         return problem
     return replace(problem, greedy=fuses_exactly(op, scheduled))
 

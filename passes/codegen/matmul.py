@@ -206,12 +206,10 @@ def pretranspose_constant_b(op: ir.Operation) -> None:
         return
     if _map_results(op, 0) != ["d0", "d2"]:
         return
+    attr = _constant(op.operands[1])
+    if attr is None:
+        return
     weight = op.operands[1].owner
-    if not isinstance(weight, ir.Operation | ir.OpView) or weight.name != "arith.constant":
-        return
-    attr = weight.attributes["value"]
-    if not isinstance(attr, ir.DenseElementsAttr) or attr.is_splat:
-        return
     transposed = np.ascontiguousarray(np.array(attr).T)
     with ir.InsertionPoint(weight), weight.location:
         value = arith.ConstantOp(
