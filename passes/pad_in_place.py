@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mlir import ir
-from mlir.dialects import func
+from mlir.dialects import func, tensor
 
 from dlc.passes.registry import ModulePass, register
 
@@ -29,24 +29,46 @@ def _is_op(owner: object) -> bool:
 
 def root_empty(value: ir.Value) -> ir.Operation | None:
     """The tensor.empty whose buffer `value` is computed in, following destinations."""
+    found = root_use(value)
+    return found[0] if found is not None else None
+
+
+def root_use(value: ir.Value) -> tuple[ir.Operation, ir.Operation, int] | None:
+    """(the tensor.empty at the root of `value`'s destination chain, the op using it in the
+    chain, the operand number of that use)."""
+    steps = _chain(value)
+    if not steps:
+        return None
+    user, number = steps[-1]
+    return user.operands[number].owner.operation, user, number
+
+
+def _chain(value: ir.Value) -> list[tuple[ir.Operation, int]] | None:
+    """The (op, destination operand number) steps from `value` back to the tensor.empty it is
+    computed in; None when it is not."""
+    steps: list[tuple[ir.Operation, int]] = []
     for _ in range(64):
         owner = value.owner
         if not _is_op(owner):
             return None
         owner = owner.operation
         if owner.name == "tensor.empty":
-            return owner
+            return steps or None
         index = ir.OpResult(value).result_number
         count = len(owner.results)
         if owner.name == "scf.for":
-            value = owner.operands[3 + index]
+            number = 3 + index
         elif owner.name == "scf.forall" or (owner.name.startswith("linalg.")
                                              and len(owner.regions) == 1):
-            value = owner.operands[len(owner.operands) - count + index]  # (the inits last)
+            number = len(owner.operands) - count + index  # (the inits last)
         elif owner.name == "tensor.insert_slice":
-            value = owner.operands[1]
+            number = 1
+        elif owner.name in ("tensor.collapse_shape", "tensor.expand_shape"):
+            number = 0
         else:
             return None
+        steps.append((owner, number))
+        value = owner.operands[number]
     return None
 
 
@@ -83,6 +105,97 @@ def _own_fill(insert: ir.Operation, fill: ir.Operation,
             new_fill.operands[index] = new_empty.results[0]
     insert.operands[1] = new_fill.results[0]
     return new_fill, new_empty
+
+
+_CLONABLE = ("tensor.empty", "linalg.fill", "tensor.expand_shape", "tensor.collapse_shape")
+
+
+def own_chain(value: ir.Value) -> bool:
+    """Make `value`'s destination chain its own: CSE shares identical empties and fills
+    between the chains of several ops (two convs of one shape start from one fill); each
+    shared destination on the chain is cloned for this chain (cheap pure ops only). False
+    when a shared destination cannot be cloned (the chain is left as it was)."""
+    for _ in range(64):
+        owner = value.owner
+        if not _is_op(owner):
+            return False
+        owner = owner.operation
+        if owner.name == "tensor.empty":
+            return True
+        steps = _chain(value)
+        if not steps:
+            return False
+        op, number = steps[0]
+        destination = op.operands[number]
+        producer = destination.owner
+        if len(list(destination.uses)) > 1:
+            if not _is_op(producer) or producer.operation.name not in _CLONABLE:
+                return False
+            clone = producer.operation.clone(ip=ir.InsertionPoint(op))
+            op.operands[number] = clone.results[0]
+        value = op.operands[number]
+    return False
+
+
+def _reshaped(value: ir.Value) -> bool:
+    """A collapse or expand on `value`'s destination chain (eliminate-empty-tensors stops
+    there: it follows same-type destinations only)."""
+    return any(op.name in ("tensor.collapse_shape", "tensor.expand_shape")
+               for op, _ in _chain(value) or [])
+
+
+def write_into_destinations(function: ir.Operation) -> int:
+    """Where a destination chain holds a collapse or expand (eliminate-empty-tensors stops at
+    those: it follows same-type destinations only), do its work: the chain's root empty
+    becomes the slice of the destination its result is inserted into (a padded buffer, a
+    concat), so that the producer writes there in place. How many were rewritten."""
+    block = function.regions[0].blocks[0]
+    done = 0
+    for op in list(block.operations):
+        if op.operation.name != "tensor.insert_slice":
+            continue
+        insert = op.operation
+        source, destination = insert.operands[0], insert.operands[1]
+        if not _reshaped(source) or not own_chain(source):
+            continue
+        found = root_use(source)
+        if found is None:
+            continue
+        root, user, number = found
+        if root.results[0].type != source.type or user.block != block:
+            continue
+        if not _make_available(destination, user):
+            continue
+        with ir.InsertionPoint(user), insert.location:
+            interior = tensor.ExtractSliceOp(
+                source.type, destination, [], [], [], insert.attributes["static_offsets"],
+                insert.attributes["static_sizes"], insert.attributes["static_strides"]).result
+        user.operands[number] = interior
+        if not list(root.results[0].uses):
+            root.erase()
+        done += 1
+    return done
+
+
+def _make_available(value: ir.Value, op: ir.Operation, depth: int = 8) -> bool:
+    """Whether `value` is defined before `op` in its block, after moving its producer there
+    if that is an operand-free tensor.empty or an insert_slice (a concat's chain) whose
+    operands can be made available likewise (both pure: moving them up changes nothing)."""
+    if _defined_before(value, op):
+        return True
+    owner = value.owner
+    if depth == 0 or not _is_op(owner) or owner.operation.block != op.block:
+        return False
+    owner = owner.operation
+    if owner.name == "tensor.empty" and not list(owner.operands):
+        owner.move_before(op)
+        return True
+    if owner.name != "tensor.insert_slice":
+        return False
+    if not all(_make_available(v, op, depth - 1) for v in owner.operands):
+        return False
+    owner.move_before(op)
+    return True
 
 
 def _defined_before(value: ir.Value, op: ir.Operation) -> bool:
@@ -126,6 +239,40 @@ def hoist(function: ir.Operation) -> int:
     return moved
 
 
+def uncollapse(function: ir.Operation) -> int:
+    """Root the destination chain of each collapsed tensor in an empty of the collapsed shape:
+    `collapse_shape(... empty(5-D))` becomes `collapse_shape(... expand_shape(empty(4-D)))`
+    (packed_conv's [N, H, W, F/32, 32] outputs, seen as NHWC by their users). Bufferization
+    then folds the collapse of the expand away: the 4-D buffer is the one a padded consumer's
+    interior replaces (eliminate-empty-tensors matches types) or a function result hoisted to
+    an out-parameter; otherwise either was copied. How many roots were rewritten."""
+    block = function.regions[0].blocks[0]
+    done = 0
+    for op in list(block.operations):
+        if op.operation.name != "tensor.collapse_shape":
+            continue
+        collapse = op.operation
+        if not own_chain(collapse.operands[0]):
+            continue
+        found = root_use(collapse.operands[0])
+        if found is None or found[0].block != block:
+            continue
+        root, user, number = found
+        if root.results[0].type != collapse.operands[0].type:
+            continue  # (only a chain of same-shape destinations)
+        with ir.InsertionPoint(user), root.location:  # (CSE may have shared the root: a
+            flat = tensor.EmptyOp(list(collapse.results[0].type.shape),  # new one per chain)
+                                  collapse.results[0].type.element_type).result
+            expanded = tensor.ExpandShapeOp(root.results[0].type, flat,
+                                            collapse.attributes["reassociation"], [],
+                                            list(root.results[0].type.shape)).result
+        user.operands[number] = expanded
+        if not list(root.results[0].uses):
+            root.erase()
+        done += 1
+    return done
+
+
 @register
 @dataclass(frozen=True)
 class PadInPlace(ModulePass):
@@ -136,4 +283,6 @@ class PadInPlace(ModulePass):
     def run(self, module: ir.Operation) -> None:
         for top in module.regions[0].blocks[0].operations:
             if isinstance(top, func.FuncOp) and top.regions[0].blocks:
+                uncollapse(top.operation)
                 hoist(top.operation)
+                write_into_destinations(top.operation)

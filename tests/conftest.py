@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -148,6 +149,17 @@ def feeds_of(model: onnx.ModelProto, inputs: Sequence[np.ndarray] | Mapping[str,
     names = [v.name for v in model.graph.input if v.name not in initializers]
     assert len(names) == len(inputs), f"model inputs {names}, given {len(inputs)} arrays"
     return dict(zip(names, inputs))
+
+
+# a contraction tile's multiply-adds: vector.fma (the plain conv/matmul schedules) or the
+# data-tiled kernels' contracted mulf/addf pair on a [rows, 32] register tile
+FMA_KERNEL = re.compile(r"vector\.fma|arith\.mulf [^\n]* fastmath<contract> : vector<\d+x32xf32>")
+
+
+def fma_position(ir_text: str) -> int:
+    """Where the first FMA of a contraction tile is in `ir_text` (-1: none)."""
+    found = FMA_KERNEL.search(ir_text)
+    return found.start() if found else -1
 
 
 def run_both(

@@ -38,13 +38,13 @@ grouped convolutions are not matched.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from mlir import ir
 from mlir.dialects import arith, linalg, tensor
 
-from dlc.passes.codegen import elementwise, fusion
+from dlc.passes.codegen import elementwise, fusion, packed_conv
 from dlc.passes.codegen.script import Lines, split, tile
 
 NCHW, NHWC = "linalg.conv_2d_nchw_fchw", "linalg.conv_2d_nhwc_hwcf"
@@ -55,6 +55,7 @@ REGISTER_F = (32, 16)  # register tile widths of F (two or one 16-lane vectors)
 OW_WIDTH, OW_MIN = 8, 4  # the widest register tile of OW; narrower divisors split OW
 FILTER_BYTES = 64 * 1024  # the filter slice one block of the C reduction reads (L1/L2)
 PAGE, FILTER_PAGES = 4096, 128  # ... and the pages it may touch (the TLB)
+PACK = True  # data-tile the filters of NHWC convs that `packed_conv.packs` accepts
 
 
 @dataclass(frozen=True)
@@ -70,6 +71,7 @@ class Conv:
     init: bool = False  # the accumulator's fill / broadcast fused into the outer tiles
     greedy: bool = False  # one transform builds the forall (fusion.fuses_exactly)
     f_total: int = 0  # (of a tile: the whole op's F, the row length of its filter)
+    packed: bool = False  # data-tiled filter: `packed_conv.pack` rewrites it, `.lines` schedules
 
 
 def _constant_filter(op: ir.Operation) -> ir.DenseElementsAttr | None:
@@ -154,6 +156,8 @@ def match(op: ir.Operation) -> Conv | None:
     else:
         problem = Conv(y[0], y[1], y[2], y[3], x[3], w[0], w[1],
                        fusion.epilogue(op) is not None, fusion.init_producer(op) is not None)
+        if PACK and packed_conv.packs(op, problem, _constant_filter(op)):
+            problem = replace(problem, packed=True)
     return problem
 
 
@@ -206,7 +210,8 @@ def _value(built) -> ir.Value:
 def prepare(op: ir.Operation) -> ir.Operation | None:
     """conv_nchw(x, constant w) -> transpose(conv_nhwc(transpose(x), w in HWCF)) (same op)."""
     if op.name != NCHW:
-        return
+        problem = match(op)
+        return packed_conv.pack(op) if problem is not None and problem.packed else None
     attr = _constant_filter(op)
     hwcf = np.ascontiguousarray(np.array(attr).transpose(2, 3, 1, 0))
     x, _, acc = op.operands
@@ -240,6 +245,8 @@ def outer(problem: Conv) -> fusion.Outer:
 
 def lines(handle: str, problem: Conv, prefix: str) -> Lines:
     """The forall of output tiles, fused with the init and epilogue; inside, `tile_lines`."""
+    if problem.packed:
+        return packed_conv.lines(handle, problem, prefix)
     tiles = outer(problem)
     _, oh, ow, f = tiles.tile_shape
     p = problem

@@ -43,6 +43,7 @@ from dlc.passes.codegen.predicates import body_is_plain, is_identity, maps, orde
 from dlc.passes.codegen.script import ANY, Lines
 
 INITS = ("linalg.fill", "linalg.broadcast", "linalg.generic")
+PACKED = "dlc.packed_conv"  # (the attribute of packed_conv's generic, a contraction too)
 CONTRACTIONS = ("linalg.matmul", "linalg.batch_matmul", "linalg.conv_2d_nhwc_hwcf",
                 "linalg.conv_2d_nchw_fchw", "linalg.depthwise_conv_2d_nhwc_hwc")
 
@@ -131,7 +132,7 @@ def write_in_place(op: ir.Operation) -> ir.Operation | None:
 
 
 def _is_contraction(owner: object) -> bool:
-    return _is_op(owner) and owner.name in CONTRACTIONS
+    return _is_op(owner) and (owner.name in CONTRACTIONS or PACKED in owner.attributes)
 
 
 def init_producer(op: ir.Operation) -> ir.Operation | None:
@@ -219,6 +220,7 @@ class Outer:
     epilogue: bool
     init: bool
     greedy: bool = False  # `fuses_exactly`: one transform.structured.fuse builds the forall
+    contraction: str = ""  # how to match the contraction's tile in the forall (default: names)
 
 
 def _sizes(sizes: list[int]) -> str:
@@ -271,7 +273,8 @@ def _greedy_lines(handle: str, outer: Outer, prefix: str, inner: Callable[[str],
     ops.append(f"{root}tile, {forall} = transform.structured.fuse {root} "
                f"tile_sizes [{_sizes(sizes)}] {{use_forall}} : ({ANY}) -> ({ANY}, {ANY})")
     names = ", ".join(f'"{name}"' for name in CONTRACTIONS)
-    ops.append(f"{tiled} = transform.structured.match ops{{[{names}]}} in {forall} "
+    which = outer.contraction or f"ops{{[{names}]}}"
+    ops.append(f"{tiled} = transform.structured.match {which} in {forall} "
                f": ({ANY}) -> {ANY}")
     if outer.init:  # (the accumulator is the contraction's last operand)
         ops.append(f"{init} = transform.get_producer_of_operand {tiled}[2] : ({ANY}) -> {ANY}")

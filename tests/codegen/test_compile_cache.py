@@ -12,7 +12,6 @@ from onnx import helper
 
 import dlc
 from dlc.runtime import cache
-
 from tests.conftest import make_model
 
 RNG = np.random.default_rng(0)

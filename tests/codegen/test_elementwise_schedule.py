@@ -9,7 +9,6 @@ from onnx import helper
 
 import dlc
 from dlc.passes.codegen.elementwise import vector_width
-
 from tests.conftest import make_model
 
 RNG = np.random.default_rng(0)

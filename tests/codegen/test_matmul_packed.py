@@ -15,7 +15,6 @@ from onnx import helper
 
 import dlc
 from dlc.passes.codegen.matmul import PACK_VOLUME
-
 from tests.conftest import make_model
 
 RNG = np.random.default_rng(7)

@@ -16,7 +16,6 @@ from onnx import helper
 import dlc
 from dlc.passes.codegen.matmul import matmul_tiles, register_tile
 from dlc.passes.codegen.script import split_point
-
 from tests.conftest import make_model
 
 RNG = np.random.default_rng(0)

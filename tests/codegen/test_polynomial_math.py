@@ -15,7 +15,6 @@ import pytest
 from onnx import helper
 
 import dlc
-
 from tests.conftest import make_model
 
 TINY = np.finfo(np.float32).tiny

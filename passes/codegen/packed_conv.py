@@ -1,0 +1,313 @@
+"""Data tiling of convolutions: the filter packed per block of 32 output channels.
+
+An NHWC convolution reads its HWCF filter in rows F*4 bytes apart (one row per kh, kw, c):
+with F = 512-2048 every row of a register tile's filter slice is on its own page and the
+rows of a C block fall in a few L1 sets, so the filter, streamed from L3/DRAM once per call
+(ResNet-50's deep layers hold 2-9 MiB of filter each), arrives by demand misses the hardware
+prefetcher does not follow. Packed as P[F/32][KH][KW][C][32] (at compile time: the filter is a
+constant), the filter slice each register tile reads is one sequential stream (a C program
+with this loop nest: 1x1 512 -> 2048 on 7x7, 55-85 GFLOP/s from HWCF, 115 from P).
+
+`pack` rewrites `linalg.conv_2d_nhwc_hwcf(x, W, acc)` into a `linalg.generic` over
+(n, oh, ow, fo, fi, kh, kw, c) reading x and P and writing the output viewed as
+[N][OH][OW][F/32][32] (a `tensor.expand_shape` of NHWC: the same bytes), then collapsed back
+to NHWC for its users. The accumulator's producer (fill, bias broadcast) and the elementwise
+epilogue (bias, activation, residual add) are rebuilt in the same 5-D shape, so that
+`fusion.py` fuses them into the forall exactly as for the named conv. A 1x1 convolution with
+strides reads a strided slice of its input (a view, no copy) and is packed with stride 1.
+
+Schedule (`lines`): the forall of `conv.outer`'s output tiles; inside, OW split into parts
+that divide the register tile (`conv.ow_parts`), C blocked (`conv.channel_block`, the filter
+rows now contiguous), [1, 1, ow, 1] register tiles over (n, oh, ow, fo) with fo outermost,
+the reductions (kh, kw, c) by 1, the unit dims folded away (a 2-D [ow, 32] generic is left,
+out[ow, fi] += x[ow] * P[fi]) and vectorized: ow x 2 zmm accumulators, one broadcast per
+output position and two filter loads per step, the multiply-add contracted to FMA.
+
+Packed: f32 NHWC convs with a constant non-splat filter, F a multiple of 32, dilation 1,
+stride 1 (or any stride when the kernel is 1x1). Others keep `conv.py`'s schedule.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import TYPE_CHECKING
+
+import numpy as np
+from mlir import ir
+from mlir.dialects import arith, linalg, tensor
+
+from dlc.passes.codegen import elementwise, fusion
+from dlc.passes.codegen.predicates import maps
+from dlc.passes.codegen.script import ANY, Lines, tile
+
+if TYPE_CHECKING:
+    from dlc.passes.codegen.conv import Conv
+
+BLOCK = 32  # output channels per packed filter block (two 16-lane vectors)
+OUTER_FILTER = 1024 * 1024  # the filter slice of one forall tile (half the 2 MiB L2)
+MIN_TILES = 4  # forall tiles (of output channels and rows) wanted, for the threads
+DISTINCT, _DISTINCT = "dlc.distinct", itertools.count()
+TAG = fusion.PACKED  # marks the packed conv generic (and its tiles) for the script
+
+
+def packs(op: ir.Operation, problem: Conv, filter_attr: ir.DenseElementsAttr | None) -> bool:
+    """Whether NHWC conv `op` (matched as `problem`) takes the packed schedule."""
+    if filter_attr is None or filter_attr.is_splat or problem.f % BLOCK:
+        return False
+    strides, dilations = _ints(op, "strides"), _ints(op, "dilations")
+    if dilations != [1, 1] or (strides != [1, 1] and (problem.kh, problem.kw) != (1, 1)):
+        return False
+    return _init_kind(op) is not None
+
+
+def _ints(op: ir.Operation, name: str) -> list[int]:
+    if name not in op.attributes:
+        return [1, 1]
+    return [int(v) for v in ir.DenseIntElementsAttr(op.attributes[name])]
+
+
+def _init_kind(op: ir.Operation) -> str | None:
+    """How the accumulator is rebuilt in 5-D: "fill", "broadcast", "generic" (the fused init
+    producers of fusion.init_producer), "view" (any other value: expanded), None: neither."""
+    producer = fusion.init_producer(op)
+    if producer is None:
+        return "view"
+    if producer.name == "linalg.fill":
+        return "fill"
+    if producer.name == "linalg.broadcast":
+        return "broadcast"
+    return "generic" if producer.name == "linalg.generic" else None
+
+
+# ----------------------------------------------------------------------------- the rewrite
+
+
+def _i64_groups(groups: list[list[int]]) -> ir.ArrayAttr:
+    i64 = ir.IntegerType.get_signless(64)
+    return ir.ArrayAttr.get([ir.ArrayAttr.get([ir.IntegerAttr.get(i64, d) for d in g])
+                             for g in groups])
+
+
+def _expand(value: ir.Value) -> ir.Value:
+    """A [..., F] tensor viewed as [..., F/32, 32] (the source of a collapse that made it)."""
+    owner = value.owner
+    if isinstance(owner, ir.Operation | ir.OpView) and owner.name == "tensor.collapse_shape":
+        source = owner.operands[0]
+        shape = list(value.type.shape)
+        if list(source.type.shape) == shape[:-1] + [shape[-1] // BLOCK, BLOCK]:
+            return source
+    shape = list(value.type.shape)
+    expanded = shape[:-1] + [shape[-1] // BLOCK, BLOCK]
+    groups = [[i] for i in range(len(shape) - 1)] + [[len(shape) - 1, len(shape)]]
+    return tensor.ExpandShapeOp(ir.RankedTensorType.get(expanded, value.type.element_type),
+                                value, _i64_groups(groups), [], expanded).result
+
+
+def _collapse(value: ir.Value) -> ir.Value:
+    """[..., F/32, 32] -> [..., F]."""
+    shape = list(value.type.shape)
+    collapsed = shape[:-2] + [shape[-2] * shape[-1]]
+    groups = [[i] for i in range(len(shape) - 2)] + [[len(shape) - 2, len(shape) - 1]]
+    return tensor.CollapseShapeOp(ir.RankedTensorType.get(collapsed, value.type.element_type),
+                                  value, _i64_groups(groups)).result
+
+
+def _empty5(shape4: list[int]) -> ir.Value:
+    """A fresh [..., F/32, 32] tensor.empty, marked distinct: CSE would merge the identical
+    empties (then fills) of two convs of one shape into one destination, which bufferization
+    copies for each (dlc-pad-in-place then rewrites each chain's root to a 4-D buffer)."""
+    empty = tensor.EmptyOp(shape4[:-1] + [shape4[-1] // BLOCK, BLOCK], ir.F32Type.get())
+    empty.operation.attributes[DISTINCT] = ir.IntegerAttr.get(
+        ir.IntegerType.get_signless(64), next(_DISTINCT))
+    return empty.result
+
+
+def _generic5(op: ir.Operation, replaced: dict[int, ir.Value]) -> ir.Operation:
+    """All-parallel 4-D generic `op` (identity result map, ordered-projection operand maps)
+    rebuilt over (n, h, w, fo, fi): an operand indexed by the channel dim d3 is expanded
+    (`replaced[i]`: operand i's 5-D value, given), the result is 5-D. The body is cloned."""
+    old_maps = maps(op)
+    count = len(op.operands)
+    d = [ir.AffineDimExpr.get(i) for i in range(5)]
+    new_maps, operands = [], []
+    for index, (operand, old) in enumerate(zip(op.operands, old_maps, strict=True)):
+        dims = [ir.AffineDimExpr(e).position for e in old.results]
+        if 3 in dims:
+            results = [d[i] for i in dims] + [d[4]]
+            if index in replaced:
+                value = replaced[index]
+            elif index == count - 1 and _is_empty(operand):
+                value = _empty5(list(operand.type.shape))
+            else:
+                value = _expand(operand)
+        else:
+            results, value = [d[i] for i in dims], operand
+        new_maps.append(ir.AffineMap.get(5, 0, results))
+        operands.append(value)
+    clone = op.clone()  # (the body is moved out of a copy: `op` may have other users)
+    new = ir.Operation.create(
+        "linalg.generic", results=[operands[-1].type], operands=operands,
+        attributes={
+            "indexing_maps": ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in new_maps]),
+            "iterator_types": ir.ArrayAttr.get(
+                [ir.Attribute.parse("#linalg.iterator_type<parallel>")] * 5),
+            "operandSegmentSizes": ir.DenseI32ArrayAttr.get([count - 1, 1]),
+        }, regions=1)
+    old_block = clone.regions[0].blocks[0]
+    block = new.regions[0].blocks.append(*[a.type for a in old_block.arguments])
+    for old_arg, new_arg in zip(old_block.arguments, block.arguments, strict=True):
+        old_arg.replace_all_uses_with(new_arg)
+    for inner in list(old_block.operations):
+        block.append(inner)
+    clone.erase()
+    return new
+
+
+def _is_empty(value: ir.Value) -> bool:
+    owner = value.owner
+    return isinstance(owner, ir.Operation | ir.OpView) and owner.name == "tensor.empty"
+
+
+def _accumulator(op: ir.Operation) -> ir.Value:
+    """The 5-D accumulator: the init producer rebuilt in 5-D, or a view of the value."""
+    acc = op.operands[2]
+    kind = _init_kind(op)
+    producer = acc.owner
+    if kind == "fill":
+        built = linalg.fill(producer.operands[0], outs=[_empty5(list(acc.type.shape))])
+        return built if isinstance(built, ir.Value) else built.results[0]
+    if kind == "broadcast":
+        dims = [int(v) for v in ir.DenseI64ArrayAttr(producer.attributes["dimensions"])]
+        source = producer.operands[0]
+        if 3 in dims:  # (the channel dim is the broadcast one: no channel operand)
+            return _expand(acc)
+        built = linalg.broadcast(_expand(source), outs=[_empty5(list(acc.type.shape))],
+                                 dimensions=dims)
+        return built if isinstance(built, ir.Value) else built.results[0]
+    if kind == "generic":
+        return _generic5(producer.operation, {}).results[0]
+    return _expand(acc)
+
+
+def pack(op: ir.Operation) -> ir.Operation:
+    """conv_2d_nhwc_hwcf(x, W, acc) -> generic(x, P, acc5) (see above), with its init and
+    epilogue rebuilt in 5-D; returns the generic."""
+    x, weight, acc = op.operands
+    kh, kw, _, f = weight.type.shape
+    strides = _ints(op, "strides")
+    epilogue = fusion.epilogue(op)
+    f32 = ir.F32Type.get()
+    with ir.InsertionPoint(op), op.location:
+        array = np.array(weight.owner.attributes["value"])
+        packed = np.ascontiguousarray(
+            array.reshape(kh, kw, array.shape[2], f // BLOCK, BLOCK).transpose(3, 0, 1, 2, 4))
+        filter_value = arith.ConstantOp(ir.RankedTensorType.get(list(packed.shape), f32),
+                                        ir.DenseElementsAttr.get(packed)).result
+        if strides != [1, 1]:  # (1x1 only: the strided positions, a view)
+            n, oh, ow, _ = acc.type.shape
+            sizes = [n, oh, ow, x.type.shape[3]]
+            x = tensor.ExtractSliceOp(ir.RankedTensorType.get(sizes, f32), x, [], [], [],
+                                      [0, 0, 0, 0], sizes, [1, *strides, 1]).result
+        d = [ir.AffineDimExpr.get(i) for i in range(8)]  # n, oh, ow, fo, fi, kh, kw, c
+        conv_maps = [ir.AffineMap.get(8, 0, [d[0], d[1] + d[5], d[2] + d[6], d[7]]),
+                     ir.AffineMap.get(8, 0, [d[3], d[5], d[6], d[7], d[4]]),
+                     ir.AffineMap.get(8, 0, d[:5])]
+        iterators = ["parallel"] * 5 + ["reduction"] * 3
+        acc5 = _accumulator(op)
+        generic = ir.Operation.create(
+            "linalg.generic", results=[acc5.type], operands=[x, filter_value, acc5],
+            attributes={
+                "indexing_maps": ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in conv_maps]),
+                "iterator_types": ir.ArrayAttr.get(
+                    [ir.Attribute.parse(f"#linalg.iterator_type<{i}>") for i in iterators]),
+                "operandSegmentSizes": ir.DenseI32ArrayAttr.get([2, 1]),
+                TAG: ir.UnitAttr.get(),
+            }, regions=1)
+        block = generic.regions[0].blocks.append(f32, f32, f32)
+        contract = ir.Attribute.parse("#arith.fastmath<contract>")
+        with ir.InsertionPoint(block):
+            a, b, c = block.arguments
+            product = arith.MulFOp(a, b, fastmath=contract).result
+            linalg.YieldOp([arith.AddFOp(c, product, fastmath=contract).result])
+        if epilogue is None:
+            op.results[0].replace_all_uses_with(_collapse(generic.results[0]))
+        else:
+            with ir.InsertionPoint(epilogue):
+                index = next(u.operand_number for u in op.results[0].uses)
+                new = _generic5(epilogue, {index: generic.results[0]})
+                epilogue.results[0].replace_all_uses_with(_collapse(new.results[0]))
+            epilogue.erase()
+    init = acc.owner
+    op.erase()
+    if isinstance(init, ir.Operation | ir.OpView) and not list(init.results[0].uses) \
+            and init.name != "tensor.empty":
+        init.erase()
+    return generic
+
+
+# ----------------------------------------------------------------------------- the schedule
+
+
+def outer_tile(problem: Conv) -> tuple[int, int]:
+    """(oh, f) of the forall's [1, oh, OW, f] output tiles: f the widest multiple of 32
+    dividing F whose filter slice fits OUTER_FILTER, oh the most rows dividing OH whose tile
+    fits conv.OUTER_BYTES; both narrowed while that leaves fewer than MIN_TILES tiles (the
+    threads' share) and a narrower choice exists."""
+    from dlc.passes.codegen import conv
+
+    def rows(f: int) -> int:
+        fits = [d for d in range(1, problem.oh + 1)
+                if problem.oh % d == 0 and d * problem.ow * f * 4 <= conv.OUTER_BYTES]
+        return fits[-1] if fits else 1
+
+    widths = [d for d in range(BLOCK, problem.f + 1, BLOCK) if problem.f % d == 0
+              and (d == BLOCK or problem.kh * problem.kw * problem.c * d * 4 <= OUTER_FILTER)]
+    choices = [(rows(f), f) for f in reversed(widths)]  # widest first
+    for oh, f in choices:
+        if (problem.oh // oh) * (problem.f // f) >= MIN_TILES:
+            return oh, f
+    return choices[-1]
+
+
+def lines(handle: str, problem: Conv, prefix: str) -> Lines:
+    from dlc.passes.codegen import conv  # (conv imports this module)
+
+    outer = conv.outer(problem)
+    oh, f = outer_tile(problem)
+    ow = problem.ow
+    tiles = fusion.Outer([1, oh, 0, f // BLOCK, 0, 0, 0, 0], [1, oh, 0, f // BLOCK, 0],
+                         (1, oh, ow, f // BLOCK, BLOCK), outer.epilogue, outer.init,
+                         outer.greedy, f"attributes {{{TAG}}}")
+    inner = conv.Conv(1, oh, ow, f, problem.c, problem.kh, problem.kw, f_total=BLOCK)
+    return fusion.forall_lines(handle, tiles, prefix,
+                               lambda tiled: tile_lines(tiled, inner, f"{prefix}t"),
+                               elementwise.tile_lines)
+
+
+def tile_lines(handle: str, problem: Conv, prefix: str) -> Lines:
+    """One output tile [1, oh, OW, f/32, 32]: OW parts, C blocks, register tiles."""
+    from dlc.passes.codegen import conv
+
+    ops: list[str] = []
+    result = Lines(ops)
+    parts = conv.ow_parts(problem.ow, BLOCK)
+    for j, (part, ow_size) in enumerate(conv._split(handle, 2, parts, f"{prefix}w", ops)):
+        ow = conv.part_ow_tile(ow_size, BLOCK)
+        kc = conv.channel_block(problem, BLOCK)
+        p = f"{prefix}p{j}"
+        if kc < problem.c:
+            more, part, _ = tile(part, [0] * 7 + [kc], f"{p}c")
+            ops += more
+        more, registers, _ = tile(part, [1, 1, ow, 1, 0, 0, 0, 0], f"{p}o",
+                                  [3, 0, 1, 2, 4, 5, 6, 7])
+        ops += more
+        more, _, loops = tile(registers, [0, 0, 0, 0, 0, 1, 1, 1], f"{p}k")
+        ops += more
+        ops += [f"transform.apply_patterns to {loops[-1]} {{",
+                "  transform.apply_patterns.linalg.fold_unit_extent_dims_via_slices",
+                f"}} : {ANY}",
+                (f"%{p}_kernel = transform.structured.match ops{{[\"linalg.generic\"]}} "
+                 f"in {loops[-1]} : ({ANY}) -> {ANY}"),
+                f"transform.structured.vectorize %{p}_kernel : {ANY}"]
+        result += Lines([], list(reversed(loops)))
+    return result
