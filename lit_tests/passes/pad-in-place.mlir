@@ -102,3 +102,81 @@ func.func @test_shared_fill(%x: tensor<8x8xf32>) -> (tensor<10x10xf32>, tensor<1
   %i2 = tensor.insert_slice %r2 into %filled[1, 1] [8, 8] [1, 1] : tensor<8x8xf32> into tensor<10x10xf32>
   return %i1, %i2 : tensor<10x10xf32>, tensor<10x10xf32>
 }
+
+// -----
+
+// A destination chain through a reshape (packed convs compute [.., F/32, 32] and collapse it):
+// eliminate-empty-tensors follows same-type chains only, so the pass roots the chain in a
+// 4-D empty (expand_shape of it) and replaces that empty by the padded buffer's interior; the
+// chains of two producers that CSE made share one 5-D empty and fill each get their own.
+#id5 = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>
+// CHECK-LABEL: func.func @test_collapsed_into_padding
+// CHECK:         %[[E2:.*]] = tensor.empty() : tensor<1x4x4x64xf32>
+// CHECK-NEXT:    %[[X2:.*]] = tensor.expand_shape %[[E2]] {{\[\[}}0], [1], [2], [3, 4]] output_shape [1, 4, 4, 2, 32]
+// CHECK-NEXT:    %[[F2:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%[[X2]] : tensor<1x4x4x2x32xf32>)
+// CHECK:         %[[PAD:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<1x6x6x64xf32>)
+// CHECK-NEXT:    %[[IN:.*]] = tensor.extract_slice %[[PAD]][0, 1, 1, 0] [1, 4, 4, 64] [1, 1, 1, 1]
+// CHECK-NEXT:    %[[X:.*]] = tensor.expand_shape %[[IN]]
+// CHECK-NEXT:    %[[F:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%[[X]] : tensor<1x4x4x2x32xf32>)
+// CHECK:         linalg.generic {{.*}} outs(%[[F]] :
+// CHECK:         tensor.insert_slice %{{.*}} into %[[PAD]][0, 1, 1, 0] [1, 4, 4, 64] [1, 1, 1, 1]
+// CHECK:         linalg.generic {{.*}} outs(%[[F2]] :
+// BUF-LABEL: func.func @test_collapsed_into_padding
+// BUF-NOT:     memref.copy
+// BUF:         return
+func.func @test_collapsed_into_padding(%x: tensor<1x4x4x2x32xf32>) -> (tensor<1x6x6x64xf32>, tensor<1x4x4x64xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x4x4x2x32xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%e : tensor<1x4x4x2x32xf32>) -> tensor<1x4x4x2x32xf32>
+  %r = linalg.generic {indexing_maps = [#id5, #id5], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%x : tensor<1x4x4x2x32xf32>) outs(%acc : tensor<1x4x4x2x32xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %s = arith.addf %a, %o : f32
+    linalg.yield %s : f32
+  } -> tensor<1x4x4x2x32xf32>
+  %c = tensor.collapse_shape %r [[0], [1], [2], [3, 4]] : tensor<1x4x4x2x32xf32> into tensor<1x4x4x64xf32>
+  %pad = tensor.empty() : tensor<1x6x6x64xf32>
+  %filled = linalg.fill ins(%zero : f32) outs(%pad : tensor<1x6x6x64xf32>) -> tensor<1x6x6x64xf32>
+  %inserted = tensor.insert_slice %c into %filled[0, 1, 1, 0] [1, 4, 4, 64] [1, 1, 1, 1] : tensor<1x4x4x64xf32> into tensor<1x6x6x64xf32>
+  %r2 = linalg.generic {indexing_maps = [#id5, #id5], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%x : tensor<1x4x4x2x32xf32>) outs(%acc : tensor<1x4x4x2x32xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %s = arith.mulf %a, %o : f32
+    linalg.yield %s : f32
+  } -> tensor<1x4x4x2x32xf32>
+  %c2 = tensor.collapse_shape %r2 [[0], [1], [2], [3, 4]] : tensor<1x4x4x2x32xf32> into tensor<1x4x4x64xf32>
+  return %inserted, %c2 : tensor<1x6x6x64xf32>, tensor<1x4x4x64xf32>
+}
+
+// -----
+
+// Two collapsed chains concatenated: the concat's empty and its first insert move up so that
+// each chain starts from its slot of the concat buffer.
+#id5 = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>
+// CHECK-LABEL: func.func @test_collapsed_into_concat
+// CHECK:         %[[CAT:.*]] = tensor.empty() : tensor<1x4x4x128xf32>
+// CHECK-NEXT:    tensor.extract_slice %[[CAT]][0, 0, 0, 0] [1, 4, 4, 64] [1, 1, 1, 1]
+// CHECK:         %[[FIRST:.*]] = tensor.insert_slice %{{.*}} into %[[CAT]][0, 0, 0, 0]
+// CHECK-NEXT:    tensor.extract_slice %[[FIRST]][0, 0, 0, 64] [1, 4, 4, 64] [1, 1, 1, 1]
+// CHECK:         tensor.insert_slice %{{.*}} into %[[FIRST]][0, 0, 0, 64]
+// BUF-LABEL: func.func @test_collapsed_into_concat
+// BUF-NOT:     memref.copy
+// BUF:         return
+func.func @test_collapsed_into_concat(%x: tensor<1x4x4x2x32xf32>) -> tensor<1x4x4x128xf32> {
+  %e1 = tensor.empty() : tensor<1x4x4x2x32xf32>
+  %r1 = linalg.generic {indexing_maps = [#id5, #id5], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%x : tensor<1x4x4x2x32xf32>) outs(%e1 : tensor<1x4x4x2x32xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %s = arith.addf %a, %a : f32
+    linalg.yield %s : f32
+  } -> tensor<1x4x4x2x32xf32>
+  %c1 = tensor.collapse_shape %r1 [[0], [1], [2], [3, 4]] : tensor<1x4x4x2x32xf32> into tensor<1x4x4x64xf32>
+  %e2 = tensor.empty() : tensor<1x4x4x2x32xf32>
+  %r2 = linalg.generic {indexing_maps = [#id5, #id5], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%x : tensor<1x4x4x2x32xf32>) outs(%e2 : tensor<1x4x4x2x32xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %s = arith.mulf %a, %a : f32
+    linalg.yield %s : f32
+  } -> tensor<1x4x4x2x32xf32>
+  %c2 = tensor.collapse_shape %r2 [[0], [1], [2], [3, 4]] : tensor<1x4x4x2x32xf32> into tensor<1x4x4x64xf32>
+  %cat = tensor.empty() : tensor<1x4x4x128xf32>
+  %i1 = tensor.insert_slice %c1 into %cat[0, 0, 0, 0] [1, 4, 4, 64] [1, 1, 1, 1] : tensor<1x4x4x64xf32> into tensor<1x4x4x128xf32>
+  %i2 = tensor.insert_slice %c2 into %i1[0, 0, 0, 64] [1, 4, 4, 64] [1, 1, 1, 1] : tensor<1x4x4x64xf32> into tensor<1x4x4x128xf32>
+  return %i2 : tensor<1x4x4x128xf32>
+}
