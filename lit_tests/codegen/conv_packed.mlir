@@ -2,9 +2,9 @@
 // output channels (here 64) (codegen/packed_conv.py): the filter is packed at compile time to
 // [F/32][KH][KW][C][32], the conv becomes a generic over (n, oh, ow, fo, fi, kh, kw, c) writing
 // a [N, OH, OW, F/32, 32] view of the result, its bias broadcast and ReLU are rebuilt in that
-// shape and fused into the forall of output tiles, and each [7, 32] register tile is a
-// contracting multiply-add whose accumulator stays in registers over the reduction. The
-// result is collapsed back to NHWC. A strided 3x3 conv keeps the plain schedule (vector.fma).
+// shape and fused into the forall of output tiles, then into its [7, 32] register tiles: the
+// bias is written, the contracting multiply-adds accumulate in registers over the reduction,
+// the ReLU runs on the tile before it is stored. The result is collapsed back to NHWC. A strided 3x3 conv keeps the plain schedule (vector.fma).
 // RUN: dlc-opt %s -p 'builtin.module(dlc-schedule)' --split-input-file | FileCheck %s
 
 #bias = affine_map<(d0, d1, d2, d3) -> (d3)>
@@ -14,10 +14,12 @@
 // CHECK-DAG:     arith.constant dense<{{.*}}> : tensor<2x32xf32>
 // CHECK-NOT:     linalg.conv_2d
 // CHECK:         scf.forall (%{{.*}}) in (2)
-// CHECK:           scf.for {{.*}} iter_args({{.*}}) -> (vector<7x32xf32>)
-// CHECK:             arith.mulf {{.*}} fastmath<contract> : vector<7x32xf32>
-// CHECK:             arith.addf {{.*}} fastmath<contract> : vector<7x32xf32>
-// CHECK:           arith.maximumf {{.*}} : vector<32xf32>
+// CHECK:           scf.for
+// CHECK:             vector.transfer_write {{.*}} : vector<7x1x32xf32>, tensor<1x1x7x1x32xf32>
+// CHECK:             scf.for {{.*}} iter_args({{.*}}) -> (vector<7x32xf32>)
+// CHECK:               arith.mulf {{.*}} fastmath<contract> : vector<7x32xf32>
+// CHECK:               arith.addf {{.*}} fastmath<contract> : vector<7x32xf32>
+// CHECK:             arith.maximumf {{.*}} : vector<7x1x32xf32>
 // CHECK:           scf.forall.in_parallel
 // CHECK:         tensor.collapse_shape %{{.*}} {{\[\[}}0], [1], [2], [3, 4]] : tensor<1x14x14x2x32xf32> into tensor<1x14x14x64xf32>
 // CHECK-NOT:     linalg.conv_2d
