@@ -38,3 +38,21 @@ func.func @test_contract(%a: vector<2x1xf32>, %b: vector<1x16xf32>, %c: vector<2
 func.func @test_no_vectors() {
   return
 }
+
+// -----
+
+// An operand broadcast along the inner dim (the vectorizer's broadcast to vector<32x4> and
+// transpose to vector<4x32>) becomes rows of one element each, not a flattened 128-lane
+// shuffle (slow for LLVM to compile).
+
+// CHECK-LABEL: func.func @test_broadcast_rows
+// CHECK-NOT:     vector.transpose
+// CHECK-NOT:     vector.shuffle
+// CHECK-COUNT-4: vector.extract %{{.*}}[{{[0-3]}}] : f32 from vector<4xf32>
+// CHECK-NOT:     vector.shuffle
+func.func @test_broadcast_rows(%x: vector<4xf32>, %y: vector<4x32xf32>) -> vector<4x32xf32> {
+  %b = vector.broadcast %x : vector<4xf32> to vector<32x4xf32>
+  %t = vector.transpose %b, [1, 0] : vector<32x4xf32> to vector<4x32xf32>
+  %s = arith.addf %t, %y : vector<4x32xf32>
+  return %s : vector<4x32xf32>
+}
