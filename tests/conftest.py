@@ -152,8 +152,9 @@ def feeds_of(model: onnx.ModelProto, inputs: Sequence[np.ndarray] | Mapping[str,
 
 
 # a contraction tile's multiply-adds: vector.fma (the plain conv/matmul schedules) or the
-# data-tiled kernels' contracted mulf/addf pair on a [rows, 32] register tile
-FMA_KERNEL = re.compile(r"vector\.fma|arith\.mulf [^\n]* fastmath<contract> : vector<\d+x32xf32>")
+# data-tiled kernels' contracted mulf/addf pair on a [rows, 32] (or [rows, 16]) register tile
+FMA_KERNEL = re.compile(
+    r"vector\.fma|arith\.mulf [^\n]* fastmath<contract> : vector<\d+x(?:32|16)xf32>")
 
 
 def fma_position(ir_text: str) -> int:

@@ -1,4 +1,5 @@
-"""Data tiling of convolutions: the filter packed per block of 32 output channels.
+"""Data tiling of convolutions: the filter packed per block of 32 output channels (16 where 32
+does not divide F: MobileNetV2's 144, SqueezeNet's 16 and 48; "32" below stands for the block).
 
 An NHWC convolution reads its HWCF filter in rows F*4 bytes apart (one row per kh, kw, c):
 with F = 512-2048 every row of a register tile's filter slice is on its own page and the
@@ -30,7 +31,7 @@ the accumulator is stored once, after the epilogue (LLVM forwards the init's sto
 accumulator's load); small reductions gain most (a 1x1 64 -> 64 conv on 56x56: 0.53 -> 0.47 ms,
 MobileNetV2 1.50 -> 1.43x onnxruntime in one A/B run).
 
-Packed: f32 NHWC convs with a constant non-splat filter, F a multiple of 32, dilation 1,
+Packed: f32 NHWC convs with a constant non-splat filter, F a multiple of 16, dilation 1,
 stride 1 (or any stride when the kernel is 1x1). Others keep `conv.py`'s schedule.
 """
 
@@ -50,7 +51,7 @@ from dlc.passes.codegen.script import ANY, Lines, tile
 if TYPE_CHECKING:
     from dlc.passes.codegen.conv import Conv
 
-BLOCK = 32  # output channels per packed filter block (two 16-lane vectors)
+BLOCKS = (32, 16)  # output channels per packed filter block (two or one 16-lane vectors)
 OUTER_FILTER = 1024 * 1024  # the filter slice of one forall tile (half the 2 MiB L2)
 REGISTER_FUSION = True  # init and epilogue fused into the register tiles (see below)
 MIN_TILES = 4  # forall tiles (of output channels and rows) wanted, for the threads
@@ -60,12 +61,17 @@ TAG = fusion.PACKED  # marks the packed conv generic (and its tiles) for the scr
 
 def packs(op: ir.Operation, problem: Conv, filter_attr: ir.DenseElementsAttr | None) -> bool:
     """Whether NHWC conv `op` (matched as `problem`) takes the packed schedule."""
-    if filter_attr is None or filter_attr.is_splat or problem.f % BLOCK:
+    if filter_attr is None or filter_attr.is_splat or not block_of(problem.f):
         return False
     strides, dilations = _ints(op, "strides"), _ints(op, "dilations")
     if dilations != [1, 1] or (strides != [1, 1] and (problem.kh, problem.kw) != (1, 1)):
         return False
     return _init_kind(op) is not None
+
+
+def block_of(f: int) -> int:
+    """The filter block of F output channels: 32 when it divides F, else 16, else 0."""
+    return next((b for b in BLOCKS if f % b == 0), 0)
 
 
 def _ints(op: ir.Operation, name: str) -> list[int]:
@@ -102,10 +108,12 @@ def _expand(value: ir.Value) -> ir.Value:
     if isinstance(owner, ir.Operation | ir.OpView) and owner.name == "tensor.collapse_shape":
         source = owner.operands[0]
         shape = list(value.type.shape)
-        if list(source.type.shape) == shape[:-1] + [shape[-1] // BLOCK, BLOCK]:
+        block = block_of(shape[-1])
+        if list(source.type.shape) == shape[:-1] + [shape[-1] // block, block]:
             return source
     shape = list(value.type.shape)
-    expanded = shape[:-1] + [shape[-1] // BLOCK, BLOCK]
+    block = block_of(shape[-1])
+    expanded = shape[:-1] + [shape[-1] // block, block]
     groups = [[i] for i in range(len(shape) - 1)] + [[len(shape) - 1, len(shape)]]
     return tensor.ExpandShapeOp(ir.RankedTensorType.get(expanded, value.type.element_type),
                                 value, _i64_groups(groups), [], expanded).result
@@ -124,7 +132,8 @@ def _empty5(shape4: list[int]) -> ir.Value:
     """A fresh [..., F/32, 32] tensor.empty, marked distinct: CSE would merge the identical
     empties (then fills) of two convs of one shape into one destination, which bufferization
     copies for each (dlc-pad-in-place then rewrites each chain's root to a 4-D buffer)."""
-    empty = tensor.EmptyOp(shape4[:-1] + [shape4[-1] // BLOCK, BLOCK], ir.F32Type.get())
+    block = block_of(shape4[-1])
+    empty = tensor.EmptyOp(shape4[:-1] + [shape4[-1] // block, block], ir.F32Type.get())
     empty.operation.attributes[DISTINCT] = ir.IntegerAttr.get(
         ir.IntegerType.get_signless(64), next(_DISTINCT))
     return empty.result
@@ -208,7 +217,8 @@ def pack(op: ir.Operation) -> ir.Operation:
     with ir.InsertionPoint(op), op.location:
         array = np.array(weight.owner.attributes["value"])
         packed = np.ascontiguousarray(
-            array.reshape(kh, kw, array.shape[2], f // BLOCK, BLOCK).transpose(3, 0, 1, 2, 4))
+            array.reshape(kh, kw, array.shape[2], f // block_of(f), block_of(f))
+            .transpose(3, 0, 1, 2, 4))
         filter_value = arith.ConstantOp(ir.RankedTensorType.get(list(packed.shape), f32),
                                         ir.DenseElementsAttr.get(packed)).result
         if strides != [1, 1]:  # (1x1 only: the strided positions, a view)
@@ -268,8 +278,9 @@ def outer_tile(problem: Conv) -> tuple[int, int]:
                 if problem.oh % d == 0 and d * problem.ow * f * 4 <= conv.OUTER_BYTES]
         return fits[-1] if fits else 1
 
-    widths = [d for d in range(BLOCK, problem.f + 1, BLOCK) if problem.f % d == 0
-              and (d == BLOCK or problem.kh * problem.kw * problem.c * d * 4 <= OUTER_FILTER)]
+    block = block_of(problem.f)
+    widths = [d for d in range(block, problem.f + 1, block) if problem.f % d == 0
+              and (d == block or problem.kh * problem.kw * problem.c * d * 4 <= OUTER_FILTER)]
     choices = [(rows(f), f) for f in reversed(widths)]  # widest first
     for oh, f in choices:
         if (problem.oh // oh) * (problem.f // f) >= MIN_TILES:
@@ -283,26 +294,27 @@ def lines(handle: str, problem: Conv, prefix: str) -> Lines:
     outer = conv.outer(problem)
     oh, f = outer_tile(problem)
     ow = problem.ow
-    tiles = fusion.Outer([1, oh, 0, f // BLOCK, 0, 0, 0, 0], [1, oh, 0, f // BLOCK, 0],
-                         (1, oh, ow, f // BLOCK, BLOCK), outer.epilogue, outer.init,
+    block = block_of(problem.f)
+    tiles = fusion.Outer([1, oh, 0, f // block, 0, 0, 0, 0], [1, oh, 0, f // block, 0],
+                         (1, oh, ow, f // block, block), outer.epilogue, outer.init,
                          outer.greedy, f"attributes {{{TAG}}}")
-    inner = conv.Conv(1, oh, ow, f, problem.c, problem.kh, problem.kw, f_total=BLOCK)
+    inner = conv.Conv(1, oh, ow, f, problem.c, problem.kh, problem.kw, f_total=block)
     if REGISTER_FUSION and tiles.greedy and (tiles.epilogue or tiles.init) \
-            and conv.ow_parts(ow, BLOCK) == [ow] and conv.channel_block(inner, BLOCK) == inner.c:
-        return _register_fused_lines(handle, tiles, inner, prefix)
+            and conv.ow_parts(ow, block) == [ow] and conv.channel_block(inner, block) == inner.c:
+        return _register_fused_lines(handle, tiles, inner, block, prefix)
     return fusion.forall_lines(handle, tiles, prefix,
-                               lambda tiled: tile_lines(tiled, inner, f"{prefix}t"),
+                               lambda tiled: tile_lines(tiled, inner, block, f"{prefix}t"),
                                elementwise.tile_lines)
 
 
-def _register_fused_lines(handle: str, tiles: fusion.Outer, problem: Conv,
+def _register_fused_lines(handle: str, tiles: fusion.Outer, problem: Conv, block: int,
                           prefix: str) -> Lines:
     """The forall as in fusion._greedy_lines, then register tiles of the epilogue (or of the
     conv) with the conv and its init fused into them: the accumulator starts from the init
     in registers and the epilogue runs on it before its one store."""
     from dlc.passes.codegen import conv
 
-    ow = conv.part_ow_tile(problem.ow, BLOCK)
+    ow = conv.part_ow_tile(problem.ow, block)
     forall = f"%{prefix}_forall"
     if tiles.epilogue:
         root, sizes = f"%{prefix}_ep", tiles.epilogue_sizes
@@ -340,16 +352,16 @@ def _register_fused_lines(handle: str, tiles: fusion.Outer, problem: Conv,
     return Lines(ops, list(reversed(reductions)))
 
 
-def tile_lines(handle: str, problem: Conv, prefix: str) -> Lines:
+def tile_lines(handle: str, problem: Conv, block: int, prefix: str) -> Lines:
     """One output tile [1, oh, OW, f/32, 32]: OW parts, C blocks, register tiles."""
     from dlc.passes.codegen import conv
 
     ops: list[str] = []
     result = Lines(ops)
-    parts = conv.ow_parts(problem.ow, BLOCK)
+    parts = conv.ow_parts(problem.ow, block)
     for j, (part, ow_size) in enumerate(conv._split(handle, 2, parts, f"{prefix}w", ops)):
-        ow = conv.part_ow_tile(ow_size, BLOCK)
-        kc = conv.channel_block(problem, BLOCK)
+        ow = conv.part_ow_tile(ow_size, block)
+        kc = conv.channel_block(problem, block)
         p = f"{prefix}p{j}"
         if kc < problem.c:
             more, part, _ = tile(part, [0] * 7 + [kc], f"{p}c")

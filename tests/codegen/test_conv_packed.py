@@ -30,8 +30,8 @@ RNG = np.random.default_rng(11)
 
 
 def packed(linalg_ir: str) -> bool:
-    """The packed kernel: contracted multiply-adds on [ow, 32] register tiles, no conv op and no
-    vector.fma (conv.py's kernel) left."""
+    """The packed kernel: contracted multiply-adds on [ow, 32] (or [ow, 16]) register tiles, no
+    conv op and no vector.fma (conv.py's kernel) left."""
     return ("linalg.conv_2d" not in linalg_ir and "vector.fma" not in linalg_ir
             and fma_position(linalg_ir) >= 0)
 
@@ -71,6 +71,8 @@ CASES = [
     (16, 12, 12, 1024, 1, 1, 0),  # wide F: forall tiles of several 32-blocks
     (3, 10, 10, 32, 5, 1, 2),  # 5x5
     (16, 10, 17, 64, 3, 1, 1),  # rectangular: OW 17 = 16 + 1
+    (24, 14, 14, 144, 1, 1, 0),  # F 144: 16-wide blocks (MobileNetV2's expand conv)
+    (16, 13, 13, 48, 3, 1, 1),  # F 48: 16-wide blocks, OW 13
 ]
 
 
@@ -91,7 +93,7 @@ def test_packed_conv_with_and_without_bias_and_activation(bias: bool, relu: bool
 
 
 @pytest.mark.parametrize("c, h, f, kernel, stride, pad, dilation", [
-    (16, 14, 48, 3, 1, 1, 1),  # F not a multiple of 32
+    (16, 14, 24, 3, 1, 1, 1),  # F not a multiple of 16
     (16, 15, 32, 3, 2, 1, 1),  # strided 3x3
     (16, 14, 32, 3, 1, 2, 2),  # dilated
 ], ids=str)
