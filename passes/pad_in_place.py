@@ -11,6 +11,16 @@ This pass (end of the linalg stage, -O2/-O3) moves each such fill, with its `ten
 right before the `tensor.empty` at the root of %x's destination chain (through linalg ops,
 `scf.for`/`scf.forall` results and insert_slices, in the same block): the padded buffer is then
 live from the producer on, no longer, and the copy is gone after bufferization.
+
+Destination chains through a reshape (the packed convs of codegen/packed_conv.py compute a
+[N, H, W, F/32, 32] view of their NHWC result and collapse it) need two more steps, since
+eliminate-empty-tensors follows same-type chains only: `uncollapse` roots each collapsed chain
+in an empty of the collapsed (NHWC) shape, viewed through an expand_shape, so that a returned
+result is its own out-parameter after bufferization; `write_into_destinations` then does
+eliminate-empty-tensors' work for them: the root becomes the slice of the padded buffer or
+concat the result is inserted into (the concat's empty and earlier inserts moved up where
+needed). Identical destinations CSE shared between chains (one fill for two convs of one
+shape) are cloned first (`own_chain`).
 """
 
 from __future__ import annotations
@@ -276,7 +286,8 @@ def uncollapse(function: ir.Operation) -> int:
 @register
 @dataclass(frozen=True)
 class PadInPlace(ModulePass):
-    """Move the fill of a padded buffer before the producer of its interior (no copy)."""
+    """Move the fill of a padded buffer before the producer of its interior (no copy); write
+    reshaped destination chains into their padded buffer, concat or result in place."""
 
     name = "dlc-pad-in-place"
 

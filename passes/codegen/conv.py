@@ -34,6 +34,10 @@ Tile heuristic, from the static shape:
   of C that fits both.
 Strides and dilations are kept; 1x1 and strided convolutions take the same path. Depthwise and
 grouped convolutions are not matched.
+
+NHWC convs with a constant filter, F a multiple of 16, dilation 1 and stride 1 (any stride for
+1x1) are data-tiled instead (`packed_conv.py`: the filter packed per block of 32 or 16 output
+channels at compile time, `prepare` rewrites the op, `lines` schedules it there).
 """
 
 from __future__ import annotations
