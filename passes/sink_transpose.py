@@ -108,7 +108,8 @@ def _with_transposed_partner(op: ir.OpView, moving: ir.Operation, index: int,
         return None
     partner = any(use.owner.name == ops.TRANSPOSE.name and attributes(use.owner)["perm"] == inverse
                   and uses(use.owner.results[0]) > 0  # (not one left dead by a rewrite)
-                  for use in other.uses)
+                  and use.owner.operation != moving.operation  # (x - xᵀ: its own partner,
+                  for use in other.uses)  # the rewrite would recreate itself forever)
     if not partner:
         return None
     moved = build(ops.TRANSPOSE, [other], {"perm": inverse}, loc=op.location)

@@ -37,3 +37,20 @@ func.func @test_no_sink(%x: tensor<3x3xf32>, %y: tensor<3x3xf32>) -> (tensor<3x3
   %a = "dlc.add"(%t, %y) : (tensor<3x3xf32>, tensor<3x3xf32>) -> tensor<3x3xf32>
   return %r, %a : tensor<3x3xf32>, tensor<3x3xf32>
 }
+
+// -----
+
+// Negative: x - transpose(x) (found by dlc fuzz, seed 20261208): the transpose is its own
+// "partner" (a transpose of the other operand by the inverse permutation); sinking it rebuilt
+// the same pattern forever ("failed to converge"). It stays.
+
+// CHECK-LABEL: func.func @test_self_partner
+// CHECK-SAME:    (%[[X:.*]]: tensor<2x2xf32>)
+// CHECK-NEXT:    %[[T:.*]] = "dlc.transpose"(%[[X]]) {perm = array<i64: 1, 0>}
+// CHECK-NEXT:    %[[S:.*]] = "dlc.sub"(%[[X]], %[[T]])
+// CHECK-NEXT:    return %[[S]]
+func.func @test_self_partner(%x: tensor<2x2xf32>) -> tensor<2x2xf32> {
+  %t = "dlc.transpose"(%x) {perm = array<i64: 1, 0>} : (tensor<2x2xf32>) -> tensor<2x2xf32>
+  %s = "dlc.sub"(%x, %t) : (tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<2x2xf32>
+  return %s : tensor<2x2xf32>
+}
