@@ -53,32 +53,42 @@ def root_use(value: ir.Value) -> tuple[ir.Operation, ir.Operation, int] | None:
     return user.operands[number].owner.operation, user, number
 
 
+def _step(value: ir.Value) -> tuple[ir.Operation, int] | None:
+    """(the op computing `value` into a destination, the operand number of that destination);
+    None when `value` is not computed into one (or comes from a tensor.empty)."""
+    owner = value.owner
+    if not _is_op(owner):
+        return None
+    owner = owner.operation
+    index = ir.OpResult(value).result_number
+    if owner.name == "scf.for":
+        return owner, 3 + index
+    if owner.name == "scf.forall" or (owner.name.startswith("linalg.")
+                                      and len(owner.regions) == 1):
+        return owner, len(owner.operands) - len(owner.results) + index  # (the inits last)
+    if owner.name == "tensor.insert_slice":
+        return owner, 1
+    if owner.name in ("tensor.collapse_shape", "tensor.expand_shape"):
+        return owner, 0
+    return None
+
+
+def _is_empty(value: ir.Value) -> bool:
+    return _is_op(value.owner) and value.owner.operation.name == "tensor.empty"
+
+
 def _chain(value: ir.Value) -> list[tuple[ir.Operation, int]] | None:
     """The (op, destination operand number) steps from `value` back to the tensor.empty it is
     computed in; None when it is not."""
     steps: list[tuple[ir.Operation, int]] = []
     for _ in range(64):
-        owner = value.owner
-        if not _is_op(owner):
-            return None
-        owner = owner.operation
-        if owner.name == "tensor.empty":
+        if _is_empty(value):
             return steps or None
-        index = ir.OpResult(value).result_number
-        count = len(owner.results)
-        if owner.name == "scf.for":
-            number = 3 + index
-        elif owner.name == "scf.forall" or (owner.name.startswith("linalg.")
-                                             and len(owner.regions) == 1):
-            number = len(owner.operands) - count + index  # (the inits last)
-        elif owner.name == "tensor.insert_slice":
-            number = 1
-        elif owner.name in ("tensor.collapse_shape", "tensor.expand_shape"):
-            number = 0
-        else:
+        step = _step(value)
+        if step is None:
             return None
-        steps.append((owner, number))
-        value = owner.operands[number]
+        steps.append(step)
+        value = step[0].operands[step[1]]
     return None
 
 
@@ -126,19 +136,15 @@ def own_chain(value: ir.Value) -> bool:
     shared destination on the chain is cloned for this chain (cheap pure ops only). False
     when a shared destination cannot be cloned (the chain is left as it was)."""
     for _ in range(64):
-        owner = value.owner
-        if not _is_op(owner):
-            return False
-        owner = owner.operation
-        if owner.name == "tensor.empty":
+        if _is_empty(value):
             return True
-        steps = _chain(value)
-        if not steps:
+        step = _step(value)
+        if step is None:
             return False
-        op, number = steps[0]
+        op, number = step
         destination = op.operands[number]
-        producer = destination.owner
         if len(list(destination.uses)) > 1:
+            producer = destination.owner
             if not _is_op(producer) or producer.operation.name not in _CLONABLE:
                 return False
             clone = producer.operation.clone(ip=ir.InsertionPoint(op))

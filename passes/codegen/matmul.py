@@ -321,24 +321,34 @@ def pack(op: ir.Operation) -> ir.Operation:
         maps = [ir.AffineMap.get(5, 0, [d[0], d[4], d[2]]),
                 ir.AffineMap.get(5, 0, [d[1], d[4], d[3]]),
                 ir.AffineMap.get(5, 0, [d[0] * PACK_M + d[2], d[1] * PACK_N + d[3]])]
-        iterators = ["parallel"] * 4 + ["reduction"]
-        generic = ir.Operation.create(
-            "linalg.generic", results=[c.type], operands=[a4, b4, c],
-            attributes={
-                "indexing_maps": ir.ArrayAttr.get([ir.AffineMapAttr.get(x) for x in maps]),
-                "iterator_types": ir.ArrayAttr.get(
-                    [ir.Attribute.parse(f"#linalg.iterator_type<{i}>") for i in iterators]),
-                "operandSegmentSizes": ir.DenseI32ArrayAttr.get([2, 1]),
-            }, regions=1)
-        f32 = ir.F32Type.get()
-        block = generic.regions[0].blocks.append(f32, f32, f32)
-        contract = ir.Attribute.parse("#arith.fastmath<contract>")
-        with ir.InsertionPoint(block):
-            x, y, acc = block.arguments
-            product = arith.MulFOp(x, y, fastmath=contract).result
-            linalg.YieldOp([arith.AddFOp(acc, product, fastmath=contract).result])
+        generic = multiply_add([a4, b4, c], maps, ["parallel"] * 4 + ["reduction"])
     op.results[0].replace_all_uses_with(generic.results[0])
     op.erase()
+    return generic
+
+
+def multiply_add(operands: list[ir.Value], affine_maps: list[ir.AffineMap],
+                 iterators: list[str]) -> ir.Operation:
+    """`linalg.generic ins(a, b) outs(acc)` computing acc += a * b over `iterators`, the
+    multiply-add marked fastmath<contract> (LLVM fuses the pair into an FMA once the packed
+    kernels' unit dims are folded and no vector.contract is left to lower). Built at the
+    current insertion point and location."""
+    acc = operands[-1]
+    generic = ir.Operation.create(
+        "linalg.generic", results=[acc.type], operands=operands,
+        attributes={
+            "indexing_maps": ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in affine_maps]),
+            "iterator_types": ir.ArrayAttr.get(
+                [ir.Attribute.parse(f"#linalg.iterator_type<{i}>") for i in iterators]),
+            "operandSegmentSizes": ir.DenseI32ArrayAttr.get([len(operands) - 1, 1]),
+        }, regions=1)
+    element = acc.type.element_type
+    block = generic.regions[0].blocks.append(element, element, element)
+    contract = ir.Attribute.parse("#arith.fastmath<contract>")
+    with ir.InsertionPoint(block):
+        x, y, total = block.arguments
+        product = arith.MulFOp(x, y, fastmath=contract).result
+        linalg.YieldOp([arith.AddFOp(total, product, fastmath=contract).result])
     return generic
 
 

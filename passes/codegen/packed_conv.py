@@ -45,6 +45,7 @@ from mlir import ir
 from mlir.dialects import arith, linalg, tensor
 
 from dlc.passes.codegen import elementwise, fusion
+from dlc.passes.codegen.matmul import multiply_add
 from dlc.passes.codegen.predicates import maps
 from dlc.passes.codegen.script import ANY, Lines, tile
 
@@ -230,23 +231,9 @@ def pack(op: ir.Operation) -> ir.Operation:
         conv_maps = [ir.AffineMap.get(8, 0, [d[0], d[1] + d[5], d[2] + d[6], d[7]]),
                      ir.AffineMap.get(8, 0, [d[3], d[5], d[6], d[7], d[4]]),
                      ir.AffineMap.get(8, 0, d[:5])]
-        iterators = ["parallel"] * 5 + ["reduction"] * 3
-        acc5 = _accumulator(op)
-        generic = ir.Operation.create(
-            "linalg.generic", results=[acc5.type], operands=[x, filter_value, acc5],
-            attributes={
-                "indexing_maps": ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in conv_maps]),
-                "iterator_types": ir.ArrayAttr.get(
-                    [ir.Attribute.parse(f"#linalg.iterator_type<{i}>") for i in iterators]),
-                "operandSegmentSizes": ir.DenseI32ArrayAttr.get([2, 1]),
-                TAG: ir.UnitAttr.get(),
-            }, regions=1)
-        block = generic.regions[0].blocks.append(f32, f32, f32)
-        contract = ir.Attribute.parse("#arith.fastmath<contract>")
-        with ir.InsertionPoint(block):
-            a, b, c = block.arguments
-            product = arith.MulFOp(a, b, fastmath=contract).result
-            linalg.YieldOp([arith.AddFOp(c, product, fastmath=contract).result])
+        generic = multiply_add([x, filter_value, _accumulator(op)], conv_maps,
+                               ["parallel"] * 5 + ["reduction"] * 3)
+        generic.attributes[TAG] = ir.UnitAttr.get()
         if epilogue is None:
             op.results[0].replace_all_uses_with(_collapse(generic.results[0]))
         else:
@@ -337,14 +324,8 @@ def _register_fused_lines(handle: str, tiles: fusion.Outer, problem: Conv, block
     if tiles.init:
         ops.append(f"%{prefix}_init = transform.get_producer_of_operand {kernel}[2] "
                    f": ({ANY}) -> {ANY}")
-    more, _, reductions = tile(kernel, [0, 0, 0, 0, 0, 1, 1, 1], f"{prefix}k")
+    more, reductions = _kernel_lines(kernel, f"{prefix}k")
     ops += more
-    ops += [f"transform.apply_patterns to {reductions[-1]} {{",
-            "  transform.apply_patterns.linalg.fold_unit_extent_dims_via_slices",
-            f"}} : {ANY}",
-            (f"%{prefix}_fma = transform.structured.match ops{{[\"linalg.generic\"]}} "
-             f"in {reductions[-1]} : ({ANY}) -> {ANY}"),
-            f"transform.structured.vectorize %{prefix}_fma : {ANY}"]
     if tiles.epilogue:
         ops.append(f"transform.structured.vectorize %{prefix}_reg : {ANY}")
     if tiles.init:
@@ -369,13 +350,21 @@ def tile_lines(handle: str, problem: Conv, block: int, prefix: str) -> Lines:
         more, registers, _ = tile(part, [1, 1, ow, 1, 0, 0, 0, 0], f"{p}o",
                                   [3, 0, 1, 2, 4, 5, 6, 7])
         ops += more
-        more, _, loops = tile(registers, [0, 0, 0, 0, 0, 1, 1, 1], f"{p}k")
+        more, loops = _kernel_lines(registers, f"{p}k")
         ops += more
-        ops += [f"transform.apply_patterns to {loops[-1]} {{",
-                "  transform.apply_patterns.linalg.fold_unit_extent_dims_via_slices",
-                f"}} : {ANY}",
-                (f"%{p}_kernel = transform.structured.match ops{{[\"linalg.generic\"]}} "
-                 f"in {loops[-1]} : ({ANY}) -> {ANY}"),
-                f"transform.structured.vectorize %{p}_kernel : {ANY}"]
         result += Lines([], list(reversed(loops)))
     return result
+
+
+def _kernel_lines(handle: str, prefix: str) -> tuple[list[str], list[str]]:
+    """A register tile of the packed generic: its reductions (kh, kw, c) tiled by 1, the unit
+    dims folded away (an [ow, 32] multiply-add is left) and vectorized; the ops and the
+    reduction loops' handles."""
+    ops, _, loops = tile(handle, [0, 0, 0, 0, 0, 1, 1, 1], prefix)
+    ops += [f"transform.apply_patterns to {loops[-1]} {{",
+            "  transform.apply_patterns.linalg.fold_unit_extent_dims_via_slices",
+            f"}} : {ANY}",
+            (f"%{prefix}_fma = transform.structured.match ops{{[\"linalg.generic\"]}} "
+             f"in {loops[-1]} : ({ANY}) -> {ANY}"),
+            f"transform.structured.vectorize %{prefix}_fma : {ANY}"]
+    return ops, loops
