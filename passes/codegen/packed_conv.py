@@ -89,8 +89,9 @@ def _init_kind(op: ir.Operation) -> str | None:
         return "view"
     if producer.name == "linalg.fill":
         return "fill"
-    if producer.name == "linalg.broadcast":
-        return "broadcast"
+    if producer.name == "linalg.broadcast":  # (of a per-channel vector, not along channels)
+        dims = [int(v) for v in ir.DenseI64ArrayAttr(producer.attributes["dimensions"])]
+        return "broadcast" if 3 not in dims else None
     return "generic" if producer.name == "linalg.generic" else None
 
 
@@ -196,10 +197,8 @@ def _accumulator(op: ir.Operation) -> ir.Value:
         return built if isinstance(built, ir.Value) else built.results[0]
     if kind == "broadcast":
         dims = [int(v) for v in ir.DenseI64ArrayAttr(producer.attributes["dimensions"])]
-        source = producer.operands[0]
-        if 3 in dims:  # (the channel dim is the broadcast one: no channel operand)
-            return _expand(acc)
-        built = linalg.broadcast(_expand(source), outs=[_empty5(list(acc.type.shape))],
+        built = linalg.broadcast(_expand(producer.operands[0]),
+                                 outs=[_empty5(list(acc.type.shape))],
                                  dimensions=dims)
         return built if isinstance(built, ir.Value) else built.results[0]
     if kind == "generic":
