@@ -25,6 +25,7 @@ shape) are cloned first (`own_chain`).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from mlir import ir
@@ -172,25 +173,43 @@ def write_into_destinations(function: ir.Operation) -> int:
             continue
         insert = op.operation
         source, destination = insert.operands[0], insert.operands[1]
-        if not _reshaped(source) or not own_chain(source):
+        if not _reshaped(source):
             continue
-        found = root_use(source)
-        if found is None:
-            continue
-        root, user, number = found
-        if root.results[0].type != source.type or user.block != block:
-            continue
-        if not _make_available(destination, user):
-            continue
-        with ir.InsertionPoint(user), insert.location:
-            interior = tensor.ExtractSliceOp(
+
+        def interior(user: ir.Operation, insert=insert, source=source,
+                     destination=destination) -> ir.Value | None:
+            if not _make_available(destination, user):
+                return None
+            return tensor.ExtractSliceOp(
                 source.type, destination, [], [], [], insert.attributes["static_offsets"],
                 insert.attributes["static_sizes"], insert.attributes["static_strides"]).result
-        user.operands[number] = interior
-        if not list(root.results[0].uses):
-            root.erase()
-        done += 1
+
+        done += _reroot(source, source.type, block, interior)
     return done
+
+
+def _reroot(value: ir.Value, root_type: ir.Type, block: ir.Block,
+            build: Callable[[ir.Operation], ir.Value | None]) -> bool:
+    """Replace the root empty of `value`'s destination chain (made this chain's own first)
+    by `build(user)`, built right before the op using it, when the root has `root_type`, the
+    user is in `block` and `build` gives a value (None: left as it was). The root is erased
+    when nothing else uses it. Whether the chain was re-rooted."""
+    if not own_chain(value):
+        return False
+    found = root_use(value)
+    if found is None:
+        return False
+    root, user, number = found
+    if root.results[0].type != root_type or user.block != block:
+        return False
+    with ir.InsertionPoint(user), root.location:
+        replacement = build(user)
+    if replacement is None:
+        return False
+    user.operands[number] = replacement
+    if not list(root.results[0].uses):
+        root.erase()
+    return True
 
 
 def _make_available(value: ir.Value, op: ir.Operation, depth: int = 8) -> bool:
@@ -268,24 +287,15 @@ def uncollapse(function: ir.Operation) -> int:
         if op.operation.name != "tensor.collapse_shape":
             continue
         collapse = op.operation
-        if not own_chain(collapse.operands[0]):
-            continue
-        found = root_use(collapse.operands[0])
-        if found is None or found[0].block != block:
-            continue
-        root, user, number = found
-        if root.results[0].type != collapse.operands[0].type:
-            continue  # (only a chain of same-shape destinations)
-        with ir.InsertionPoint(user), root.location:  # (CSE may have shared the root: a
-            flat = tensor.EmptyOp(list(collapse.results[0].type.shape),  # new one per chain)
-                                  collapse.results[0].type.element_type).result
-            expanded = tensor.ExpandShapeOp(root.results[0].type, flat,
-                                            collapse.attributes["reassociation"], [],
-                                            list(root.results[0].type.shape)).result
-        user.operands[number] = expanded
-        if not list(root.results[0].uses):
-            root.erase()
-        done += 1
+        source, collapsed = collapse.operands[0], collapse.results[0].type
+
+        def expanded(user: ir.Operation, collapse=collapse, source=source,
+                     collapsed=collapsed) -> ir.Value:
+            flat = tensor.EmptyOp(list(collapsed.shape), collapsed.element_type).result
+            return tensor.ExpandShapeOp(source.type, flat, collapse.attributes["reassociation"],
+                                        [], list(source.type.shape)).result
+
+        done += _reroot(source, source.type, block, expanded)  # (same-shape chains only)
     return done
 
 

@@ -49,6 +49,7 @@ from mlir import ir
 from mlir.dialects import arith, linalg, tensor
 
 from dlc.passes.codegen import elementwise, fusion, packed_conv
+from dlc.passes.codegen.predicates import window
 from dlc.passes.codegen.script import Lines, split, tile
 
 NCHW, NHWC = "linalg.conv_2d_nchw_fchw", "linalg.conv_2d_nhwc_hwcf"
@@ -225,17 +226,11 @@ def prepare(op: ir.Operation) -> ir.Operation | None:
             ir.DenseElementsAttr.get(hwcf)).result
         nhwc = _value(linalg.conv_2d_nhwc_hwcf(
             _transpose(x, TO_NHWC), weight, outs=[_nhwc_init(acc)],
-            strides=_ints(op, "strides"), dilations=_ints(op, "dilations")))
+            strides=window(op, "strides"), dilations=window(op, "dilations")))
         result = _transpose(nhwc, TO_NCHW)
     op.results[0].replace_all_uses_with(result)
     op.erase()
     return nhwc.owner
-
-
-def _ints(op: ir.Operation, name: str) -> list[int]:
-    if name not in op.attributes:
-        return [1, 1]
-    return [int(v) for v in ir.DenseIntElementsAttr(op.attributes[name])]
 
 
 def outer(problem: Conv) -> fusion.Outer:

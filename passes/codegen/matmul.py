@@ -35,6 +35,7 @@ from mlir import ir
 from mlir.dialects import arith, linalg, tensor
 
 from dlc.passes.codegen import elementwise, fusion
+from dlc.passes.codegen.predicates import reassociation
 from dlc.passes.codegen.script import ANY, Lines, split, split_point, tile
 
 OPS = ("linalg.matmul", "linalg.batch_matmul")
@@ -295,15 +296,12 @@ def _packed_operand(value: ir.Value, rows: int, tile: int, transposed: bool) -> 
                                 ir.DenseElementsAttr.get(packed)).result
     if transposed:  # [rows, K] -> [rows/tile, tile, K] -> [rows/tile, K, tile]
         expanded, permutation = [rows // tile, tile, k], [0, 2, 1]
-        reassociation = [[0, 1], [2]]
+        groups = [[0, 1], [2]]
     else:  # [K, rows] -> [K, rows/tile, tile] -> [rows/tile, K, tile]
         expanded, permutation = [k, rows // tile, tile], [1, 0, 2]
-        reassociation = [[0], [1, 2]]
-    view = tensor.ExpandShapeOp(
-        ir.RankedTensorType.get(expanded, f32), value,
-        ir.ArrayAttr.get([ir.ArrayAttr.get([ir.IntegerAttr.get(
-            ir.IntegerType.get_signless(64), d) for d in group]) for group in reassociation]),
-        [], expanded).result
+        groups = [[0], [1, 2]]
+    view = tensor.ExpandShapeOp(ir.RankedTensorType.get(expanded, f32), value,
+                                reassociation(groups), [], expanded).result
     empty = tensor.EmptyOp(result, f32).result
     built = linalg.transpose(view, outs=[empty], permutation=permutation)
     return built if isinstance(built, ir.Value) else built.results[0]

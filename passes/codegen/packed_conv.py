@@ -46,7 +46,7 @@ from mlir.dialects import arith, linalg, tensor
 
 from dlc.passes.codegen import elementwise, fusion
 from dlc.passes.codegen.matmul import multiply_add
-from dlc.passes.codegen.predicates import maps
+from dlc.passes.codegen.predicates import maps, reassociation, window
 from dlc.passes.codegen.script import ANY, Lines, tile
 
 if TYPE_CHECKING:
@@ -64,7 +64,7 @@ def packs(op: ir.Operation, problem: Conv, filter_attr: ir.DenseElementsAttr | N
     """Whether NHWC conv `op` (matched as `problem`) takes the packed schedule."""
     if filter_attr is None or filter_attr.is_splat or not block_of(problem.f):
         return False
-    strides, dilations = _ints(op, "strides"), _ints(op, "dilations")
+    strides, dilations = window(op, "strides"), window(op, "dilations")
     if dilations != [1, 1] or (strides != [1, 1] and (problem.kh, problem.kw) != (1, 1)):
         return False
     return _init_kind(op) is not None
@@ -73,12 +73,6 @@ def packs(op: ir.Operation, problem: Conv, filter_attr: ir.DenseElementsAttr | N
 def block_of(f: int) -> int:
     """The filter block of F output channels: 32 when it divides F, else 16, else 0."""
     return next((b for b in BLOCKS if f % b == 0), 0)
-
-
-def _ints(op: ir.Operation, name: str) -> list[int]:
-    if name not in op.attributes:
-        return [1, 1]
-    return [int(v) for v in ir.DenseIntElementsAttr(op.attributes[name])]
 
 
 def _init_kind(op: ir.Operation) -> str | None:
@@ -98,12 +92,6 @@ def _init_kind(op: ir.Operation) -> str | None:
 # ----------------------------------------------------------------------------- the rewrite
 
 
-def _i64_groups(groups: list[list[int]]) -> ir.ArrayAttr:
-    i64 = ir.IntegerType.get_signless(64)
-    return ir.ArrayAttr.get([ir.ArrayAttr.get([ir.IntegerAttr.get(i64, d) for d in g])
-                             for g in groups])
-
-
 def _expand(value: ir.Value) -> ir.Value:
     """A [..., F] tensor viewed as [..., F/32, 32] (the source of a collapse that made it)."""
     owner = value.owner
@@ -118,7 +106,7 @@ def _expand(value: ir.Value) -> ir.Value:
     expanded = shape[:-1] + [shape[-1] // block, block]
     groups = [[i] for i in range(len(shape) - 1)] + [[len(shape) - 1, len(shape)]]
     return tensor.ExpandShapeOp(ir.RankedTensorType.get(expanded, value.type.element_type),
-                                value, _i64_groups(groups), [], expanded).result
+                                value, reassociation(groups), [], expanded).result
 
 
 def _collapse(value: ir.Value) -> ir.Value:
@@ -127,7 +115,7 @@ def _collapse(value: ir.Value) -> ir.Value:
     collapsed = shape[:-2] + [shape[-2] * shape[-1]]
     groups = [[i] for i in range(len(shape) - 2)] + [[len(shape) - 2, len(shape) - 1]]
     return tensor.CollapseShapeOp(ir.RankedTensorType.get(collapsed, value.type.element_type),
-                                  value, _i64_groups(groups)).result
+                                  value, reassociation(groups)).result
 
 
 def _empty5(shape4: list[int]) -> ir.Value:
@@ -211,7 +199,7 @@ def pack(op: ir.Operation) -> ir.Operation:
     epilogue rebuilt in 5-D; returns the generic."""
     x, weight, acc = op.operands
     kh, kw, _, f = weight.type.shape
-    strides = _ints(op, "strides")
+    strides = window(op, "strides")
     epilogue = fusion.epilogue(op)
     f32 = ir.F32Type.get()
     with ir.InsertionPoint(op), op.location:

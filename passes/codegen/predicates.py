@@ -1,4 +1,5 @@
-"""What the schedule families ask of a linalg op: its indexing maps and the shape of its body."""
+"""What the schedule families ask of a linalg op (its indexing maps, the shape of its body, its
+window attributes), and the reassociation attribute their reshapes take."""
 
 from __future__ import annotations
 
@@ -30,3 +31,17 @@ def body_is_plain(op: ir.Operation) -> bool:
         if not (name.startswith(("arith.", "math.")) or name == "linalg.yield"):
             return False
     return True
+
+
+def window(op: ir.Operation, name: str) -> list[int]:
+    """A conv's `strides` or `dilations` ([1, 1] when absent)."""
+    if name not in op.attributes:
+        return [1, 1]
+    return [int(v) for v in ir.DenseIntElementsAttr(op.attributes[name])]
+
+
+def reassociation(groups: list[list[int]]) -> ir.ArrayAttr:
+    """The reassociation attribute of a tensor.expand_shape / collapse_shape."""
+    i64 = ir.IntegerType.get_signless(64)
+    return ir.ArrayAttr.get([ir.ArrayAttr.get([ir.IntegerAttr.get(i64, d) for d in group])
+                             for group in groups])
