@@ -1,5 +1,5 @@
 // dlc-schedule packs a large matmul (mmt4d-style data tiling): A is copied to [M/8][K][8] and
-// B to [N/32][K][32] by vectorized transposes, and the product is a generic over
+// B to [N/32][K][32] by vectorized transposes (B's read row by row), and the product is a generic over
 // (mb, nb, m0, n0, k) writing the row-major result, tiled by an scf.forall, its 8 x 32
 // register tile a contracting multiply-add whose accumulator stays in registers over k.
 // A matmul with a short reduction (K < 128) keeps the plain schedule (vector.fma).
@@ -8,6 +8,10 @@
 // CHECK-LABEL: func.func @test_packed
 // CHECK-NOT:     linalg.matmul
 // CHECK:         vector.transpose {{.*}} : vector<1x8x16xf32> to vector<1x16x8xf32>
+// B's pack reads B's rows in order: its k loop (step 8) is outside its panel loop (nb, step 1)
+// CHECK:         scf.for %[[K:.*]] = %{{.*}} to %{{.*}} step %c8
+// CHECK-NEXT:      scf.for %[[NB:.*]] = %{{.*}} to %{{.*}} step %c1
+// CHECK-NEXT:        tensor.extract_slice %{{.*}}[%[[K]], %[[NB]], 0] [8, 1, 32]
 // CHECK:         vector.transpose {{.*}} : vector<8x1x32xf32> to vector<1x8x32xf32>
 // CHECK:         scf.forall (%{{.*}}) in (2)
 // CHECK:           scf.for {{.*}} iter_args({{.*}}) -> (vector<8x32xf32>)
