@@ -21,6 +21,9 @@ eliminate-empty-tensors' work for them: the root becomes the slice of the padded
 concat the result is inserted into (the concat's empty and earlier inserts moved up where
 needed). Identical destinations CSE shared between chains (one fill for two convs of one
 shape) are cloned first (`own_chain`).
+
+Last, each padded buffer's fill is cut down to its border (`fill_borders`): the interior is
+overwritten whole, so the fill of the whole buffer was one more pass over the activation.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from mlir import ir
-from mlir.dialects import func, tensor
+from mlir.dialects import func, linalg, tensor
 
 from dlc.passes.registry import ModulePass, register
 
@@ -180,12 +183,17 @@ def write_into_destinations(function: ir.Operation) -> int:
                      destination=destination) -> ir.Value | None:
             if not _make_available(destination, user):
                 return None
-            return tensor.ExtractSliceOp(
+            extract = tensor.ExtractSliceOp(
                 source.type, destination, [], [], [], insert.attributes["static_offsets"],
-                insert.attributes["static_sizes"], insert.attributes["static_strides"]).result
+                insert.attributes["static_sizes"], insert.attributes["static_strides"])
+            extract.operation.attributes[REPLACES_EMPTY] = ir.UnitAttr.get()
+            return extract.result
 
         done += _reroot(source, source.type, block, interior)
     return done
+
+
+REPLACES_EMPTY = "dlc.replaces_empty"  # an interior extract_slice standing for a tensor.empty
 
 
 def _reroot(value: ir.Value, root_type: ir.Type, block: ir.Block,
@@ -299,6 +307,79 @@ def uncollapse(function: ir.Operation) -> int:
     return done
 
 
+def _static(op: ir.Operation, name: str) -> list[int] | None:
+    values = list(ir.DenseI64ArrayAttr(op.attributes[name]))
+    return None if any(v == ir.ShapedType.get_dynamic_size() for v in values) else values
+
+
+def _interior(fill: ir.Operation) -> tuple[list[int], list[int]] | None:
+    """(offsets, sizes) of the one padded insert_slice into `fill`'s result (unit strides,
+    static), when every other use extracts that same interior in place of a tensor.empty
+    (`write_into_destinations`: what it holds is never read). Any other use may read the
+    filled interior (a split accumulator's part): None."""
+    regions, inserts = set(), 0
+    for use in fill.results[0].uses:
+        user = use.owner
+        if user.name == "tensor.insert_slice" and use.operand_number == 1:
+            inserts += 1
+        elif user.name != "tensor.extract_slice" or REPLACES_EMPTY not in user.attributes:
+            return None
+        offsets, sizes = _static(user, "static_offsets"), _static(user, "static_sizes")
+        if offsets is None or sizes is None or set(_static(user, "static_strides") or [0]) != {1}:
+            return None
+        regions.add((tuple(offsets), tuple(sizes)))
+    if inserts != 1 or len(regions) != 1:
+        return None
+    offsets, sizes = regions.pop()
+    return list(offsets), list(sizes)
+
+
+def border_slabs(shape: list[int], offsets: list[int],
+                 sizes: list[int]) -> list[tuple[list[int], list[int]]]:
+    """(offsets, sizes) of the slabs covering `shape` outside the box (offsets, sizes): per
+    dim, the part before and after the box, within the box along the dims before it and
+    whole along those after it (for an NHWC padding: top and bottom rows, then the left and
+    right columns of the interior rows)."""
+    slabs = []
+    for d, (extent, start, size) in enumerate(zip(shape, offsets, sizes, strict=True)):
+        for begin, length in ((0, start), (start + size, extent - start - size)):
+            if length > 0:
+                slabs.append((offsets[:d] + [begin] + [0] * (len(shape) - d - 1),
+                              sizes[:d] + [length] + shape[d + 1:]))
+    return slabs
+
+
+def fill_borders(function: ir.Operation) -> int:
+    """A padded buffer's fill (`insert_slice %x into fill(empty)`) writes only the border:
+    the interior is overwritten whole by %x, so filling it first was one more pass over the
+    activation (17 MiB of memset per MobileNetV2 call). The fill becomes fills of the border
+    slabs (`border_slabs`), each inserted into the empty in turn. How many were rewritten."""
+    block = function.regions[0].blocks[0]
+    done = 0
+    for op in list(block.operations):
+        fill = op.operation
+        if fill.name != "linalg.fill" or len(fill.results) != 1:
+            continue
+        box = _interior(fill)
+        destination = fill.operands[1]
+        if box is None or not _is_empty(destination):
+            continue
+        tensor_type = destination.type
+        slabs = border_slabs(list(tensor_type.shape), *box)
+        with ir.InsertionPoint(fill), fill.location:
+            value = destination
+            for offsets, sizes in slabs:
+                empty = tensor.EmptyOp(sizes, tensor_type.element_type).result
+                filled = linalg.fill(fill.operands[0], outs=[empty])
+                value = tensor.InsertSliceOp(
+                    filled if isinstance(filled, ir.Value) else filled.results[0], value,
+                    [], [], [], offsets, sizes, [1] * len(sizes)).result
+        fill.results[0].replace_all_uses_with(value)
+        fill.erase()
+        done += 1
+    return done
+
+
 @register
 @dataclass(frozen=True)
 class PadInPlace(ModulePass):
@@ -313,3 +394,4 @@ class PadInPlace(ModulePass):
                 uncollapse(top.operation)
                 hoist(top.operation)
                 write_into_destinations(top.operation)
+                fill_borders(top.operation)

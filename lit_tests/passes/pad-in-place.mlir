@@ -2,20 +2,29 @@
 // tensor.empty its interior's producer writes into, so that eliminate-empty-tensors can make
 // the producer write straight into the padded buffer. Left alone: a fill with another user, a
 // fill already before the producer, an interior that does not come from a tensor.empty.
+// Then a padded buffer's fill is cut down to the border around the interior.
 // RUN: dlc-opt %s -p 'builtin.module(dlc-pad-in-place)' --split-input-file | FileCheck %s
 // RUN: dlc-opt %s -p 'builtin.module(dlc-pad-in-place,eliminate-empty-tensors,one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},canonicalize,cse,canonicalize)' --split-input-file | FileCheck %s --check-prefix=BUF
 
 #id = affine_map<(d0, d1) -> (d0, d1)>
+// The fill then covers the border only (the interior is overwritten whole): top and bottom
+// rows, then the left and right columns of the interior rows, filled in place.
 // CHECK-LABEL: func.func @test_moved
 // CHECK:         %[[PAD:.*]] = tensor.empty() : tensor<10x10xf32>
-// CHECK-NEXT:    %[[FILL:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%[[PAD]] : tensor<10x10xf32>)
+// CHECK:         %[[TOP:.*]] = tensor.insert_slice %{{.*}} into %[[PAD]][0, 0] [1, 10] [1, 1]
+// CHECK:         %[[BOTTOM:.*]] = tensor.insert_slice %{{.*}} into %[[TOP]][9, 0] [1, 10] [1, 1]
+// CHECK:         %[[LEFT:.*]] = tensor.insert_slice %{{.*}} into %[[BOTTOM]][1, 0] [8, 1] [1, 1]
+// CHECK:         %[[FILL:.*]] = tensor.insert_slice %{{.*}} into %[[LEFT]][1, 9] [8, 1] [1, 1]
 // CHECK-NEXT:    %[[E:.*]] = tensor.empty() : tensor<8x8xf32>
 // CHECK-NEXT:    %[[R:.*]] = linalg.generic
 // CHECK:         tensor.insert_slice %[[R]] into %[[FILL]][1, 1] [8, 8] [1, 1]
+// CHECK-NOT:     linalg.fill {{.*}} tensor<10x10xf32>
 // BUF-LABEL: func.func @test_moved
-// BUF:         memref.alloc() {{.*}} : memref<10x10xf32>
+// BUF:         %[[A:.*]] = memref.alloc() {{.*}} : memref<10x10xf32>
 // BUF-NOT:     memref.alloc
 // BUF-NOT:     memref.copy
+// BUF-COUNT-4: linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : memref<{{1x10|8x1}}xf32, strided
+// BUF-NOT:     linalg.fill
 // BUF:         return
 func.func @test_moved(%x: tensor<8x8xf32>) -> tensor<10x10xf32> {
   %zero = arith.constant 0.0 : f32
@@ -72,8 +81,8 @@ func.func @test_interior_is_an_argument(%x: tensor<8x8xf32>, %s: f32) -> tensor<
 // fill (the last one keeps the original, already before its producer).
 #id = affine_map<(d0, d1) -> (d0, d1)>
 // CHECK-LABEL: func.func @test_shared_fill
-// CHECK:         %[[F1:.*]] = linalg.fill
-// CHECK:         %[[F2:.*]] = linalg.fill
+// CHECK:         %[[F1:.*]] = tensor.insert_slice %{{.*}} into %{{.*}}[1, 9] [8, 1] [1, 1]
+// CHECK:         %[[F2:.*]] = tensor.insert_slice %{{.*}} into %{{.*}}[1, 9] [8, 1] [1, 1]
 // CHECK:         linalg.generic
 // CHECK:         tensor.insert_slice %{{.*}} into %[[F2]]
 // CHECK:         linalg.generic
@@ -114,7 +123,7 @@ func.func @test_shared_fill(%x: tensor<8x8xf32>) -> (tensor<10x10xf32>, tensor<1
 // CHECK:         %[[E2:.*]] = tensor.empty() : tensor<1x4x4x64xf32>
 // CHECK-NEXT:    %[[X2:.*]] = tensor.expand_shape %[[E2]] {{\[\[}}0], [1], [2], [3, 4]] output_shape [1, 4, 4, 2, 32]
 // CHECK-NEXT:    %[[F2:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%[[X2]] : tensor<1x4x4x2x32xf32>)
-// CHECK:         %[[PAD:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<1x6x6x64xf32>)
+// CHECK:         %[[PAD:.*]] = tensor.insert_slice %{{.*}} into %{{.*}}[0, 1, 5, 0] [1, 4, 1, 64] [1, 1, 1, 1]
 // CHECK-NEXT:    %[[IN:.*]] = tensor.extract_slice %[[PAD]][0, 1, 1, 0] [1, 4, 4, 64] [1, 1, 1, 1]
 // CHECK-NEXT:    %[[X:.*]] = tensor.expand_shape %[[IN]]
 // CHECK-NEXT:    %[[F:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%[[X]] : tensor<1x4x4x2x32xf32>)

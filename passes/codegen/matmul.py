@@ -10,7 +10,9 @@ Tile heuristic, from the static shape only:
   M (8 x 32 = 16 accumulators of the 32 zmm registers). mr == nr is avoided (LLVM 22.1.8
   miscompiles shape_cast(broadcast) with equal inner tiles, PERF.md): mr is halved.
 - cache tile: the largest multiple of mr dividing the part's M and <= 64, of nr dividing N and
-  <= 512; kc the largest divisor of K in [64, 256], else all of K.
+  <= 512; kc the largest divisor of K in [64, 256], else all of K. A vector-matrix product
+  (M = 1) instead reads B row by row: cache loops k (kc = the largest divisor of K up to 16)
+  outside all of N (a 128-byte strip of each row of B per tile was 2.2x slower).
 - outer (forall) tile, one output tile per iteration: mt = the largest multiple of mr dividing
   M and <= 128, nt = of nr dividing N and <= 512 (else the whole dimension when it is at most
   twice the limit, else its largest divisor under the limit); the schedule above runs inside.
@@ -43,6 +45,7 @@ OPS = ("linalg.matmul", "linalg.batch_matmul")
 REGISTER_N, REGISTER_M = 32, 8
 CACHE_M, CACHE_N, CACHE_K = 64, 512, 256
 OUTER_M, OUTER_N = 128, 512
+GEMV_KC = 16  # rows of B per cache step of a vector-matrix product (M = 1)
 
 
 @dataclass(frozen=True)
@@ -143,6 +146,12 @@ def _part(handle: str, problem: Contraction, m: int, n: int, prefix: str) -> Lin
     tiles = matmul_tiles(m, n, problem.k)
     batch = [1] if problem.batch is not None else []
     order = [0, 2, 3, 1] if batch else [1, 2, 0]  # cache loops n, k, m
+    if m == 1 and not batch:
+        # a vector-matrix product: B is read once, row by row: cache loops k (GEMV_KC rows of B
+        # per step), then all of N by register tiles (each [1, 32] tile accumulates kc rows)
+        kc = max(d for d in range(1, min(problem.k, GEMV_KC) + 1) if problem.k % d == 0)
+        tiles = Tiles((1, n, kc), tiles.register)
+        order = [2, 1, 0]
     ops, cached, _ = tile(handle, batch + list(tiles.cache), f"{prefix}c", order)
     more, tiled, loops = tile(cached, batch + list(tiles.register), f"{prefix}r")
     ops += more

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import numpy as np
 from mlir import ir
 from mlir.dialects import arith, linalg, tensor
 
@@ -79,3 +80,18 @@ def as_value(result) -> ir.Value:
     if isinstance(result, (ir.OpView, ir.Operation)):
         return result.results[0]
     return result[0]
+
+
+def reshaped(x: ir.Value, shape: list[int]) -> ir.Value:
+    """x with the same elements in row-major order, as `shape` (x itself if already so).
+
+    A `tensor.reshape`, not collapse_shape/expand_shape: linalg-fuse-elementwise-ops folds
+    those into a neighbouring linalg op by expanding its loops, which turns the named
+    contraction back into a generic (and then fuses the elementwise producer into it)."""
+    if list(x.type.shape) == shape:
+        return x
+    i64 = ir.IntegerType.get_signless(64)
+    shape_type = ir.RankedTensorType.get([len(shape)], i64)
+    target = arith.ConstantOp(shape_type, ir.DenseElementsAttr.get(
+        np.array(shape, dtype=np.int64), type=shape_type)).result
+    return tensor.reshape(ir.RankedTensorType.get(shape, x.type.element_type), x, target)

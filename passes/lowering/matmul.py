@@ -12,7 +12,7 @@ codegen schedules match (`passes/codegen/matmul.py`), never a loop nest of its o
   copy, `linalg.generic`), then as above. The copy moves batch*M*K (or K*N) elements for
   batch*M*N*K multiply-adds, far cheaper than the unscheduled 4-loop contraction it replaces.
 The reshapes are `tensor.reshape` (a view once bufferized), not collapse_shape/expand_shape,
-which linalg-fuse-elementwise-ops would fold back into a generic contraction (`_reshaped`).
+which linalg-fuse-elementwise-ops would fold back into a generic contraction (`builders.reshaped`).
 An elementwise consumer (bias add) stays a separate op, vectorized by the elementwise schedule.
 1-D operands (vector-matrix, matrix-vector, dot) stay a `linalg.generic` contraction.
 Accumulators start from a `linalg.fill` of zero. float16 and bfloat16 accumulate in float32
@@ -38,6 +38,7 @@ from dlc.passes.lowering.builders import (
     elementwise,
     filled,
     generic,
+    reshaped,
     scalar,
 )
 
@@ -97,21 +98,6 @@ def _tensor_type(shape: list[int], element: ir.Type) -> ir.RankedTensorType:
     return ir.RankedTensorType.get(shape, element)
 
 
-def _reshaped(x: ir.Value, shape: list[int]) -> ir.Value:
-    """x with the same elements in row-major order, as `shape` (x itself if already so).
-
-    A `tensor.reshape`, not collapse_shape/expand_shape: linalg-fuse-elementwise-ops folds
-    those into a neighbouring linalg op by expanding its loops, which turns the named
-    contraction back into a generic (and then fuses the elementwise producer into it)."""
-    if list(x.type.shape) == shape:
-        return x
-    i64 = ir.IntegerType.get_signless(64)
-    shape_type = ir.RankedTensorType.get([len(shape)], i64)
-    target = arith.ConstantOp(shape_type, ir.DenseElementsAttr.get(
-        np.array(shape, dtype=np.int64), type=shape_type)).result
-    return tensor.reshape(_tensor_type(shape, x.type.element_type), x, target)
-
-
 def _zeros(shape: list[int], element: ir.Type) -> ir.Value:
     return filled(_tensor_type(shape, element), 0)
 
@@ -119,10 +105,10 @@ def _zeros(shape: list[int], element: ir.Type) -> ir.Value:
 def _flat_matmul(a: ir.Value, b: ir.Value, out_shape: list[int], acc_element) -> ir.Value:
     # a [b..., M, K] x b [1..., K, N] -> reshape(matmul(reshape(a) [b*M, K], [K, N]))
     k, n = b.type.shape[-2:]
-    a2 = _reshaped(a, [math.prod(a.type.shape[:-1]), k])
-    value = linalg.matmul(a2, _reshaped(b, [k, n]), outs=[_zeros([a2.type.shape[0], n],
+    a2 = reshaped(a, [math.prod(a.type.shape[:-1]), k])
+    value = linalg.matmul(a2, reshaped(b, [k, n]), outs=[_zeros([a2.type.shape[0], n],
                                                                   acc_element)])
-    return _reshaped(as_value(value), out_shape)
+    return reshaped(as_value(value), out_shape)
 
 
 def _batched_matmul(a: ir.Value, b: ir.Value, out_shape: list[int], acc_element) -> ir.Value:
@@ -132,13 +118,13 @@ def _batched_matmul(a: ir.Value, b: ir.Value, out_shape: list[int], acc_element)
     a3, b3 = (_batch_flattened(_batch_broadcast(x, batch)) for x in (a, b))
     flat = [math.prod(batch), out_shape[-2], out_shape[-1]]
     value = linalg.batch_matmul(a3, b3, outs=[_zeros(flat, acc_element)])
-    return _reshaped(as_value(value), out_shape)
+    return reshaped(as_value(value), out_shape)
 
 
 def _batch_flattened(x: ir.Value) -> ir.Value:
     # x [b..., R, C] -> [prod(b), R, C]
     shape = list(x.type.shape)
-    return _reshaped(x, [math.prod(shape[:-2]), *shape[-2:]])
+    return reshaped(x, [math.prod(shape[:-2]), *shape[-2:]])
 
 
 def _batch_broadcast(x: ir.Value, batch: list[int]) -> ir.Value:

@@ -6,7 +6,7 @@ from mlir import ir
 from mlir.dialects import arith, linalg, tensor
 
 from dlc.dialects import ops
-from dlc.passes.lowering.builders import as_value, empty_like
+from dlc.passes.lowering.builders import as_value, empty_like, reshaped
 from dlc.passes.lowering.storage import storage_elements
 
 
@@ -17,13 +17,23 @@ def lower_constant(op: ir.OpView, rewriter) -> None:
         rewriter.replace_op(op, [arith.ConstantOp(op.results[0].type, value).result])
 
 
+# A reshape feeding one of these is a tensor.reshape (`builders.reshaped`): the fusion pass
+# would fold collapse_shape/expand_shape into the named contraction, making it a generic that
+# no schedule matches, with its elementwise producer fused into the reduction (MobileNetV2's
+# average pool -> Flatten -> Gemm: a scalar loop dividing each of the 1280 x 1000 products).
+CONTRACTIONS = ("dlc.matmul", "dlc.gemm", "linalg.matmul", "linalg.batch_matmul")
+
+
 def lower_reshape(op: ir.OpView, rewriter) -> None:
     # dlc.reshape(x) -> tensor.collapse_shape to 1-D, then tensor.expand_shape to the target
+    # (a tensor.reshape when it feeds a contraction, see CONTRACTIONS)
     (x,) = op.operands
     result_type = op.results[0].type
     with rewriter.ip, op.location:
-        value = _to_rank1(x)
-        value = _from_rank1(value, result_type)
+        if any(use.owner.name in CONTRACTIONS for use in op.results[0].uses):
+            value = reshaped(x, list(result_type.shape))
+        else:
+            value = _from_rank1(_to_rank1(x), result_type)
         rewriter.replace_op(op, [as_value(value)])
 
 

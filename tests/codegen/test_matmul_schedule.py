@@ -42,7 +42,8 @@ def random(*shape: int) -> np.ndarray:
 
 
 # (M, N, K): divisible by 8x32 tiles, remainders in M, in N, in both, M < 8, N < 32,
-# equal register tiles avoided (8x8), prime sizes, a single row (matrix-vector)
+# equal register tiles avoided (8x8), prime sizes, a single row (vector-matrix: B read row by
+# row, K a multiple of 16 or prime)
 MATMUL_SHAPES = [
     (64, 64, 64),
     (128, 96, 256),
@@ -53,6 +54,8 @@ MATMUL_SHAPES = [
     (96, 20, 64),
     (8, 8, 512),
     (1, 784, 256),
+    (1, 1000, 1280),
+    (1, 45, 757),
     (256, 10, 256),
     (131, 257, 67),
 ]
@@ -159,3 +162,18 @@ def test_a_schedule_that_fails_falls_back_to_the_naive_path(monkeypatch) -> None
     assert "dlc.schedule" not in model.ir("linalg")
     a, b = random(64, 64), random(64, 64)
     check(model, [a, b], a @ b)
+
+
+def test_pooled_features_into_gemm_stay_a_scheduled_matmul() -> None:
+    # GlobalAveragePool -> Flatten -> Gemm (a CNN's classifier): the flatten feeds the matmul
+    # as a tensor.reshape, so the pool's division is not fused into a generic contraction
+    nodes = [helper.make_node("GlobalAveragePool", ["x"], ["p"]),
+             helper.make_node("Flatten", ["p"], ["f"]),
+             helper.make_node("Gemm", ["f", "w", "b"], ["y"], transB=1)]
+    w, b = random(100, 512), random(100)
+    model = dlc.compile(make_model(nodes, {"x": (np.float32, [1, 512, 7, 7])}, ["y"],
+                                   initializers={"w": w, "b": b}))
+    text = model.ir("linalg")
+    assert "vector.fma" in text and "linalg.matmul" not in text
+    x = random(1, 512, 7, 7)
+    check(model, [x], x.mean(axis=(2, 3)) @ w.T + b)

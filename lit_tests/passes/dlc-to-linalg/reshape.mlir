@@ -72,3 +72,18 @@ func.func @test_reshape_to_scalar(%x: tensor<1x1xf32>) -> tensor<f32> {
   %0 = "dlc.reshape"(%x) {shape = array<i64>} : (tensor<1x1xf32>) -> tensor<f32>
   return %0 : tensor<f32>
 }
+
+// -----
+
+// A reshape feeding a contraction is a tensor.reshape: linalg-fuse-elementwise-ops would fold
+// a collapse_shape into the named matmul (a generic then, with no schedule).
+
+// CHECK-LABEL: func.func @test_reshape_into_gemm
+// CHECK:         %[[R:.*]] = tensor.reshape %{{.*}}(%{{.*}}) : (tensor<1x1x1x64xf32>, tensor<2xi64>) -> tensor<1x64xf32>
+// CHECK-NOT:     tensor.collapse_shape
+// CHECK:         linalg.matmul {{.*}} ins(%[[R]], %{{.*}} : tensor<1x64xf32>, tensor<10x64xf32>)
+func.func @test_reshape_into_gemm(%x: tensor<1x1x1x64xf32>, %w: tensor<10x64xf32>) -> tensor<1x10xf32> {
+  %0 = "dlc.reshape"(%x) {shape = array<i64: 1, 64>} : (tensor<1x1x1x64xf32>) -> tensor<1x64xf32>
+  %1 = "dlc.gemm"(%0, %w) {alpha = 1.0 : f32, beta = 1.0 : f32, transA = 0 : i64, transB = 1 : i64} : (tensor<1x64xf32>, tensor<10x64xf32>) -> tensor<1x10xf32>
+  return %1 : tensor<1x10xf32>
+}
