@@ -56,23 +56,152 @@ BLOCKS = (32, 16)  # output channels per packed filter block (two or one 16-lane
 OUTER_FILTER = 1024 * 1024  # the filter slice of one forall tile (half the 2 MiB L2)
 REGISTER_FUSION = True  # init and epilogue fused into the register tiles (see below)
 MIN_TILES = 4  # forall tiles (of output channels and rows) wanted, for the threads
+PAD_MIN = 128  # from this F, a filter count no block divides is padded with zero filters
 DISTINCT, _DISTINCT = "dlc.distinct", itertools.count()
 TAG = fusion.PACKED  # marks the packed conv generic (and its tiles) for the script
 
 
 def packs(op: ir.Operation, problem: Conv, filter_attr: ir.DenseElementsAttr | None) -> bool:
     """Whether NHWC conv `op` (matched as `problem`) takes the packed schedule."""
-    if filter_attr is None or filter_attr.is_splat or not block_of(problem.f):
+    if filter_attr is None or filter_attr.is_splat or not padded(problem.f):
         return False
     strides, dilations = window(op, "strides"), window(op, "dilations")
     if dilations != [1, 1] or (strides != [1, 1] and (problem.kh, problem.kw) != (1, 1)):
         return False
-    return _init_kind(op) is not None
+    if _init_kind(op) is None:
+        return False
+    return bool(block_of(problem.f)) or _paddable(op)
 
 
 def block_of(f: int) -> int:
     """The filter block of F output channels: 32 when it divides F, else 16, else 0."""
     return next((b for b in BLOCKS if f % b == 0), 0)
+
+
+def padded(f: int) -> int:
+    """The F a conv of F output channels is packed with: F when a block divides it, else F
+    padded with zero filters to a multiple of 32 (F >= 512) or of 16 (F >= PAD_MIN), else 0
+    (not packed). SqueezeNet's classifier conv (1000 filters) ran 1.8x onnxruntime's kernel
+    unpacked: its filter rows are 4000 bytes apart."""
+    if block_of(f):
+        return f
+    if f >= PAD_MIN:
+        block = BLOCKS[0] if f >= 512 else BLOCKS[-1]
+        return -(-f // block) * block
+    return 0
+
+
+def _paddable(op: ir.Operation) -> bool:
+    """Whether the conv's init and epilogue can be rebuilt on padded channels: the init a
+    fill or a broadcast of a constant, the epilogue's per-channel operands constants."""
+    kind = _init_kind(op)
+    if kind not in ("fill", "broadcast", "generic"):
+        return False
+    producer = fusion.init_producer(op)
+    if kind == "broadcast" and _constant(producer.operands[0]) is None:
+        return False
+    if kind == "generic" and not _channels_constant(producer, None):
+        return False
+    epilogue = fusion.epilogue(op)
+    if epilogue is None:
+        return True
+    return _channels_constant(epilogue, next(u.operand_number for u in op.results[0].uses))
+
+
+def _channels_constant(generic: ir.Operation, skipped: int | None) -> bool:
+    """Whether each operand of a 4-D `generic` indexed by the channel dim (but `skipped`) is
+    a constant, or its output a tensor.empty."""
+    last = len(generic.operands) - 1
+    for i, (operand, old) in enumerate(zip(generic.operands, maps(generic), strict=True)):
+        if i == skipped or 3 not in [ir.AffineDimExpr(e).position for e in old.results]:
+            continue
+        if not (i == last and _is_empty(operand)) and _constant(operand) is None:
+            return False
+    return True
+
+
+def _padded_generic(generic: ir.Operation, replaced: dict[int, ir.Value], fp: int) -> ir.Value:
+    """4-D `generic` rebuilt on fp channels: `replaced` operands given, the others indexed by
+    the channel dim padded (constants) or made anew (the output's empty)."""
+    shape = list(generic.results[0].type.shape[:3]) + [fp]
+    operands = []
+    for i, (operand, old) in enumerate(zip(generic.operands, maps(generic), strict=True)):
+        if i in replaced:
+            operands.append(replaced[i])
+        elif 3 not in [ir.AffineDimExpr(e).position for e in old.results]:
+            operands.append(operand)
+        elif _is_empty(operand):
+            operands.append(tensor.EmptyOp(shape, ir.F32Type.get()).result)
+        else:
+            operands.append(_padded_constant(operand, fp))
+    return _rebuilt(generic, operands, maps(generic)).results[0]
+
+
+def _constant(value: ir.Value) -> np.ndarray | None:
+    owner = value.owner
+    if not isinstance(owner, ir.Operation | ir.OpView) or owner.name != "arith.constant":
+        return None
+    attr = owner.attributes["value"]
+    if not isinstance(attr, ir.DenseElementsAttr):
+        return None
+    if attr.is_splat:
+        return np.full(value.type.shape, attr.get_splat_value().value, dtype=np.float32)
+    return np.array(attr)
+
+
+def _padded_constant(value: ir.Value, f: int) -> ir.Value:
+    """A constant [..., F0] padded with zeros to [..., f]."""
+    array = _constant(value)
+    pads = [(0, 0)] * (array.ndim - 1) + [(0, f - array.shape[-1])]
+    array = np.ascontiguousarray(np.pad(array, pads).astype(np.float32))
+    return arith.ConstantOp(ir.RankedTensorType.get(list(array.shape), ir.F32Type.get()),
+                            ir.DenseElementsAttr.get(array)).result
+
+
+def _pad_filters(op: ir.Operation) -> ir.Operation:
+    """conv(x, W, acc) with F output channels -> extract_slice(conv(x, W', acc'), F) with W'
+    padded by zero filters to `padded(F)`; the init (acc') and the epilogue are rebuilt on
+    the padded channels (their constants padded), the slice taken after the epilogue. Returns
+    the padded conv, which `pack` then packs like any other."""
+    x, weight, acc = op.operands
+    f = weight.type.shape[3]
+    fp = padded(f)
+    shape = list(acc.type.shape[:3]) + [fp]
+    f32 = ir.F32Type.get()
+    epilogue = fusion.epilogue(op)
+    producer = acc.owner
+    with ir.InsertionPoint(op), op.location:
+        filters = _padded_constant(weight, fp)
+        kind = _init_kind(op)
+        if kind == "fill":
+            init = linalg.fill(producer.operands[0], outs=[tensor.EmptyOp(shape, f32).result])
+        elif kind == "generic":
+            init = _padded_generic(producer.operation, {}, fp)
+        else:
+            dims = [int(v) for v in ir.DenseI64ArrayAttr(producer.attributes["dimensions"])]
+            init = linalg.broadcast(_padded_constant(producer.operands[0], fp),
+                                    outs=[tensor.EmptyOp(shape, f32).result], dimensions=dims)
+        init = init if isinstance(init, ir.Value) else init.results[0]
+        conv = linalg.conv_2d_nhwc_hwcf(x, filters, outs=[init], strides=window(op, "strides"),
+                                        dilations=window(op, "dilations"))
+        result = conv if isinstance(conv, ir.Value) else conv.results[0]
+    last, replaced = op, result
+    if epilogue is not None:
+        index = next(u.operand_number for u in op.results[0].uses)
+        with ir.InsertionPoint(epilogue), epilogue.location:
+            replaced = _padded_generic(epilogue, {index: result}, fp)
+        last = epilogue
+    with ir.InsertionPoint(last), last.location:
+        sizes = list(acc.type.shape)
+        sliced = tensor.ExtractSliceOp(acc.type, replaced, [], [], [], [0, 0, 0, 0], sizes,
+                                       [1, 1, 1, 1]).result
+    last.results[0].replace_all_uses_with(sliced)
+    if epilogue is not None:
+        epilogue.erase()
+    op.erase()
+    if not list(producer.results[0].uses):
+        producer.erase()
+    return result.owner.operation
 
 
 def _init_kind(op: ir.Operation) -> str | None:
@@ -151,14 +280,21 @@ def _generic5(op: ir.Operation, replaced: dict[int, ir.Value]) -> ir.Operation:
             results, value = [d[i] for i in dims], operand
         new_maps.append(ir.AffineMap.get(5, 0, results))
         operands.append(value)
+    return _rebuilt(op, operands, new_maps)
+
+
+def _rebuilt(op: ir.Operation, operands: list[ir.Value],
+             affine_maps: list[ir.AffineMap]) -> ir.Operation:
+    """All-parallel generic `op` rebuilt on `operands` with `affine_maps`, its body cloned."""
     clone = op.clone()  # (the body is moved out of a copy: `op` may have other users)
     new = ir.Operation.create(
         "linalg.generic", results=[operands[-1].type], operands=operands,
         attributes={
-            "indexing_maps": ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in new_maps]),
+            "indexing_maps": ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in affine_maps]),
             "iterator_types": ir.ArrayAttr.get(
-                [ir.Attribute.parse("#linalg.iterator_type<parallel>")] * 5),
-            "operandSegmentSizes": ir.DenseI32ArrayAttr.get([count - 1, 1]),
+                [ir.Attribute.parse("#linalg.iterator_type<parallel>")]
+                * affine_maps[0].n_dims),
+            "operandSegmentSizes": ir.DenseI32ArrayAttr.get([len(operands) - 1, 1]),
         }, regions=1)
     old_block = clone.regions[0].blocks[0]
     block = new.regions[0].blocks.append(*[a.type for a in old_block.arguments])
@@ -197,6 +333,8 @@ def _accumulator(op: ir.Operation) -> ir.Value:
 def pack(op: ir.Operation) -> ir.Operation:
     """conv_2d_nhwc_hwcf(x, W, acc) -> generic(x, P, acc5) (see above), with its init and
     epilogue rebuilt in 5-D; returns the generic."""
+    if not block_of(op.operands[1].type.shape[3]):
+        op = _pad_filters(op)
     x, weight, acc = op.operands
     kh, kw, _, f = weight.type.shape
     strides = window(op, "strides")
