@@ -50,7 +50,7 @@ from mlir.dialects import arith, linalg, tensor
 
 from dlc.passes.codegen import elementwise, fusion, packed_conv
 from dlc.passes.codegen.predicates import window
-from dlc.passes.codegen.script import Lines, split, tile
+from dlc.passes.codegen.script import ANY, Lines, split, tile
 
 NCHW, NHWC = "linalg.conv_2d_nchw_fchw", "linalg.conv_2d_nhwc_hwcf"
 TO_NHWC, TO_NCHW = [0, 2, 3, 1], [0, 3, 1, 2]
@@ -63,6 +63,7 @@ OW_WHOLE = 14  # ... but an OW up to this with no such divisor is one register t
 # conv 3.8 -> 3.1 ms)
 FILTER_BYTES = 64 * 1024  # the filter slice one block of the C reduction reads (L1/L2)
 PAGE, FILTER_PAGES = 4096, 128  # ... and the pages it may touch (the TLB)
+REGISTER_FUSION = True  # init and epilogue fused into the register tiles (_register_fused_lines)
 PACK = True  # data-tile the filters of NHWC convs that `packed_conv.packs` accepts
 
 
@@ -253,6 +254,10 @@ def lines(handle: str, problem: Conv, prefix: str) -> Lines:
     _, oh, ow, f = tiles.tile_shape
     p = problem
     inner = Conv(1, oh, ow, f, p.c, p.kh, p.kw, f_total=p.f)
+    if REGISTER_FUSION and tiles.greedy and (tiles.epilogue or tiles.init) \
+            and filter_parts(f) == [f] and ow_parts(ow, filter_tile(f)) == [ow] \
+            and channel_block(inner, filter_tile(f)) == inner.c:
+        return _register_fused_lines(handle, tiles, inner, filter_tile(f), prefix)
     return fusion.forall_lines(handle, tiles, prefix,
                                lambda tile: tile_lines(tile, inner, f"{prefix}t"),
                                elementwise.tile_lines)
@@ -287,6 +292,46 @@ def _split(handle: str, dim: int, sizes: list[int], prefix: str,
     more, low, high = split(handle, dim, sizes[0], prefix)
     ops += more
     return [(low, sizes[0]), (high, sizes[1])]
+
+
+def _register_fused_lines(handle: str, tiles: fusion.Outer, problem: Conv, f: int,
+                          prefix: str) -> Lines:
+    """As packed_conv._register_fused_lines, for the named conv: the forall, then register
+    tiles [1, 1, ow, f] of the epilogue (or of the conv) with the conv and its init fused in,
+    so that the init's store and the accumulator's load meet in L1 (the stems, strided and
+    not packed, wrote the bias into the whole output tile before the conv read it back)."""
+    ow = part_ow_tile(problem.ow, f)
+    forall = f"%{prefix}_forall"
+    if tiles.epilogue:
+        root, sizes = f"%{prefix}_ep", tiles.epilogue_sizes
+        ops = [f"{root} = transform.get_consumers_of_result {handle}[0] : ({ANY}) -> {ANY}"]
+        register, interchange = [1, 1, ow, f], [3, 0, 1, 2]
+    else:
+        root, sizes, ops = handle, tiles.contraction_sizes, []
+        register, interchange = [1, 1, ow, f, 0, 0, 0], [3, 0, 1, 2, 4, 5, 6]
+    ops.append(f"{root}tile, {forall} = transform.structured.fuse {root} "
+               f"tile_sizes [{', '.join(map(str, sizes))}] {{use_forall}} "
+               f": ({ANY}) -> ({ANY}, {ANY})")
+    loops = [f"%{prefix}_r{i}" for i in range(4)]
+    ops.append(f"%{prefix}_reg, {', '.join(loops)} = transform.structured.fuse {root}tile "
+               f"tile_sizes [{', '.join(map(str, register))}] "
+               f"interchange [{', '.join(map(str, interchange))}] "
+               f": ({ANY}) -> ({', '.join([ANY] * 5)})")
+    kernel = f"%{prefix}_conv"
+    ops.append(f"{kernel} = transform.structured.match ops{{[\"{NHWC}\"]}} in {loops[0]} "
+               f": ({ANY}) -> {ANY}")
+    if tiles.init:
+        ops.append(f"%{prefix}_init = transform.get_producer_of_operand {kernel}[2] "
+                   f": ({ANY}) -> {ANY}")
+    more, inner, reductions = tile(kernel, [0, 0, 0, 0, 1, 1, 1], f"{prefix}k")
+    ops += more
+    ops.append(f"%{prefix}_d = transform.structured.decompose {inner} : ({ANY}) -> {ANY}")
+    ops.append(f"transform.structured.vectorize %{prefix}_d : {ANY}")
+    if tiles.epilogue:
+        ops.append(f"transform.structured.vectorize %{prefix}_reg : {ANY}")
+    if tiles.init:
+        ops.append(f"transform.structured.vectorize %{prefix}_init : {ANY}")
+    return Lines(ops, list(reversed(reductions)))
 
 
 def tile_lines(handle: str, problem: Conv, prefix: str) -> Lines:

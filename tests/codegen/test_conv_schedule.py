@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from onnx import helper
+from onnx import TensorProto, helper
 
 import dlc
+from dlc.runtime import cache
 from dlc.passes.codegen import conv
 from dlc.passes.codegen.conv import Conv
 from tests.conftest import MATMUL_TOLERANCES, fma_position, make_model, run_both
@@ -45,6 +46,38 @@ def test_conv_matches_the_reference(c, h, f, kernel, stride, pad) -> None:
     assert "linalg.conv_2d_nhwc_hwcf" not in dlc.compile(model).ir("linalg")  # scheduled away
     assert 0 <= fma_position(dlc.compile(model).ir("linalg"))
     x = RNG.standard_normal((1, c, h, h)).astype(np.float32)
+    run_both(model, [x], tolerances=MATMUL_TOLERANCES)
+
+
+# (C, H, F, kernel, stride, pad) of NHWC convs with a bias and a ReLU (a CNN's layers once the
+# layout pass has cancelled the transposes): strided ones are not packed; their init and ReLU
+# are fused into the register tiles (conv._register_fused_lines): ResNet's 7x7/2 stem, a
+# MobileNetV2-like 3x3/2 stem, a strided 3x3 with F 48 (register tile 16)
+STEM_CASES = [(3, 32, 64, 7, 2, 3), (3, 32, 32, 3, 2, 1), (16, 16, 48, 3, 2, 1)]
+
+
+@pytest.mark.parametrize("c, h, f, kernel, stride, pad", STEM_CASES, ids=lambda v: str(v))
+def test_strided_nhwc_conv_fuses_init_and_relu_into_register_tiles(
+        c, h, f, kernel, stride, pad, monkeypatch) -> None:
+    model = conv_model(c, h, f, kernel, stride, pad)
+    graph = model.graph
+    graph.node[0].input[0] = "xt"
+    graph.node.insert(0, helper.make_node("Transpose", ["x"], ["xt"], perm=[0, 3, 1, 2]))
+    graph.node.append(helper.make_node("Relu", ["y"], ["r"]))
+    graph.node.append(helper.make_node("Transpose", ["r"], ["z"], perm=[0, 2, 3, 1]))
+    oh = (h + 2 * pad - kernel) // stride + 1
+    del graph.output[:]
+    graph.output.append(helper.make_tensor_value_info("z", TensorProto.FLOAT, [1, oh, oh, f]))
+    graph.input[0].type.tensor_type.shape.dim[1].dim_value = h
+    graph.input[0].type.tensor_type.shape.dim[3].dim_value = c
+    calls = []
+    fused = conv._register_fused_lines
+    monkeypatch.setattr(conv, "_register_fused_lines",
+                        lambda *args: calls.append(args) or fused(*args))
+    with cache.disabled():
+        dlc.compile(model)
+    assert len(calls) == 1
+    x = RNG.standard_normal((1, h, h, c)).astype(np.float32)
     run_both(model, [x], tolerances=MATMUL_TOLERANCES)
 
 
@@ -96,9 +129,12 @@ def test_remainders_are_split_into_full_register_tiles() -> None:
     assert conv.filter_parts(64) == [64] and conv.filter_parts(24) == [16, 8]
     assert conv.filter_parts(12) == [12] and conv.filter_parts(16) == [16]
     assert conv.forall_filter_tile(48) == 16 and conv.forall_filter_tile(40) == 40
-    assert conv.ow_parts(13, 32) == [8, 5] and conv.ow_parts(111, 32) == [104, 7]
-    assert conv.ow_parts(13, 8) == [7, 6]  # (an 8-wide ow tile would equal the f tile)
-    assert conv.ow_parts(13, 5) == [7, 6]  # (a remainder 5 would equal the f tile)
+    # an OW up to 14 without a divisor in [4, 8] is one register tile, a wider one is split
+    assert conv.ow_parts(13, 32) == [13] and conv.part_ow_tile(13, 32) == 13
+    assert conv.ow_parts(13, 13) == [8, 5]  # (a 13-wide ow tile would equal the f tile)
+    assert conv.ow_parts(111, 32) == [104, 7] and conv.ow_parts(17, 32) == [16, 1]
+    assert conv.ow_parts(23, 8) == [21, 2]  # (an 8-wide ow tile would equal the f tile)
+    assert conv.ow_parts(29, 5) == [28, 1]  # (a remainder 5 would equal the f tile)
     assert conv.ow_parts(14, 32) == [14] and conv.part_ow_tile(14, 32) == 7
     assert conv.ow_parts(7, 32) == [7] and conv.part_ow_tile(5, 8) == 5
 
