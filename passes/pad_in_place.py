@@ -31,6 +31,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import numpy as np
 from mlir import ir
 from mlir.dialects import func, linalg, tensor
 
@@ -349,11 +350,17 @@ def border_slabs(shape: list[int], offsets: list[int],
     return slabs
 
 
-def fill_borders(function: ir.Operation) -> int:
+BORDER_MIN = 512 * 1024  # bytes of a padded buffer from which only its border is filled: each
+# border fill is 4 loop nests for LLVM (all of ResNet-50's: +3-4 s of code generation), the
+# whole buffer's fill one memset (~25 us per 512 KiB)
+
+
+def fill_borders(function: ir.Operation, border_min: int = BORDER_MIN) -> int:
     """A padded buffer's fill (`insert_slice %x into fill(empty)`) writes only the border:
     the interior is overwritten whole by %x, so filling it first was one more pass over the
     activation (17 MiB of memset per MobileNetV2 call). The fill becomes fills of the border
-    slabs (`border_slabs`), each inserted into the empty in turn. How many were rewritten."""
+    slabs (`border_slabs`), each inserted into the empty in turn, for buffers of `border_min`
+    bytes or more. How many were rewritten."""
     block = function.regions[0].blocks[0]
     done = 0
     for op in list(block.operations):
@@ -365,6 +372,8 @@ def fill_borders(function: ir.Operation) -> int:
         if box is None or not _is_empty(destination):
             continue
         tensor_type = destination.type
+        if np.prod(tensor_type.shape) * tensor_type.element_type.width // 8 < border_min:
+            continue
         slabs = border_slabs(list(tensor_type.shape), *box)
         with ir.InsertionPoint(fill), fill.location:
             value = destination
@@ -387,6 +396,7 @@ class PadInPlace(ModulePass):
     reshaped destination chains into their padded buffer, concat or result in place."""
 
     name = "dlc-pad-in-place"
+    border_min: int = BORDER_MIN  # bytes of a padded buffer from which only its border is filled
 
     def run(self, module: ir.Operation) -> None:
         for top in module.regions[0].blocks[0].operations:
@@ -394,4 +404,4 @@ class PadInPlace(ModulePass):
                 uncollapse(top.operation)
                 hoist(top.operation)
                 write_into_destinations(top.operation)
-                fill_borders(top.operation)
+                fill_borders(top.operation, self.border_min)

@@ -2,13 +2,20 @@
 // tensor.empty its interior's producer writes into, so that eliminate-empty-tensors can make
 // the producer write straight into the padded buffer. Left alone: a fill with another user, a
 // fill already before the producer, an interior that does not come from a tensor.empty.
-// Then a padded buffer's fill is cut down to the border around the interior.
-// RUN: dlc-opt %s -p 'builtin.module(dlc-pad-in-place)' --split-input-file | FileCheck %s
-// RUN: dlc-opt %s -p 'builtin.module(dlc-pad-in-place,eliminate-empty-tensors,one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},canonicalize,cse,canonicalize)' --split-input-file | FileCheck %s --check-prefix=BUF
+// Then a padded buffer's fill is cut down to the border around the interior (buffers of
+// border-min bytes or more: 512 KiB by default; 0 here).
+// RUN: dlc-opt %s -p 'builtin.module(dlc-pad-in-place{border-min=0})' --split-input-file | FileCheck %s
+// RUN: dlc-opt %s -p 'builtin.module(dlc-pad-in-place)' --split-input-file | FileCheck %s --check-prefix=DEFAULT
+// RUN: dlc-opt %s -p 'builtin.module(dlc-pad-in-place{border-min=0},eliminate-empty-tensors,one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},canonicalize,cse,canonicalize)' --split-input-file | FileCheck %s --check-prefix=BUF
 
 #id = affine_map<(d0, d1) -> (d0, d1)>
 // The fill then covers the border only (the interior is overwritten whole): top and bottom
 // rows, then the left and right columns of the interior rows, filled in place.
+// By default a 400-byte buffer keeps its whole fill (moved all the same).
+// DEFAULT-LABEL: func.func @test_moved
+// DEFAULT:         %[[PAD:.*]] = tensor.empty() : tensor<10x10xf32>
+// DEFAULT-NEXT:    linalg.fill ins(%{{.*}} : f32) outs(%[[PAD]] : tensor<10x10xf32>)
+// DEFAULT-NEXT:    tensor.empty() : tensor<8x8xf32>
 // CHECK-LABEL: func.func @test_moved
 // CHECK:         %[[PAD:.*]] = tensor.empty() : tensor<10x10xf32>
 // CHECK:         %[[TOP:.*]] = tensor.insert_slice %{{.*}} into %[[PAD]][0, 0] [1, 10] [1, 1]
