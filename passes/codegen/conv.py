@@ -296,42 +296,21 @@ def _split(handle: str, dim: int, sizes: list[int], prefix: str,
 
 def _register_fused_lines(handle: str, tiles: fusion.Outer, problem: Conv, f: int,
                           prefix: str) -> Lines:
-    """As packed_conv._register_fused_lines, for the named conv: the forall, then register
-    tiles [1, 1, ow, f] of the epilogue (or of the conv) with the conv and its init fused in,
-    so that the init's store and the accumulator's load meet in L1 (the stems, strided and
-    not packed, wrote the bias into the whole output tile before the conv read it back)."""
-    ow = part_ow_tile(problem.ow, f)
-    forall = f"%{prefix}_forall"
-    if tiles.epilogue:
-        root, sizes = f"%{prefix}_ep", tiles.epilogue_sizes
-        ops = [f"{root} = transform.get_consumers_of_result {handle}[0] : ({ANY}) -> {ANY}"]
-        register, interchange = [1, 1, ow, f], [3, 0, 1, 2]
-    else:
-        root, sizes, ops = handle, tiles.contraction_sizes, []
-        register, interchange = [1, 1, ow, f, 0, 0, 0], [3, 0, 1, 2, 4, 5, 6]
-    ops.append(f"{root}tile, {forall} = transform.structured.fuse {root} "
-               f"tile_sizes [{', '.join(map(str, sizes))}] {{use_forall}} "
-               f": ({ANY}) -> ({ANY}, {ANY})")
-    loops = [f"%{prefix}_r{i}" for i in range(4)]
-    ops.append(f"%{prefix}_reg, {', '.join(loops)} = transform.structured.fuse {root}tile "
-               f"tile_sizes [{', '.join(map(str, register))}] "
-               f"interchange [{', '.join(map(str, interchange))}] "
-               f": ({ANY}) -> ({', '.join([ANY] * 5)})")
-    kernel = f"%{prefix}_conv"
-    ops.append(f"{kernel} = transform.structured.match ops{{[\"{NHWC}\"]}} in {loops[0]} "
-               f": ({ANY}) -> {ANY}")
-    if tiles.init:
-        ops.append(f"%{prefix}_init = transform.get_producer_of_operand {kernel}[2] "
-                   f": ({ANY}) -> {ANY}")
-    more, inner, reductions = tile(kernel, [0, 0, 0, 0, 1, 1, 1], f"{prefix}k")
-    ops += more
+    """As packed_conv's, for the named conv: the forall, then register tiles [1, 1, ow, f] of
+    the epilogue (or of the conv) with the conv and its init fused in, so that the init's
+    store and the accumulator's load meet in L1 (the stems, strided and not packed, wrote the
+    bias into the whole output tile before the conv read it back)."""
+    return fusion.register_fused_lines(handle, tiles, [1, 1, part_ow_tile(problem.ow, f), f],
+                                       3, f"ops{{[\"{NHWC}\"]}}", _kernel_lines, prefix)
+
+
+def _kernel_lines(handle: str, prefix: str) -> tuple[list[str], list[str]]:
+    """A register tile of the conv: its reductions (kh, kw, c) tiled by 1, decomposed to a
+    1-D convolution and vectorized; the ops and the reduction loops' handles."""
+    ops, inner, loops = tile(handle, [0, 0, 0, 0, 1, 1, 1], prefix)
     ops.append(f"%{prefix}_d = transform.structured.decompose {inner} : ({ANY}) -> {ANY}")
     ops.append(f"transform.structured.vectorize %{prefix}_d : {ANY}")
-    if tiles.epilogue:
-        ops.append(f"transform.structured.vectorize %{prefix}_reg : {ANY}")
-    if tiles.init:
-        ops.append(f"transform.structured.vectorize %{prefix}_init : {ANY}")
-    return Lines(ops, list(reversed(reductions)))
+    return ops, loops
 
 
 def tile_lines(handle: str, problem: Conv, prefix: str) -> Lines:
@@ -363,9 +342,6 @@ def _part_lines(handle: str, problem: Conv, f: int, prefix: str) -> Lines:
     more, outer_tile, _ = tile(handle, [1, 1, ow, f, 0, 0, 0], f"{prefix}o",
                                [3, 0, 1, 2, 4, 5, 6])
     ops += more
-    more, inner, loops = tile(outer_tile, [0, 0, 0, 0, 1, 1, 1], f"{prefix}k")
+    more, loops = _kernel_lines(outer_tile, f"{prefix}k")
     ops += more
-    ops.append(f"%{prefix}_d = transform.structured.decompose {inner} "
-               ": (!transform.any_op) -> !transform.any_op")
-    ops.append(f"transform.structured.vectorize %{prefix}_d : !transform.any_op")
     return Lines(ops, list(reversed(loops)))

@@ -285,3 +285,43 @@ def _greedy_lines(handle: str, outer: Outer, prefix: str, inner: Callable[[str],
     if outer.epilogue:
         result += elementwise(f"{root}tile", outer.tile_shape, f"{prefix}e")
     return result
+
+
+def register_fused_lines(handle: str, outer: Outer, register: list[int], reductions: int,
+                         match: str, kernel: Callable[[str, str], tuple[list[str], list[str]]],
+                         prefix: str) -> Lines:
+    """The forall of `outer` built by one `transform.structured.fuse {use_forall}` of the
+    epilogue (or of the contraction), then register tiles `register` over the epilogue's
+    (parallel) loops, the channel-block loop (the 4th) outermost, with the contraction and
+    its init fused into them: the accumulator starts from the init in registers and the
+    epilogue runs on it before its one store. Without an epilogue the contraction is the
+    root and its `reductions` loops are left whole. `match` finds the contraction's tile
+    (`transform.structured.match {match}`); `kernel(handle, prefix)` schedules it (its ops
+    and reduction loops, whose accumulators are hoisted)."""
+    forall = f"%{prefix}_forall"
+    if outer.epilogue:
+        root, sizes = f"%{prefix}_ep", outer.epilogue_sizes
+        ops = [f"{root} = transform.get_consumers_of_result {handle}[0] : ({ANY}) -> {ANY}"]
+    else:
+        root, sizes, ops = handle, outer.contraction_sizes, []
+        register = register + [0] * reductions
+    interchange = [3, 0, 1, 2, *range(4, len(register))]
+    ops.append(f"{root}tile, {forall} = transform.structured.fuse {root} "
+               f"tile_sizes [{_sizes(sizes)}] {{use_forall}} : ({ANY}) -> ({ANY}, {ANY})")
+    loops = [f"%{prefix}_r{i}" for i in range(4)]
+    ops.append(f"%{prefix}_reg, {', '.join(loops)} = transform.structured.fuse {root}tile "
+               f"tile_sizes [{_sizes(register)}] interchange [{_sizes(interchange)}] "
+               f": ({ANY}) -> ({', '.join([ANY] * 5)})")
+    tiled = f"%{prefix}_kernel"
+    ops.append(f"{tiled} = transform.structured.match {match} in {loops[0]} "
+               f": ({ANY}) -> {ANY}")
+    if outer.init:  # (the accumulator is the contraction's last operand)
+        ops.append(f"%{prefix}_init = transform.get_producer_of_operand {tiled}[2] "
+                   f": ({ANY}) -> {ANY}")
+    more, hoisted = kernel(tiled, f"{prefix}k")
+    ops += more
+    if outer.epilogue:
+        ops.append(f"transform.structured.vectorize %{prefix}_reg : {ANY}")
+    if outer.init:
+        ops.append(f"transform.structured.vectorize %{prefix}_init : {ANY}")
+    return Lines(ops, list(reversed(hoisted)))

@@ -422,40 +422,12 @@ def lines(handle: str, problem: Conv, prefix: str) -> Lines:
 def _register_fused_lines(handle: str, tiles: fusion.Outer, problem: Conv, block: int,
                           prefix: str) -> Lines:
     """The forall as in fusion._greedy_lines, then register tiles of the epilogue (or of the
-    conv) with the conv and its init fused into them: the accumulator starts from the init
-    in registers and the epilogue runs on it before its one store."""
+    conv) with the conv and its init fused into them (`fusion.register_fused_lines`)."""
     from dlc.passes.codegen import conv
 
     ow = conv.part_ow_tile(problem.ow, block)
-    forall = f"%{prefix}_forall"
-    if tiles.epilogue:
-        root, sizes = f"%{prefix}_ep", tiles.epilogue_sizes
-        ops = [f"{root} = transform.get_consumers_of_result {handle}[0] : ({ANY}) -> {ANY}"]
-        register, interchange = [1, 1, ow, 1, 0], [3, 0, 1, 2, 4]
-    else:
-        root, sizes, ops = handle, tiles.contraction_sizes, []
-        register, interchange = [1, 1, ow, 1, 0, 0, 0, 0], [3, 0, 1, 2, 4, 5, 6, 7]
-    ops.append(f"{root}tile, {forall} = transform.structured.fuse {root} "
-               f"tile_sizes [{', '.join(map(str, sizes))}] {{use_forall}} "
-               f": ({ANY}) -> ({ANY}, {ANY})")
-    loops = [f"%{prefix}_r{i}" for i in range(4)]
-    ops.append(f"%{prefix}_reg, {', '.join(loops)} = transform.structured.fuse {root}tile "
-               f"tile_sizes [{', '.join(map(str, register))}] "
-               f"interchange [{', '.join(map(str, interchange))}] "
-               f": ({ANY}) -> ({', '.join([ANY] * 5)})")
-    kernel = f"%{prefix}_conv"
-    ops.append(f"{kernel} = transform.structured.match attributes {{{TAG}}} in {loops[0]} "
-               f": ({ANY}) -> {ANY}")
-    if tiles.init:
-        ops.append(f"%{prefix}_init = transform.get_producer_of_operand {kernel}[2] "
-                   f": ({ANY}) -> {ANY}")
-    more, reductions = _kernel_lines(kernel, f"{prefix}k")
-    ops += more
-    if tiles.epilogue:
-        ops.append(f"transform.structured.vectorize %{prefix}_reg : {ANY}")
-    if tiles.init:
-        ops.append(f"transform.structured.vectorize %{prefix}_init : {ANY}")
-    return Lines(ops, list(reversed(reductions)))
+    return fusion.register_fused_lines(handle, tiles, [1, 1, ow, 1, 0], 3,
+                                       f"attributes {{{TAG}}}", _kernel_lines, prefix)
 
 
 def tile_lines(handle: str, problem: Conv, block: int, prefix: str) -> Lines:

@@ -24,9 +24,8 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 from mlir import ir
-from mlir.dialects import arith, linalg, tensor
+from mlir.dialects import arith, linalg
 
 from dlc.dialects import ops
 from dlc.dialects.ops import is_float

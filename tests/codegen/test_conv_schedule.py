@@ -9,9 +9,9 @@ import pytest
 from onnx import TensorProto, helper
 
 import dlc
-from dlc.runtime import cache
 from dlc.passes.codegen import conv
 from dlc.passes.codegen.conv import Conv
+from dlc.runtime import cache
 from tests.conftest import MATMUL_TOLERANCES, fma_position, make_model, run_both
 
 RNG = np.random.default_rng(0)
