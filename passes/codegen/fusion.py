@@ -45,7 +45,8 @@ from dlc.passes.codegen.script import ANY, Lines
 INITS = ("linalg.fill", "linalg.broadcast", "linalg.generic")
 PACKED = "dlc.packed_conv"  # (the attribute of packed_conv's generic, a contraction too)
 CONTRACTIONS = ("linalg.matmul", "linalg.batch_matmul", "linalg.conv_2d_nhwc_hwcf",
-                "linalg.conv_2d_nchw_fchw", "linalg.depthwise_conv_2d_nhwc_hwc")
+                "linalg.conv_2d_nchw_fchw", "linalg.depthwise_conv_2d_nhwc_hwc",
+                "linalg.pooling_nhwc_max", "linalg.pooling_nhwc_sum")
 
 
 def _is_op(owner: object) -> bool:

@@ -60,3 +60,12 @@ def test_pooling_matches_numpy(kind: str, x_shape, k: int, stride: int) -> None:
 def test_small_pooling_keeps_the_naive_path() -> None:
     text, _ = pool_text("max", (1, 9, 9, 16), 3, 2)  # 4*4*16*9 taps < 32^3
     assert "linalg.pooling_nhwc_max" in compile_linalg(text).ir("linalg")
+
+
+@pytest.mark.parametrize("kind", ["max", "sum"])
+def test_pooling_runs_in_a_forall_with_its_init_fused(kind: str) -> None:
+    # the accumulator's fill (-inf or 0) is computed per output tile inside the forall (in
+    # cache, and on threads), not as a separate pass over the output
+    text, _ = pool_text(kind, (1, 33, 33, 64), 3, 2)
+    linalg_ir = compile_linalg(text).ir("linalg")
+    assert "scf.forall" in linalg_ir and "linalg.fill" not in linalg_ir
