@@ -42,6 +42,15 @@ def _is_op(owner: object) -> bool:
     return isinstance(owner, ir.Operation | ir.OpView)
 
 
+def _top_level(function: ir.Operation, name: str) -> list[ir.Operation]:
+    """The ops named `name` in the function's body (a snapshot: the caller rewrites them)."""
+    return [op.operation for op in function.regions[0].blocks[0].operations
+            if op.operation.name == name]
+
+
+REPLACES_EMPTY = "dlc.replaces_empty"  # an interior extract_slice standing for a tensor.empty
+
+
 def root_empty(value: ir.Value) -> ir.Operation | None:
     """The tensor.empty whose buffer `value` is computed in, following destinations."""
     found = root_use(value)
@@ -172,10 +181,7 @@ def write_into_destinations(function: ir.Operation) -> int:
     concat), so that the producer writes there in place. How many were rewritten."""
     block = function.regions[0].blocks[0]
     done = 0
-    for op in list(block.operations):
-        if op.operation.name != "tensor.insert_slice":
-            continue
-        insert = op.operation
+    for insert in _top_level(function, "tensor.insert_slice"):
         source, destination = insert.operands[0], insert.operands[1]
         if not _reshaped(source):
             continue
@@ -192,9 +198,6 @@ def write_into_destinations(function: ir.Operation) -> int:
 
         done += _reroot(source, source.type, block, interior)
     return done
-
-
-REPLACES_EMPTY = "dlc.replaces_empty"  # an interior extract_slice standing for a tensor.empty
 
 
 def _reroot(value: ir.Value, root_type: ir.Type, block: ir.Block,
@@ -256,10 +259,7 @@ def hoist(function: ir.Operation) -> int:
     block = function.regions[0].blocks[0]
     moved = 0
     shared: list[tuple[ir.Operation, ir.Operation]] = []
-    for op in list(block.operations):
-        if op.operation.name != "tensor.insert_slice":
-            continue
-        insert = op.operation
+    for insert in _top_level(function, "tensor.insert_slice"):
         found = _fill_of(insert)
         if found is None:
             continue
@@ -292,10 +292,7 @@ def uncollapse(function: ir.Operation) -> int:
     an out-parameter; otherwise either was copied. How many roots were rewritten."""
     block = function.regions[0].blocks[0]
     done = 0
-    for op in list(block.operations):
-        if op.operation.name != "tensor.collapse_shape":
-            continue
-        collapse = op.operation
+    for collapse in _top_level(function, "tensor.collapse_shape"):
         source, collapsed = collapse.operands[0], collapse.results[0].type
 
         def expanded(user: ir.Operation, collapse=collapse, source=source,
@@ -361,11 +358,9 @@ def fill_borders(function: ir.Operation, border_min: int = BORDER_MIN) -> int:
     activation (17 MiB of memset per MobileNetV2 call). The fill becomes fills of the border
     slabs (`border_slabs`), each inserted into the empty in turn, for buffers of `border_min`
     bytes or more. How many were rewritten."""
-    block = function.regions[0].blocks[0]
     done = 0
-    for op in list(block.operations):
-        fill = op.operation
-        if fill.name != "linalg.fill" or len(fill.results) != 1:
+    for fill in _top_level(function, "linalg.fill"):
+        if len(fill.results) != 1:  # (a fill of a buffer)
             continue
         box = _interior(fill)
         destination = fill.operands[1]

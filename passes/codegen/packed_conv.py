@@ -108,12 +108,17 @@ def _paddable(op: ir.Operation) -> bool:
     return _channels_constant(epilogue, next(u.operand_number for u in op.results[0].uses))
 
 
+def _reads_channels(affine_map: ir.AffineMap) -> bool:
+    """Whether an operand's map of a 4-D (n, h, w, f) generic indexes the channel dim."""
+    return 3 in [ir.AffineDimExpr(e).position for e in affine_map.results]
+
+
 def _channels_constant(generic: ir.Operation, skipped: int | None) -> bool:
     """Whether each operand of a 4-D `generic` indexed by the channel dim (but `skipped`) is
     a constant, or its output a tensor.empty."""
     last = len(generic.operands) - 1
     for i, (operand, old) in enumerate(zip(generic.operands, maps(generic), strict=True)):
-        if i == skipped or 3 not in [ir.AffineDimExpr(e).position for e in old.results]:
+        if i == skipped or not _reads_channels(old):
             continue
         if not (i == last and _is_empty(operand)) and _constant(operand) is None:
             return False
@@ -128,7 +133,7 @@ def _padded_generic(generic: ir.Operation, replaced: dict[int, ir.Value], fp: in
     for i, (operand, old) in enumerate(zip(generic.operands, maps(generic), strict=True)):
         if i in replaced:
             operands.append(replaced[i])
-        elif 3 not in [ir.AffineDimExpr(e).position for e in old.results]:
+        elif not _reads_channels(old):
             operands.append(operand)
         elif _is_empty(operand):
             operands.append(tensor.EmptyOp(shape, ir.F32Type.get()).result)

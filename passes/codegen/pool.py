@@ -66,7 +66,7 @@ def lines(handle: str, problem: Pool, prefix: str) -> Lines:
     """As a depthwise conv: the forall of output rows (16 KiB), its init and epilogue fused."""
     p = problem
     if not FORALL:
-        return window_lines(handle, problem.ow, problem.c, problem.kh, prefix)
-    return fusion.forall_lines(handle, depthwise.outer(problem), prefix,
+        return window_lines(handle, p.ow, p.c, p.kh, prefix)
+    return fusion.forall_lines(handle, depthwise.outer(p), prefix,
                                lambda tile: window_lines(tile, p.ow, p.c, p.kh, f"{prefix}t"),
                                elementwise.tile_lines)
