@@ -10,6 +10,11 @@ code, dumped with `dump_to_object_file` and linked with the system's `cc`) and `
 a truncated or corrupted entry is a miss (and is removed), never a crash. `DLC_CACHE=0`
 disables both levels. Only compiles slower than `DLC_CACHE_MIN_SECONDS` (0.25 s) are written
 to disk; without a C compiler driver (`cc`) on PATH nothing is.
+
+The disk level is bounded: after a write, when the entries together exceed `DLC_CACHE_MAX_MB`
+(1024 MB), the least recently used ones (by the time stamp `load` refreshes) are removed until
+they take at most 3/4 of it. A source change makes every older entry unreachable, so without the
+bound a developer's cache only grows.
 """
 
 from __future__ import annotations
@@ -52,6 +57,14 @@ _DISABLED = threading.local()
 
 def enabled() -> bool:
     return os.environ.get("DLC_CACHE", "1") != "0" and not getattr(_DISABLED, "depth", 0)
+
+
+def max_bytes() -> int:
+    """The disk level's bound (DLC_CACHE_MAX_MB, 1024 MB; 0 keeps nothing on disk)."""
+    try:
+        return max(0, int(float(os.environ.get("DLC_CACHE_MAX_MB", "1024")) * 2**20))
+    except ValueError:
+        return 2**30
 
 
 @contextmanager
@@ -251,7 +264,8 @@ def save(key: str, dump_object, signature: Signature, seconds: float = float("in
                  "outputs": [_spec_json(s) for s in signature.outputs]}
         (work / "entry.json").write_text(json.dumps(entry))
         os.rename(work, final)  # atomic: readers see a whole entry or none
-        return True
+        prune(root, max_bytes())
+        return final.exists()
     except OSError:
         shutil.rmtree(locals().get("work", root / ".none"), ignore_errors=True)
         return False
@@ -270,7 +284,33 @@ def load(key: str) -> SharedObjectFunction | None:
             raise ValueError("stale or corrupted cache entry")
         signature = Signature(tuple(_spec(s) for s in entry["inputs"]),
                               tuple(_spec(s) for s in entry["outputs"]))
-        return SharedObjectFunction(folder / "model.so", signature)
+        function = SharedObjectFunction(folder / "model.so", signature)
+        os.utime(folder / "entry.json")  # recently used: pruned last
+        return function
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         shutil.rmtree(folder, ignore_errors=True)
         return None
+
+
+def prune(root: Path, limit: int) -> None:
+    """Remove the least recently used entries of `root` while they exceed `limit` bytes, down
+    to 3/4 of it (an entry's use time is its entry.json's mtime; half-written work folders,
+    whose names start with a dot, are left to their writers)."""
+    entries, total = [], 0
+    for folder in root.iterdir():
+        if folder.name.startswith("."):
+            continue
+        try:
+            used = (folder / "entry.json").stat().st_mtime
+            size = sum(f.stat().st_size for f in folder.iterdir())
+        except OSError:  # (being removed by another process)
+            continue
+        entries.append((used, size, folder))
+        total += size
+    if total <= limit:
+        return
+    for _, size, folder in sorted(entries):
+        shutil.rmtree(folder, ignore_errors=True)
+        total -= size
+        if total <= limit * 3 // 4:
+            return

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import time
 from pathlib import Path
 
@@ -100,3 +101,27 @@ def test_key_depends_on_model_options_and_constants() -> None:
     assert base != cache.model_key(b"model", 2, None, {"s": np.array([1, 2])})
     assert (cache.model_key(b"model", 2, None, {"s": np.array([1, 2])})
             != cache.model_key(b"model", 2, None, {"s": np.array([1, 3])}))
+
+
+def test_disk_level_keeps_the_recently_used_entries_within_its_bound(cache_dir: Path) -> None:
+    models = [mlp(hidden) for hidden in (16, 32, 64)]
+    for model in models:
+        dlc.compile(model)
+    first, second, third = sorted(entries(cache_dir), key=lambda e: e.stat().st_mtime)
+    size = sum(f.stat().st_size for f in first.iterdir())
+    old = time.time() - 60
+    for age, entry in enumerate((first, second, third)):
+        os.utime(entry / "entry.json", (old + age, old + age))
+    cache.forget_all()
+    dlc.compile(models[0])  # loaded from disk: now the most recently used
+    cache.prune(cache_dir, 2 * size + size // 2)  # room for two entries (3/4 of it: one)
+    assert entries(cache_dir) == [first]
+
+
+def test_cache_bound_applies_when_writing(cache_dir: Path, monkeypatch) -> None:
+    monkeypatch.setenv("DLC_CACHE_MAX_MB", "0")  # nothing stays on disk...
+    model = mlp(24)
+    compiled = dlc.compile(model)
+    assert not entries(cache_dir)
+    x = RNG.standard_normal((32, 48)).astype(np.float32)
+    assert np.isfinite(compiled(x)[0]).all()  # ...and the compiled model still runs
