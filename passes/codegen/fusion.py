@@ -222,6 +222,9 @@ class Outer:
     init: bool
     greedy: bool = False  # `fuses_exactly`: one transform.structured.fuse builds the forall
     contraction: str = ""  # how to match the contraction's tile in the forall (default: names)
+    # (convs) the forall iterates filter tiles outermost, rows inside: see conv.filter_outer
+    # (only where one transform.structured.fuse builds the forall: `greedy`)
+    filter_outer: bool = False
 
 
 def _sizes(sizes: list[int]) -> str:
@@ -262,6 +265,12 @@ def forall_lines(handle: str, outer: Outer, prefix: str, inner: Callable[[str], 
     return result
 
 
+def _forall_order(outer: Outer, rank: int) -> str:
+    """The interchange of a greedy forall: the filter-tile loop (the 4th) outermost when
+    `outer.filter_outer`, else none (the loops in order)."""
+    return f"interchange [{_sizes([3, 0, 1, 2, *range(4, rank)])}] " if outer.filter_outer else ""
+
+
 def _greedy_lines(handle: str, outer: Outer, prefix: str, inner: Callable[[str], Lines],
                   elementwise: Callable[[str, tuple[int, ...], str], Lines]) -> Lines:
     """`forall_lines` with one `transform.structured.fuse {use_forall}` (see the docstring)."""
@@ -272,7 +281,8 @@ def _greedy_lines(handle: str, outer: Outer, prefix: str, inner: Callable[[str],
     else:
         root, sizes, ops = handle, outer.contraction_sizes, []
     ops.append(f"{root}tile, {forall} = transform.structured.fuse {root} "
-               f"tile_sizes [{_sizes(sizes)}] {{use_forall}} : ({ANY}) -> ({ANY}, {ANY})")
+               f"tile_sizes [{_sizes(sizes)}] {_forall_order(outer, len(sizes))}{{use_forall}} "
+               f": ({ANY}) -> ({ANY}, {ANY})")
     names = ", ".join(f'"{name}"' for name in CONTRACTIONS)
     which = outer.contraction or f"ops{{[{names}]}}"
     ops.append(f"{tiled} = transform.structured.match {which} in {forall} "
@@ -290,7 +300,7 @@ def _greedy_lines(handle: str, outer: Outer, prefix: str, inner: Callable[[str],
 
 def register_fused_lines(handle: str, outer: Outer, register: list[int], reductions: int,
                          match: str, kernel: Callable[[str, str], tuple[list[str], list[str]]],
-                         prefix: str) -> Lines:
+                         prefix: str, parts: list[tuple[int, int]] | None = None) -> Lines:
     """The forall of `outer` built by one `transform.structured.fuse {use_forall}` of the
     epilogue (or of the contraction), then register tiles `register` over the epilogue's
     (parallel) loops, the channel-block loop (the 4th) outermost, with the contraction and
@@ -298,7 +308,15 @@ def register_fused_lines(handle: str, outer: Outer, register: list[int], reducti
     epilogue runs on it before its one store. Without an epilogue the contraction is the
     root and its `reductions` loops are left whole. `match` finds the contraction's tile
     (`transform.structured.match {match}`); `kernel(handle, prefix)` schedules it (its ops
-    and reduction loops, whose accumulators are hoisted)."""
+    and reduction loops, whose accumulators are hoisted).
+
+    `parts` ((size, register tile) of the width, the 3rd loop, from conv.ow_parts): with two
+    parts the width is tiled by the first part's register tile and the last iteration,
+    the second part, is peeled off (`transform.loop.peel`; canonicalization then makes both
+    tiles static). A split op instead (`transform.structured.split`) leaves each part's
+    destination an extract_slice of the contraction, which `fuse` does not fuse through:
+    SqueezeNet's stem (OW = 111 = 13 x 8 + 7) wrote its bias into the whole output tile and
+    applied its ReLU in a second pass before."""
     forall = f"%{prefix}_forall"
     if outer.epilogue:
         root, sizes = f"%{prefix}_ep", outer.epilogue_sizes
@@ -308,11 +326,22 @@ def register_fused_lines(handle: str, outer: Outer, register: list[int], reducti
         register = register + [0] * reductions
     interchange = [3, 0, 1, 2, *range(4, len(register))]
     ops.append(f"{root}tile, {forall} = transform.structured.fuse {root} "
-               f"tile_sizes [{_sizes(sizes)}] {{use_forall}} : ({ANY}) -> ({ANY}, {ANY})")
+               f"tile_sizes [{_sizes(sizes)}] {_forall_order(outer, len(sizes))}{{use_forall}} "
+               f": ({ANY}) -> ({ANY}, {ANY})")
+    if parts is not None and len(parts) == 2:
+        register = register[:2] + [parts[0][1]] + register[3:]
     loops = [f"%{prefix}_r{i}" for i in range(4)]
     ops.append(f"%{prefix}_reg, {', '.join(loops)} = transform.structured.fuse {root}tile "
                f"tile_sizes [{_sizes(register)}] interchange [{_sizes(interchange)}] "
                f": ({ANY}) -> ({', '.join([ANY] * 5)})")
+    peeled = parts is not None and len(parts) == 2
+    if peeled:
+        for_op = '!transform.op<"scf.for">'
+        ops += [f"%{prefix}_wfor = transform.cast {loops[3]} : {ANY} to {for_op}",
+                (f"%{prefix}_main, %{prefix}_rest = transform.loop.peel %{prefix}_wfor "
+                 f": ({for_op}) -> ({ANY}, {ANY})"),
+                f"transform.apply_patterns to {loops[0]} {{",  # (the parts' static sizes)
+                "  transform.apply_patterns.canonicalization", f"}} : {ANY}"]
     tiled = f"%{prefix}_kernel"
     ops.append(f"{tiled} = transform.structured.match {match} in {loops[0]} "
                f": ({ANY}) -> {ANY}")
@@ -321,8 +350,13 @@ def register_fused_lines(handle: str, outer: Outer, register: list[int], reducti
                    f": ({ANY}) -> {ANY}")
     more, hoisted = kernel(tiled, f"{prefix}k")
     ops += more
-    if outer.epilogue:
+    if outer.epilogue and not peeled:
         ops.append(f"transform.structured.vectorize %{prefix}_reg : {ANY}")
     if outer.init:
         ops.append(f"transform.structured.vectorize %{prefix}_init : {ANY}")
+    if outer.epilogue and peeled:  # (%reg holds the first part's only; the generics left in
+        # the loops, the kernel and the init being vectors now, are the epilogue's parts)
+        ops.append(f"%{prefix}_eps = transform.structured.match ops{{[\"linalg.generic\"]}} "
+                   f"in {loops[0]} : ({ANY}) -> {ANY}")
+        ops.append(f"transform.structured.vectorize %{prefix}_eps : {ANY}")
     return Lines(ops, list(reversed(hoisted)))

@@ -149,3 +149,33 @@ def test_concat_of_packed_convs_writes_in_place() -> None:
     assert "memref.copy" not in compiled.ir("bufferized")
     x = RNG.standard_normal((1, 32, 15, 15)).astype(np.float32)
     run_both(model, [x], tolerances=MATMUL_TOLERANCES)
+
+
+# (C, H, F, kernel): OWs the register tile does not divide (27 = 3 x 8 + 3, 9 = 8 + 1, 13 is
+# one 13-wide tile): the init and the ReLU are still fused into the register tiles, the
+# remainder peeled off the register tile loop
+@pytest.mark.parametrize("c, h, f, kernel", [(32, 27, 64, 1), (8, 9, 32, 3), (16, 13, 48, 3)],
+                         ids=str)
+def test_packed_conv_fuses_init_and_relu_into_register_tiles(c, h, f, kernel,
+                                                             monkeypatch) -> None:
+    from dlc.passes.codegen import packed_conv
+    from dlc.runtime import cache
+
+    model = single_conv(c, h, h, f, kernel, 1, kernel // 2)
+    graph = model.graph  # NHWC in and out, as a CNN's inner layers once the layout pass ran
+    graph.node[0].input[0] = "xt"
+    graph.node.insert(0, helper.make_node("Transpose", ["x"], ["xt"], perm=[0, 3, 1, 2]))
+    graph.node[-1].output[0] = "r"
+    graph.node.append(helper.make_node("Transpose", ["r"], ["z"], perm=[0, 2, 3, 1]))
+    for value, channels in ((graph.input[0], c), (graph.output[0], f)):
+        dims = value.type.tensor_type.shape.dim
+        dims[1].dim_value, dims[3].dim_value = h, channels
+    calls = []
+    fused = packed_conv._register_fused_lines
+    monkeypatch.setattr(packed_conv, "_register_fused_lines",
+                        lambda *args: calls.append(args) or fused(*args))
+    with cache.disabled():
+        assert packed(dlc.compile(model).ir("linalg"))
+    assert len(calls) == 1
+    run_both(model, [RNG.standard_normal((1, h, h, c)).astype(np.float32)],
+             tolerances=MATMUL_TOLERANCES)

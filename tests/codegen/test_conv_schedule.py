@@ -52,8 +52,11 @@ def test_conv_matches_the_reference(c, h, f, kernel, stride, pad) -> None:
 # (C, H, F, kernel, stride, pad) of NHWC convs with a bias and a ReLU (a CNN's layers once the
 # layout pass has cancelled the transposes): strided ones are not packed; their init and ReLU
 # are fused into the register tiles (conv._register_fused_lines): ResNet's 7x7/2 stem, a
-# MobileNetV2-like 3x3/2 stem, a strided 3x3 with F 48 (register tile 16)
-STEM_CASES = [(3, 32, 64, 7, 2, 3), (3, 32, 32, 3, 2, 1), (16, 16, 48, 3, 2, 1)]
+# MobileNetV2-like 3x3/2 stem, a strided 3x3 with F 48 (register tile 16); OWs the register
+# tile does not divide, the remainder peeled off the register tile loop: SqueezeNet's stem
+# (OW 111 = 13 x 8 + 7), OW 22 = 2 x 8 + 6
+STEM_CASES = [(3, 32, 64, 7, 2, 3), (3, 32, 32, 3, 2, 1), (16, 16, 48, 3, 2, 1),
+              (3, 224, 16, 3, 2, 0), (4, 45, 32, 3, 2, 0)]
 
 
 @pytest.mark.parametrize("c, h, f, kernel, stride, pad", STEM_CASES, ids=lambda v: str(v))

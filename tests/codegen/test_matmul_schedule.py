@@ -157,6 +157,10 @@ def test_a_schedule_that_fails_falls_back_to_the_naive_path(monkeypatch) -> None
 
     monkeypatch.setattr(matmul, "lines", failing_lines)
     monkeypatch.setenv("DLC_CACHE", "0")  # (the same model compiled by another test)
+    monkeypatch.setenv("DLC_STRICT_SCHEDULE", "1")  # ... unless asked to raise
+    with pytest.raises(dlc.CompileError, match="expected to contain 2 payloads"):
+        dlc.compile(matmul_model([64, 64], [64, 64]))
+    monkeypatch.delenv("DLC_STRICT_SCHEDULE")
     model = dlc.compile(matmul_model([64, 64], [64, 64]))
     assert "linalg.matmul" in model.ir("linalg")
     assert "dlc.schedule" not in model.ir("linalg")
