@@ -13,7 +13,8 @@ interpreter applies. The vector ops left behind are lowered after bufferization 
 `dlc-lower-vectors`.
 
 The pass never breaks a model: ops it does not match keep the naive loop path, and if the
-script fails on a module the module is restored as it was and takes the naive path whole.
+script fails on a module the module is restored as it was and each op's schedule is applied
+on its own, an op whose schedule fails keeping the naive path (`_one_by_one`).
 Tiny ops are not scheduled (the ~1,600 small models of the ONNX node suite must not compile
 slower): thresholds `min-volume` (multiply-adds of a contraction, 32^3; window taps times
 outputs of a depthwise convolution or pooling) and `min-elements` (of an elementwise op or a
@@ -82,18 +83,45 @@ class Schedule(ModulePass):
             schedules.append(family.lines(f"%op{index}", problem, f"s{index}"))
         saved = module.clone()
         try:
-            script = ir.Module.parse(transform_script(schedules, TAG))
-            interpreter.apply_named_sequence(module, script.body.operations[0], script,
-                                             _options())
+            _apply(module, transform_script(schedules, TAG))
         except (ValueError, ir.MLIRError):  # the interpreter reports failures as ValueError
-            # a schedule that does not apply must never break a model: the naive path runs
-            # (DLC_STRICT_SCHEDULE=1 raises instead, for whoever writes schedules)
+            # a schedule that does not apply must never break a model: the ops whose schedule
+            # fails take the naive path (DLC_STRICT_SCHEDULE=1 raises instead, for whoever
+            # writes schedules)
             if os.environ.get("DLC_STRICT_SCHEDULE", "0") != "0":
                 raise
             _restore(module, saved)
+            _one_by_one(module, schedules)
         finally:
             saved.erase()
             _untag(module)
+
+
+def _apply(module: ir.Operation, text: str) -> None:
+    script = ir.Module.parse(text)
+    interpreter.apply_named_sequence(module, script.body.operations[0], script, _options())
+
+
+def _one_by_one(module: ir.Operation, schedules: list[Lines]) -> None:
+    """Apply each op's schedule on its own, restoring the module where one fails (that op
+    keeps the naive path), then the vector lowering once; if that fails too, the module as it
+    was. The light models of the ONNX suite (splat weights: convs not data-tiled) each had one
+    failing schedule, which sent the whole model, every matmul and conv, down the naive path."""
+    saved = module.clone()
+    try:
+        for index in range(len(schedules)):
+            before = module.clone()
+            try:
+                _apply(module, transform_script(schedules, TAG, only=index, lower=False))
+            except (ValueError, ir.MLIRError):
+                _restore(module, before)
+            finally:
+                before.erase()
+        _apply(module, transform_script(schedules, TAG, only=-1))
+    except (ValueError, ir.MLIRError):
+        _restore(module, saved)
+    finally:
+        saved.erase()
 
 
 def _options() -> interpreter.TransformOptions:

@@ -25,6 +25,10 @@ import dlc
 # the suite runs on 2 cores with 2 xdist workers: models compile single-threaded unless a test
 # asks for threads (tests/codegen/test_threads.py passes num_threads explicitly)
 os.environ.setdefault("DLC_NUM_THREADS", "1")
+# a schedule that fails is an error in the suite, not the silent naive path users get: the
+# ONNX suite's light models all took the naive path whole for months (a shared init that the
+# elementwise family also scheduled); test_matmul_schedule.py tests the fallback itself
+os.environ.setdefault("DLC_STRICT_SCHEDULE", "1")
 
 OPSET = 17
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"

@@ -196,11 +196,17 @@ def fused_elsewhere(op: ir.Operation) -> bool:
         found = problem(operand.owner)
         if found is not None and found.epilogue and epilogue(operand.owner) == op:
             return True
-    use = _single_user(op.results[0])
-    if use is None:
+    users = [use.owner for use in op.results[0].uses]
+    if not users:
         return False
-    found = problem(use[0])
-    return found is not None and found.init and init_producer(use[0]) == op
+    # (an init shared by several contractions, each fusing a clone of it: the light models'
+    # splat bias fills, CSE'd into one; scheduled on its own as well, it was flattened to 1-D
+    # and the contractions' schedules failed to fuse the reshape it became)
+    for user in users:
+        found = problem(user)
+        if found is None or not found.init or init_producer(user) != op:
+            return False
+    return True
 
 
 def plan(op: ir.Operation, problem: object, scheduled: Callable[[ir.Operation], bool]) -> object:

@@ -86,15 +86,22 @@ _LOWER = """
     transform.apply_cse to %f : ANY""".replace("ANY", ANY)
 
 
-def transform_script(schedules: list[Lines], tag: str) -> str:
-    """One transform module: `%op<i>` is the op tagged `tag` = i, scheduled by schedules[i]."""
+def transform_script(schedules: list[Lines], tag: str, only: int | None = None,
+                     lower: bool = True) -> str:
+    """One transform module: `%op<i>` is the op tagged `tag` = i, scheduled by schedules[i]
+    (only schedules[only] when given: -1 for none), followed (when `lower`) by the vector
+    lowering, the hoisting and a canonicalization of the whole function."""
     body: list[str] = []
     hoists: list[str] = []
     for index, lines in enumerate(schedules):
+        hoists += lines.hoist_loops
+        if only is not None and index != only:
+            continue
         body.append(f"%op{index} = transform.structured.match attributes {{{tag} = {index} : i64}}"
                     f" in %root : ({ANY}) -> {ANY}")
         body += lines.ops
-        hoists += lines.hoist_loops
+    if not lower:
+        return _module("\n    ".join(body))
     text = "\n    ".join(body) + _LOWER
     if hoists:
         # the canonicalization in _LOWER replaces the tiled loops, which empties their handles
@@ -109,6 +116,10 @@ def transform_script(schedules: list[Lines], tag: str) -> str:
     function = "%hoisted" if hoists else "%f"
     text += f"\n    transform.apply_patterns to {function} {{\n" \
             f"      transform.apply_patterns.canonicalization\n    }} : {ANY}"
+    return _module(text)
+
+
+def _module(text: str) -> str:
     return (
         "module attributes {transform.with_named_sequence} {\n"
         f"  transform.named_sequence @__transform_main(%root: {ANY} {{transform.readonly}}) {{\n"

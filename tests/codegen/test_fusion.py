@@ -103,3 +103,22 @@ def test_conv_result_used_twice_keeps_the_epilogue_separate() -> None:
     assert "arith.maximumf" in linalg  # (scheduled on its own, after the forall)
     x = RNG.standard_normal((1, 16, 20, 20)).astype(np.float32)
     run_both(model, [x], tolerances=MATMUL_TOLERANCES)
+
+
+def test_init_shared_by_two_convs_is_fused_into_both() -> None:
+    # two 1x1 convs with the same (splat) bias into a residual add: CSE makes their bias
+    # broadcast one op, which each conv fuses a clone of; the elementwise family must not
+    # schedule it as well (it flattened it to 1-D and both conv schedules failed)
+    inits = {"w1": np.full((64, 32, 1, 1), 0.02, np.float32),
+             "w2": np.full((64, 32, 1, 1), 0.03, np.float32),
+             "b": np.full(64, 0.5, np.float32)}
+    nodes = [helper.make_node("Conv", ["x", "w1", "b"], ["y1"], kernel_shape=[1, 1]),
+             helper.make_node("Conv", ["x2", "w2", "b"], ["y2"], kernel_shape=[1, 1]),
+             helper.make_node("Add", ["y1", "y2"], ["s"]),
+             helper.make_node("Relu", ["s"], ["z"])]
+    model = make_model(nodes, {"x": (np.float32, [1, 32, 28, 28]),
+                               "x2": (np.float32, [1, 32, 28, 28])}, ["z"], initializers=inits)
+    linalg = dlc.compile(model).ir("linalg")  # (the suite's DLC_STRICT_SCHEDULE: no fallback)
+    assert "linalg.conv_2d" not in linalg and fma_position(linalg) >= 0
+    run_both(model, [RNG.standard_normal((1, 32, 28, 28)).astype(np.float32) for _ in range(2)],
+             tolerances=MATMUL_TOLERANCES)

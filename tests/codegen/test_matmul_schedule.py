@@ -16,7 +16,7 @@ from onnx import helper
 import dlc
 from dlc.passes.codegen.matmul import matmul_tiles, register_tile
 from dlc.passes.codegen.script import split_point
-from tests.conftest import make_model
+from tests.conftest import fma_position, make_model
 
 RNG = np.random.default_rng(0)
 
@@ -166,6 +166,31 @@ def test_a_schedule_that_fails_falls_back_to_the_naive_path(monkeypatch) -> None
     assert "dlc.schedule" not in model.ir("linalg")
     a, b = random(64, 64), random(64, 64)
     check(model, [a, b], a @ b)
+
+
+def test_only_the_op_whose_schedule_fails_takes_the_naive_path(monkeypatch) -> None:
+    # two matmuls, the schedule of the 64 x 64 one fails: the other is still scheduled
+    from dlc.passes.codegen import matmul, script
+
+    scheduled = matmul.lines
+
+    def lines(handle: str, problem, prefix: str) -> script.Lines:
+        if problem.n == 64:
+            return script.Lines(script.split(handle, 0, 100_000, prefix)[0])
+        return scheduled(handle, problem, prefix)
+
+    monkeypatch.setattr(matmul, "lines", lines)
+    monkeypatch.setenv("DLC_CACHE", "0")
+    monkeypatch.delenv("DLC_STRICT_SCHEDULE")
+    nodes = [helper.make_node("MatMul", ["a", "b"], ["c"]),
+             helper.make_node("MatMul", ["c", "d"], ["e"])]
+    model = make_model(nodes, {"a": (np.float32, [64, 64]), "b": (np.float32, [64, 96]),
+                               "d": (np.float32, [96, 64])}, ["e"])
+    linalg_ir = dlc.compile(model).ir("linalg")
+    assert linalg_ir.count("linalg.matmul") == 1  # (the failing one)
+    assert fma_position(linalg_ir) >= 0  # (the other, scheduled)
+    a, b, d = random(64, 64), random(64, 96), random(96, 64)
+    check(dlc.compile(model), [a, b, d], (a @ b) @ d)
 
 
 def test_pooled_features_into_gemm_stay_a_scheduled_matmul() -> None:
