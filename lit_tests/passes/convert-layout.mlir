@@ -47,21 +47,22 @@ func.func @test_filters_and_concat(%x: tensor<1x2x3x3xf32>) -> tensor<1x4x3x3xf3
 
 // -----
 
-// Negative: a grouped (not depthwise) conv, a 1-D conv and an Lp pool keep their layout.
+// Negative: a conv with more groups than MAX_GROUPS (not depthwise), a 1-D conv and an Lp pool
+// keep their layout.
 
 // CHECK-LABEL: func.func @test_kept
 // CHECK-NOT:     "dlc.transpose"
-// CHECK:         "dlc.conv"({{.*}}) {{.*}}group = 2
+// CHECK:         "dlc.conv"({{.*}}) {{.*}}group = 32
 // CHECK:         "dlc.conv"({{.*}}) {{.*}} : (tensor<1x2x5xf32>
 // CHECK:         "dlc.pool"({{.*}}) {{.*}}kind = "lp"
 // CHECK-NOT:     "dlc.transpose"
-func.func @test_kept(%x: tensor<1x4x3x3xf32>, %y: tensor<1x2x5xf32>) -> (tensor<1x2x3x3xf32>, tensor<1x2x5xf32>, tensor<1x4x3x3xf32>) {
-  %w = "dlc.constant"() {value = dense<1.0> : tensor<2x2x1x1xf32>} : () -> tensor<2x2x1x1xf32>
+func.func @test_kept(%x: tensor<1x4x3x3xf32>, %y: tensor<1x2x5xf32>, %x64: tensor<1x64x3x3xf32>) -> (tensor<1x32x3x3xf32>, tensor<1x2x5xf32>, tensor<1x4x3x3xf32>) {
+  %w = "dlc.constant"() {value = dense<1.0> : tensor<32x2x1x1xf32>} : () -> tensor<32x2x1x1xf32>
   %v = "dlc.constant"() {value = dense<1.0> : tensor<2x2x1xf32>} : () -> tensor<2x2x1xf32>
-  %g = "dlc.conv"(%x, %w) {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, group = 2} : (tensor<1x4x3x3xf32>, tensor<2x2x1x1xf32>) -> tensor<1x2x3x3xf32>
+  %g = "dlc.conv"(%x64, %w) {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, group = 32} : (tensor<1x64x3x3xf32>, tensor<32x2x1x1xf32>) -> tensor<1x32x3x3xf32>
   %c = "dlc.conv"(%y, %v) {strides = array<i64: 1>, dilations = array<i64: 1>, pads = array<i64: 0, 0>, group = 1} : (tensor<1x2x5xf32>, tensor<2x2x1xf32>) -> tensor<1x2x5xf32>
   %p = "dlc.pool"(%x) {kind = "lp", kernel = array<i64: 1, 1>, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, ceil_mode = 0, count_include_pad = 0, p = 2} : (tensor<1x4x3x3xf32>) -> tensor<1x4x3x3xf32>
-  return %g, %c, %p : tensor<1x2x3x3xf32>, tensor<1x2x5xf32>, tensor<1x4x3x3xf32>
+  return %g, %c, %p : tensor<1x32x3x3xf32>, tensor<1x2x5xf32>, tensor<1x4x3x3xf32>
 }
 
 // -----
@@ -81,4 +82,26 @@ func.func @test_residual_input(%x: tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> {
   %a = "dlc.add"(%c1, %x) : (tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
   %r = "dlc.relu"(%a) : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
   return %r : tensor<1x2x4x4xf32>
+}
+
+// -----
+
+// A grouped conv (2 groups, a constant filter and bias) becomes one NHWC conv per group on a
+// channel slice of the input, the filter and the bias sliced at compile time, the results
+// concatenated along the channels (NHWC axis 3) and transposed back.
+
+// CHECK-LABEL: func.func @test_grouped
+// CHECK:         %[[XT:.*]] = "dlc.transpose"(%{{.*}}) {perm = array<i64: 0, 2, 3, 1>}
+// CHECK:         %[[X0:.*]] = "dlc.slice"(%[[XT]]) {{.*}}sizes = array<i64: 1, 3, 3, 2>, starts = array<i64: 0, 0, 0, 0>
+// CHECK:         %[[C0:.*]] = "dlc.conv_nhwc"(%[[X0]], %{{.*}}, %{{.*}}) {{.*}}group = 1 : i64{{.*}} -> tensor<1x3x3x3xf32>
+// CHECK:         %[[X1:.*]] = "dlc.slice"(%[[XT]]) {{.*}}sizes = array<i64: 1, 3, 3, 2>, starts = array<i64: 0, 0, 0, 2>
+// CHECK:         %[[C1:.*]] = "dlc.conv_nhwc"(%[[X1]], %{{.*}}, %{{.*}}) {{.*}}group = 1 : i64{{.*}} -> tensor<1x3x3x3xf32>
+// CHECK:         %[[Y:.*]] = "dlc.concat"(%[[C0]], %[[C1]]) {axis = 3 : i64}
+// CHECK:         "dlc.transpose"(%[[Y]]) {perm = array<i64: 0, 3, 1, 2>}
+// CHECK-NOT:     "dlc.conv"(
+func.func @test_grouped(%x: tensor<1x4x3x3xf32>) -> tensor<1x6x3x3xf32> {
+  %w = "dlc.constant"() {value = dense<[[[[1.0]], [[2.0]]], [[[3.0]], [[4.0]]], [[[5.0]], [[6.0]]], [[[7.0]], [[8.0]]], [[[9.0]], [[10.0]]], [[[11.0]], [[12.0]]]]> : tensor<6x2x1x1xf32>} : () -> tensor<6x2x1x1xf32>
+  %b = "dlc.constant"() {value = dense<[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]> : tensor<6xf32>} : () -> tensor<6xf32>
+  %y = "dlc.conv"(%x, %w, %b) {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, group = 2} : (tensor<1x4x3x3xf32>, tensor<6x2x1x1xf32>, tensor<6xf32>) -> tensor<1x6x3x3xf32>
+  return %y : tensor<1x6x3x3xf32>
 }

@@ -150,3 +150,30 @@ def test_deep_convs_block_the_channel_reduction() -> None:
     # F = 2048: each channel's filter row is its own page; 128 pages at most (the TLB)
     assert conv.channel_block(Conv(1, 7, 7, 32, 512, 1, 1, f_total=2048), 32) == 128
     assert conv.channel_block(Conv(1, 7, 7, 32, 512, 1, 1, f_total=256), 32) == 512
+
+
+# (C, H, F, kernel, stride, groups): AlexNet-like group 2 (each group's filter packed), a
+# ShuffleNet-like 1x1 with 3 groups, a strided 3x3 with 4 groups of 8 filters (conv.py's
+# schedule), and 32 groups (more than convert_layout.MAX_GROUPS: the naive grouped path)
+GROUPED = [(64, 13, 64, 3, 1, 2), (48, 14, 48, 1, 1, 3), (32, 15, 32, 3, 2, 4),
+           (64, 6, 64, 3, 1, 32)]
+
+
+@pytest.mark.parametrize("c, h, f, kernel, stride, groups", GROUPED, ids=str)
+def test_grouped_conv_is_one_scheduled_conv_per_group(c, h, f, kernel, stride, groups) -> None:
+    from dlc.passes import convert_layout
+
+    weight = RNG.standard_normal((f, c // groups, kernel, kernel)) / np.sqrt(c // groups * 9)
+    inits = {"w": weight.astype(np.float32), "b": RNG.standard_normal(f).astype(np.float32)}
+    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["y"], kernel_shape=[kernel, kernel],
+                              strides=[stride, stride], pads=[kernel // 2] * 4, group=groups),
+             helper.make_node("Relu", ["y"], ["z"])]
+    model = make_model(nodes, {"x": (np.float32, [1, c, h, h])}, ["z"], initializers=inits)
+    compiled = dlc.compile(model)
+    split = groups <= convert_layout.MAX_GROUPS
+    assert compiled.ir("dlc").count('"dlc.conv_nhwc"') == (groups if split else 0)
+    linalg = compiled.ir("linalg")
+    assert ("linalg.conv_2d_ngchw" not in linalg) == split
+    assert (fma_position(linalg) >= 0) == split
+    x = RNG.standard_normal((1, c, h, h)).astype(np.float32)
+    run_both(model, [x], tolerances=MATMUL_TOLERANCES)
