@@ -88,7 +88,7 @@ class Settings:
 @dataclass
 class Case:
     name: str
-    group: str  # "model" or "kernel"
+    group: str  # "model", "zoo" (--zoo) or "kernel"
     build: Callable[[], tuple[onnx.ModelProto, list[np.ndarray] | None]]  # None: random inputs
     numpy_peer: Callable[[list[np.ndarray]], np.ndarray] | None = None  # None: onnxruntime
     flops: float | None = None
@@ -97,7 +97,7 @@ class Case:
 # ----------------------------------------------------------------------------- cases
 
 
-def model_cases(models_dir: Path) -> Iterator[Case]:
+def model_cases(models_dir: Path, zoo: bool = False) -> Iterator[Case]:
     for batch in (1, 64):
         yield Case(f"MLP 784-256-256-10, batch {batch}", "model",
                    lambda b=batch: (make_mlp(batch=b), None))
@@ -118,14 +118,19 @@ def model_cases(models_dir: Path) -> Iterator[Case]:
     yield Case("MobileNetV2 (PyTorch export)", "model", lambda: exported("mobilenet_v2"))
     yield Case("BERT encoder 2x256, seq 128 (PyTorch export)", "model",
                lambda: exported("bert"))
+    if zoo:
+        from light_models import ZOO
+
+        for name, label in ZOO.items():
+            yield Case(f"{label} (light, random weights)", "zoo", lambda n=name: light(n))
 
 
 def as_case(kernel: KernelCase) -> Case:
     return Case(kernel.name, "kernel", kernel.build, kernel.numpy_peer, kernel.flops)
 
 
-def all_cases(large: bool, models_dir: Path) -> list[Case]:
-    return [*model_cases(models_dir), *map(as_case, kernel_cases(large))]
+def all_cases(large: bool, models_dir: Path, zoo: bool = False) -> list[Case]:
+    return [*model_cases(models_dir, zoo), *map(as_case, kernel_cases(large))]
 
 
 def selected(cases: list[Case], pattern: str) -> list[Case]:
@@ -410,6 +415,10 @@ def make_parser() -> argparse.ArgumentParser:
     parser.add_argument("--budget", type=float, default=10.0,
                         help="about this many seconds of timed runs per case")
     parser.add_argument("--large", action="store_true", help="also matmul 2048^3")
+    parser.add_argument("--zoo", action="store_true",
+                        help="also the other 7 light models of the onnx package (AlexNet, "
+                             "DenseNet-121, Inception v1/v2, ShuffleNet, VGG-19, ZFNet-512), "
+                             "random weights; -k zoo runs only those")
     parser.add_argument("--markdown", action="store_true", help="print a Markdown table")
     parser.add_argument("-k", dest="filter", default="",
                         help="only cases whose name has this (any case), or 'model'/'kernel'")
@@ -433,7 +442,7 @@ def run(argv: Sequence[str] | None = None) -> list[Row]:
     date = datetime.datetime.now().strftime("%Y-%m-%d %H:%M")
     note = machine_note(args.threads)
     print(f"# {date}; {note}", flush=True)
-    cases = selected(all_cases(args.large, args.models_dir), args.filter)
+    cases = selected(all_cases(args.large, args.models_dir, args.zoo), args.filter)
     rows = []
     with private_cache():
         for case in cases:

@@ -19,7 +19,7 @@ from pathlib import Path
 @dataclass
 class Row:
     name: str
-    group: str  # "model" or "kernel"
+    group: str  # "model", "zoo" (--zoo) or "kernel"
     peer: str
     dlc_s: float | None = None  # median latency
     peer_s: float | None = None

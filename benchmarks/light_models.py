@@ -19,6 +19,11 @@ from onnx import numpy_helper
 
 LIGHT_DIR = Path(onnx.__file__).parent / "backend" / "test" / "data" / "light"
 LIGHT_MODELS = {"resnet50": "light_resnet50.onnx", "squeezenet": "light_squeezenet.onnx"}
+# the rest of the set (`bench_models.py --zoo`): name -> the benchmark's label
+ZOO = {"bvlc_alexnet": "AlexNet", "densenet121": "DenseNet-121", "inception_v1": "Inception v1",
+       "inception_v2": "Inception v2", "shufflenet": "ShuffleNet", "vgg19": "VGG-19",
+       "zfnet512": "ZFNet-512"}
+LIGHT_MODELS.update({name: f"light_{name}.onnx" for name in ZOO})
 
 
 def random_weight(shape: tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
@@ -55,7 +60,7 @@ def randomize(model: onnx.ModelProto, seed: int = 0) -> onnx.ModelProto:
 
 
 def light_model(name: str, cache_dir: Path) -> Path:
-    """The randomized light model `name` (resnet50, squeezenet), written once to cache_dir."""
+    """The randomized light model `name` (a key of LIGHT_MODELS), written once to cache_dir."""
     path = cache_dir / f"{name}_random.onnx"
     if not path.exists():
         cache_dir.mkdir(parents=True, exist_ok=True)

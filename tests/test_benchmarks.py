@@ -131,3 +131,13 @@ def test_im2col_conv_matches_onnxruntime(cin, cout, size, kernel, stride):
     (expected,) = session.run(None, {"x": x})
     np.testing.assert_allclose(case.numpy_peer([x]), expected, rtol=1e-4, atol=1e-5)
     assert case.flops == 2 * cout * cin * kernel * kernel * expected.shape[2] * expected.shape[3]
+
+
+def test_zoo_adds_the_other_light_models() -> None:
+    from light_models import LIGHT_DIR, LIGHT_MODELS, ZOO
+
+    plain = bench_models.all_cases(False, Path("unused"))
+    zoo = bench_models.selected(bench_models.all_cases(False, Path("unused"), zoo=True), "zoo")
+    assert not bench_models.selected(plain, "zoo")
+    assert len(zoo) == len(ZOO) == 7 and all(c.group == "zoo" for c in zoo)
+    assert all((LIGHT_DIR / LIGHT_MODELS[name]).exists() for name in ZOO)
