@@ -154,6 +154,13 @@ def part_ow_tile(ow: int, f_tile: int) -> int:
     return tile_size if tile_size >= OW_MIN or ow > OW_WHOLE or ow == f_tile else ow
 
 
+def ow_register(ow: int, f_tile: int) -> tuple[int, bool]:
+    """The register tile of OW's first part (`ow_parts`), and whether there is a second
+    part, which `fusion.register_fused_lines` peels off the register tile loop."""
+    parts = ow_parts(ow, f_tile)
+    return part_ow_tile(parts[0], f_tile), len(parts) == 2
+
+
 def match(op: ir.Operation) -> Conv | None:
     if op.name not in (NCHW, NHWC) or len(op.results) != 1:
         return None
@@ -318,9 +325,9 @@ def _register_fused_lines(handle: str, tiles: fusion.Outer, problem: Conv, f: in
     the epilogue (or of the conv) with the conv and its init fused in, so that the init's
     store and the accumulator's load meet in L1 (the stems, strided and not packed, wrote the
     bias into the whole output tile before the conv read it back)."""
-    parts = [(size, part_ow_tile(size, f)) for size in ow_parts(problem.ow, f)]
-    return fusion.register_fused_lines(handle, tiles, [1, 1, parts[0][1], f], 3,
-                                       f"ops{{[\"{NHWC}\"]}}", _kernel_lines, prefix, parts)
+    ow, peel = ow_register(problem.ow, f)
+    return fusion.register_fused_lines(handle, tiles, [1, 1, ow, f], 3, f"ops{{[\"{NHWC}\"]}}",
+                                       _kernel_lines, prefix, peel)
 
 
 def _kernel_lines(handle: str, prefix: str) -> tuple[list[str], list[str]]:

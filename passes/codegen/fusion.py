@@ -306,7 +306,7 @@ def _greedy_lines(handle: str, outer: Outer, prefix: str, inner: Callable[[str],
 
 def register_fused_lines(handle: str, outer: Outer, register: list[int], reductions: int,
                          match: str, kernel: Callable[[str, str], tuple[list[str], list[str]]],
-                         prefix: str, parts: list[tuple[int, int]] | None = None) -> Lines:
+                         prefix: str, peel: bool = False) -> Lines:
     """The forall of `outer` built by one `transform.structured.fuse {use_forall}` of the
     epilogue (or of the contraction), then register tiles `register` over the epilogue's
     (parallel) loops, the channel-block loop (the 4th) outermost, with the contraction and
@@ -316,10 +316,9 @@ def register_fused_lines(handle: str, outer: Outer, register: list[int], reducti
     (`transform.structured.match {match}`); `kernel(handle, prefix)` schedules it (its ops
     and reduction loops, whose accumulators are hoisted).
 
-    `parts` ((size, register tile) of the width, the 3rd loop, from conv.ow_parts): with two
-    parts the width is tiled by the first part's register tile and the last iteration,
-    the second part, is peeled off (`transform.loop.peel`; canonicalization then makes both
-    tiles static). A split op instead (`transform.structured.split`) leaves each part's
+    `peel` (a width, the 3rd loop, in two parts: conv.ow_register): the width's register
+    tile loop runs over the first part and its last iteration, the second part, is peeled off
+    (`transform.loop.peel`; canonicalization then makes both tiles static). A split op instead (`transform.structured.split`) leaves each part's
     destination an extract_slice of the contraction, which `fuse` does not fuse through:
     SqueezeNet's stem (OW = 111 = 13 x 8 + 7) wrote its bias into the whole output tile and
     applied its ReLU in a second pass before."""
@@ -334,14 +333,11 @@ def register_fused_lines(handle: str, outer: Outer, register: list[int], reducti
     ops.append(f"{root}tile, {forall} = transform.structured.fuse {root} "
                f"tile_sizes [{_sizes(sizes)}] {_forall_order(outer, len(sizes))}{{use_forall}} "
                f": ({ANY}) -> ({ANY}, {ANY})")
-    if parts is not None and len(parts) == 2:
-        register = register[:2] + [parts[0][1]] + register[3:]
     loops = [f"%{prefix}_r{i}" for i in range(4)]
     ops.append(f"%{prefix}_reg, {', '.join(loops)} = transform.structured.fuse {root}tile "
                f"tile_sizes [{_sizes(register)}] interchange [{_sizes(interchange)}] "
                f": ({ANY}) -> ({', '.join([ANY] * 5)})")
-    peeled = parts is not None and len(parts) == 2
-    if peeled:
+    if peel:
         for_op = '!transform.op<"scf.for">'
         ops += [f"%{prefix}_wfor = transform.cast {loops[3]} : {ANY} to {for_op}",
                 (f"%{prefix}_main, %{prefix}_rest = transform.loop.peel %{prefix}_wfor "
@@ -356,11 +352,11 @@ def register_fused_lines(handle: str, outer: Outer, register: list[int], reducti
                    f": ({ANY}) -> {ANY}")
     more, hoisted = kernel(tiled, f"{prefix}k")
     ops += more
-    if outer.epilogue and not peeled:
+    if outer.epilogue and not peel:
         ops.append(f"transform.structured.vectorize %{prefix}_reg : {ANY}")
     if outer.init:
         ops.append(f"transform.structured.vectorize %{prefix}_init : {ANY}")
-    if outer.epilogue and peeled:  # (%reg holds the first part's only; the generics left in
+    if outer.epilogue and peel:  # (%reg holds the first part's only; the generics left in
         # the loops, the kernel and the init being vectors now, are the epilogue's parts)
         ops.append(f"%{prefix}_eps = transform.structured.match ops{{[\"linalg.generic\"]}} "
                    f"in {loops[0]} : ({ANY}) -> {ANY}")

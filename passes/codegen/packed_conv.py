@@ -433,9 +433,9 @@ def _register_fused_lines(handle: str, tiles: fusion.Outer, problem: Conv, block
     conv) with the conv and its init fused into them (`fusion.register_fused_lines`)."""
     from dlc.passes.codegen import conv
 
-    parts = [(size, conv.part_ow_tile(size, block)) for size in conv.ow_parts(problem.ow, block)]
-    return fusion.register_fused_lines(handle, tiles, [1, 1, parts[0][1], 1, 0], 3,
-                                       f"attributes {{{TAG}}}", _kernel_lines, prefix, parts)
+    ow, peel = conv.ow_register(problem.ow, block)
+    return fusion.register_fused_lines(handle, tiles, [1, 1, ow, 1, 0], 3,
+                                       f"attributes {{{TAG}}}", _kernel_lines, prefix, peel)
 
 
 def tile_lines(handle: str, problem: Conv, block: int, prefix: str) -> Lines:
