@@ -26,7 +26,8 @@ M*N*K >= 256^3): `pack` copies A to [M/8][K][8] and B to [N/32][K][32] (a consta
 compile time) and `packed_lines` schedules the product on those panels; see "data tiling"
 below. Their elementwise consumer is scheduled on its own (one more pass over the result):
 matmul 1024^3 0.61x -> 0.83x numpy, BERT's FFN matmul 1.45 -> 1.16 ms; B's pack reading B's
-rows in order and kc = 128 then took 1024^3 from ~0.93x to ~0.98x (same-process A/B).
+rows in order took 1024^3 from ~0.93x to ~0.98x (same-process A/B); kc = 512 (was 128) then
+took it from 0.88x to 0.98x of OpenBLAS's AVX-512 kernel on an AMD EPYC (Zen 5).
 """
 
 from __future__ import annotations
@@ -260,8 +261,11 @@ def prepare(op: ir.Operation) -> ir.Operation | None:
 PACK_M, PACK_N = 8, 32  # the register tile: 8 x 32 = 16 accumulators of 16 lanes
 PACK_VOLUME = 256 ** 3  # smaller matmuls keep the plain schedule (their panels stay in L1)
 PACK_K = 128  # ... and so do short reductions (the per-call pack would not pay)
-PACK_KC = 128  # kc of the packed product: its 32 x kc B panel (16 KiB) and 8 x kc A panel stay
-# in L1 beside the C tile (kc = 256: 1.5-3 % slower at 512^3 and 1024^3)
+PACK_KC = 512  # kc of the packed product. The C tile is loaded and stored once per kc step;
+# the 32 x kc B panel (64 KiB) then lives in L2, streamed in order. On an AMD EPYC (Zen 5):
+# matmul 1024^3 0.88x -> 0.98x OpenBLAS (AVX-512 kernel), BERT 0.79-0.83x -> 0.74x
+# onnxruntime, against kc = 128 (same-process A/B); on the Intel Xeon of earlier sessions,
+# kc = 128 was 1.5-3 % faster than 256 at 512^3 and 1024^3
 
 
 def _plain_maps(op: ir.Operation) -> str | None:
