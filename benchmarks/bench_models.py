@@ -362,6 +362,26 @@ def measure_scaling(case: Case, threads: int, settings: Settings) -> ScalingRow:
 # ----------------------------------------------------------------------------- the run
 
 
+def openblas_core() -> str | None:
+    """The kernel family numpy's OpenBLAS chose for this CPU (e.g. 'Haswell', 'SkylakeX'), or
+    None. OpenBLAS picks it from the CPU model at load time; one it does not know gets an
+    older family (AMD's Zen 5 gets 'Haswell', AVX2, at about half the AVX-512 kernel's speed;
+    OPENBLAS_CORETYPE=SkylakeX set before the run picks the AVX-512 kernel)."""
+    libs = Path(np.__file__).parent.parent / "numpy.libs"
+    for path in sorted(libs.glob("*openblas*")):
+        try:
+            library = ctypes.CDLL(str(path))
+        except OSError:
+            continue
+        for name in ("scipy_openblas_get_corename64_", "scipy_openblas_get_corename",
+                     "openblas_get_corename64_", "openblas_get_corename"):
+            function = getattr(library, name, None)
+            if function is not None:
+                function.restype = ctypes.c_char_p
+                return function().decode()
+    return None
+
+
 def machine_note(threads: int) -> str:
     cpu = platform.processor() or platform.machine()
     try:
@@ -374,8 +394,10 @@ def machine_note(threads: int) -> str:
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     dlc_threads = (f"dlc num_threads={threads}" if dlc_has_threads()
                    else "dlc single-threaded (dlc.compile has no num_threads option yet)")
+    core = openblas_core()
+    blas = f"OpenBLAS ({core} kernels)" if core else "OpenBLAS"
     return (f"{cpu}, {os.cpu_count()} cores, load average {load}; {threads} thread(s) for "
-            f"onnxruntime and OpenBLAS, {dlc_threads}")
+            f"onnxruntime and {blas}, {dlc_threads}")
 
 
 @contextmanager
