@@ -64,9 +64,12 @@ OUTER_BYTES = 256 * 1024
 OUTER_F = 256  # the widest forall tile of an F that 32 and 16 do not divide
 REGISTER_F = (32, 16)  # register tile widths of F (two or one 16-lane vectors)
 OW_WIDTH, OW_MIN = 8, 4  # the widest register tile of OW; narrower divisors split OW
-OW_WHOLE = 14  # ... but an OW up to this with no such divisor is one register tile (13: 26
-# accumulators of 32 channels; split 8 + 5 it read the filter twice: SqueezeNet's classifier
-# conv 3.8 -> 3.1 ms)
+OW_WHOLE = 14  # ... but an OW up to this with no such divisor is one register tile (split 8 + 5
+# without the peel, 13 read the filter twice: SqueezeNet's classifier conv 3.8 -> 3.1 ms) ...
+ACCUMULATORS = 24  # ... when its accumulators (16-lane vectors) fit the 32 zmm registers beside
+# the filter's vectors and the broadcasts: 13 x 32 channels (26) spilled and copied registers
+# in the inner loop; 8 + 5, the 5 peeled (`ow_register`), took SqueezeNet 1.09x -> 1.01x
+# onnxruntime (Zen 5, same-process A/B)
 FILTER_BYTES = 64 * 1024  # the filter slice one block of the C reduction reads (L1/L2)
 PAGE, FILTER_PAGES = 4096, 128  # ... and the pages it may touch (the TLB)
 REGISTER_FUSION = True  # init and epilogue fused into the register tiles (_register_fused_lines)
@@ -135,11 +138,16 @@ def ow_tile(ow: int, f_tile: int) -> int:
                default=0)
 
 
+def whole(ow: int, f_tile: int) -> bool:
+    """Whether all of an OW without a divisor in [4, 8] is one register tile (`OW_WHOLE`)."""
+    return ow <= OW_WHOLE and ow != f_tile and ow * -(-f_tile // 16) <= ACCUMULATORS
+
+
 def ow_parts(ow: int, f_tile: int) -> list[int]:
-    """OW as one part when a divisor in [4, 8] (or all of OW, up to OW_WHOLE) is a register
-    tile, else split at a multiple of 8 (7 or 6 where 8 or the remainder would equal the f
-    tile): 13 -> [13], 111 -> [104, 7]."""
-    if ow_tile(ow, f_tile) >= OW_MIN or (ow <= OW_WHOLE and ow != f_tile):
+    """OW as one part when a divisor in [4, 8] (or all of OW, `whole`) is a register tile,
+    else split at a multiple of 8 (7 or 6 where 8 or the remainder would equal the f tile):
+    13 -> [13] with 16 channels, [8, 5] with 32; 111 -> [104, 7]."""
+    if ow_tile(ow, f_tile) >= OW_MIN or whole(ow, f_tile):
         return [ow]
     for width in range(OW_WIDTH, OW_MIN - 1, -1):
         rest = ow % width
@@ -151,7 +159,7 @@ def ow_parts(ow: int, f_tile: int) -> list[int]:
 def part_ow_tile(ow: int, f_tile: int) -> int:
     """The register tile of one OW part from `ow_parts` (all of it when no divisor fits)."""
     tile_size = ow_tile(ow, f_tile)
-    return tile_size if tile_size >= OW_MIN or ow > OW_WHOLE or ow == f_tile else ow
+    return tile_size if tile_size >= OW_MIN or not whole(ow, f_tile) else ow
 
 
 def ow_register(ow: int, f_tile: int) -> tuple[int, bool]:

@@ -133,7 +133,9 @@ def test_remainders_are_split_into_full_register_tiles() -> None:
     assert conv.filter_parts(12) == [12] and conv.filter_parts(16) == [16]
     assert conv.forall_filter_tile(48) == 16 and conv.forall_filter_tile(40) == 40
     # an OW up to 14 without a divisor in [4, 8] is one register tile, a wider one is split
-    assert conv.ow_parts(13, 32) == [13] and conv.part_ow_tile(13, 32) == 13
+    assert conv.ow_parts(13, 16) == [13] and conv.part_ow_tile(13, 16) == 13
+    assert conv.ow_parts(13, 32) == [8, 5]  # (26 accumulators would not fit the registers)
+    assert conv.ow_parts(11, 32) == [11] and conv.part_ow_tile(11, 32) == 11
     assert conv.ow_parts(13, 13) == [8, 5]  # (a 13-wide ow tile would equal the f tile)
     assert conv.ow_parts(111, 32) == [104, 7] and conv.ow_parts(17, 32) == [16, 1]
     assert conv.ow_parts(23, 8) == [21, 2]  # (an 8-wide ow tile would equal the f tile)
