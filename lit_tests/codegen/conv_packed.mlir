@@ -3,8 +3,8 @@
 // [F/32][KH][KW][C][32], the conv becomes a generic over (n, oh, ow, fo, fi, kh, kw, c) writing
 // a [N, OH, OW, F/32, 32] view of the result, its bias broadcast and ReLU are rebuilt in that
 // shape and fused into the forall of output tiles, then into its [7, 32] register tiles: the
-// bias is written, the contracting multiply-adds accumulate in registers over the reduction,
-// the ReLU runs on the tile before it is stored. The result is collapsed back to NHWC. A strided 3x3 conv keeps the plain schedule (vector.fma).
+// accumulator starts from the bias in registers, the contracting multiply-adds accumulate over
+// the reduction, the ReLU runs on the tile before its one store. The result is collapsed back to NHWC. A strided 3x3 conv keeps the plain schedule (vector.fma).
 // RUN: dlc-opt %s -p 'builtin.module(dlc-schedule)' --split-input-file | FileCheck %s
 
 #bias = affine_map<(d0, d1, d2, d3) -> (d3)>
@@ -13,13 +13,17 @@
 // CHECK-DAG:     arith.constant dense<{{.*}}> : tensor<2x1x1x8x32xf32>
 // CHECK-DAG:     arith.constant dense<{{.*}}> : tensor<2x32xf32>
 // CHECK-NOT:     linalg.conv_2d
+// The bias is the accumulator's first value (no store of it), the ReLU runs on the
+// accumulator, and the tile is stored once.
 // CHECK:         scf.forall (%{{.*}}) in (2)
-// CHECK:           scf.for
-// CHECK:             vector.transfer_write {{.*}} : vector<7x1x32xf32>, tensor<1x1x7x1x32xf32>
-// CHECK:             scf.for {{.*}} iter_args({{.*}}) -> (vector<7x32xf32>)
+// CHECK:           %[[BIAS:.*]] = vector.broadcast {{.*}} : vector<32xf32> to vector<7x32xf32>
+// CHECK-NOT:       vector.transfer_write
+// CHECK:             scf.for {{.*}} iter_args(%{{.*}} = %[[BIAS]]) -> (vector<7x32xf32>)
 // CHECK:               arith.mulf {{.*}} fastmath<contract> : vector<7x32xf32>
 // CHECK:               arith.addf {{.*}} fastmath<contract> : vector<7x32xf32>
-// CHECK:             arith.maximumf {{.*}} : vector<7x1x32xf32>
+// CHECK:             %[[RELU:.*]] = arith.maximumf {{.*}} : vector<7x32xf32>
+// CHECK-NEXT:        vector.transfer_write %[[RELU]], {{.*}} : vector<7x32xf32>, tensor<7x32xf32>
+// CHECK-NOT:         vector.transfer_write
 // CHECK:           scf.forall.in_parallel
 // CHECK:         tensor.collapse_shape %{{.*}} {{\[\[}}0], [1], [2], [3, 4]] : tensor<1x14x14x2x32xf32> into tensor<1x14x14x64xf32>
 // CHECK-NOT:     linalg.conv_2d
