@@ -360,7 +360,7 @@ def register_fused_lines(handle: str, outer: Outer, register: list[int], reducti
     ops += [f"transform.apply_patterns to {loops[0]} {{",
             "  transform.apply_patterns.linalg.fold_unit_extent_dims_via_slices",
             f"}} : {ANY}",
-            f"%{prefix}_unfused = transform.structured.match interface{{LinalgOp}} "
-            f"in {loops[0]} : ({ANY}) -> {ANY}",
+            (f"%{prefix}_unfused = transform.structured.match interface{{LinalgOp}} "
+             f"in {loops[0]} : ({ANY}) -> {ANY}"),
             f"transform.structured.vectorize %{prefix}_unfused : {ANY}"]
     return Lines(ops, list(reversed(hoisted)))
