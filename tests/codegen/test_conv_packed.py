@@ -66,7 +66,7 @@ CASES = [
     (32, 14, 14, 64, 1, 1, 0),  # 1x1
     (64, 13, 13, 64, 3, 1, 1),  # OW 13 = 8 + 5
     (8, 9, 9, 32, 3, 1, 1),  # OW 9 = 8 + 1
-    (256, 7, 7, 32, 3, 1, 1),  # C blocked (kc 64: 3 * 3 * 64 * 32 * 4 = 72 KiB > 64 KiB)
+    (256, 7, 7, 32, 3, 1, 1),  # C blocked (kc 64: 128 channels read 144 KiB of filter)
     (24, 15, 15, 96, 1, 2, 0),  # strided 1x1: a strided view of the input
     (16, 12, 12, 1024, 1, 1, 0),  # wide F: forall tiles of several 32-blocks
     (3, 10, 10, 32, 5, 1, 2),  # 5x5

@@ -112,7 +112,7 @@ SPLIT_CASES = [
     (4, 111, 24, 1, 1, 0),  # F 24 = 16 + 8; OW 111 = 104 + 7 at f 16, 105 + 6 at f 8
     (3, 224, 16, 3, 2, 0),  # SqueezeNet's first conv: OW 111, strided
     (8, 9, 40, 3, 1, 1),  # OW 9 = 8 + 1
-    (256, 7, 32, 3, 1, 1),  # OW 7, C blocked (kc 64: 3 * 3 * 64 * 32 * 4 = 72 KiB > 64 KiB)
+    (256, 7, 32, 3, 1, 1),  # OW 7, C blocked (kc 64: 128 channels read 144 KiB of filter)
 ]
 
 
@@ -145,9 +145,11 @@ def test_remainders_are_split_into_full_register_tiles() -> None:
 
 
 def test_deep_convs_block_the_channel_reduction() -> None:
-    assert conv.channel_block(Conv(1, 7, 7, 512, 512, 3, 3), 32) == 32
-    assert conv.channel_block(Conv(1, 14, 14, 1024, 1024, 1, 1), 32) == 512
-    assert conv.channel_block(Conv(1, 56, 56, 64, 64, 3, 3), 32) == 32
+    # (FILTER_BYTES = 128 KiB of filter per block)
+    assert conv.channel_block(Conv(1, 7, 7, 512, 512, 3, 3), 32) == 64  # (72 KiB)
+    assert conv.channel_block(Conv(1, 14, 14, 1024, 1024, 1, 1), 32) == 1024  # (128 KiB)
+    assert conv.channel_block(Conv(1, 14, 14, 1024, 2048, 1, 1), 32) == 1024
+    assert conv.channel_block(Conv(1, 56, 56, 64, 64, 3, 3), 32) == 64  # (72 KiB: whole)
     assert conv.channel_block(Conv(1, 28, 28, 32, 48, 3, 3), 32) == 48  # (54 KiB: whole)
     # F = 2048: each channel's filter row is its own page; 128 pages at most (the TLB)
     assert conv.channel_block(Conv(1, 7, 7, 32, 512, 1, 1, f_total=2048), 32) == 128
