@@ -67,6 +67,9 @@ def lines(handle: str, problem: Pool, prefix: str) -> Lines:
     p = problem
     if not FORALL:
         return window_lines(handle, p.ow, p.c, p.kh, prefix)
+    fused = depthwise.register_fused(handle, p, OPS, prefix)
+    if fused is not None:
+        return fused
     return fusion.forall_lines(handle, depthwise.outer(p), prefix,
                                lambda tile: window_lines(tile, p.ow, p.c, p.kh, f"{prefix}t"),
                                elementwise.tile_lines)

@@ -106,16 +106,28 @@ def test_ow_tile_avoids_equal_inner_tiles(ow: int, c: int, tile: int) -> None:
     assert ow_tile(ow, c) == tile
 
 
-@pytest.mark.parametrize("x_shape, stride", [((1, 56, 30, 48), 1), ((1, 111, 111, 40), 2)],
-                         ids=str)
-def test_bias_and_relu6_fused_into_the_row_blocks(x_shape, stride) -> None:
+@pytest.mark.parametrize("x_shape, stride, registers", [
+    ((1, 56, 30, 48), 1, True),  # OW 30: register tiles of 6
+    ((1, 13, 13, 32), 1, True),  # OW 13: tiles of 8, the last (5) peeled
+    ((1, 34, 34, 64), 2, True),  # strided, OW 17: tiles of 8, the last (1) peeled
+    ((1, 111, 111, 40), 2, False),  # C 40 (split 32 + 8): the init fused into the forall only
+], ids=str)
+def test_bias_and_relu6_fused_into_the_row_blocks(x_shape, stride, registers,
+                                                   monkeypatch) -> None:
     # a MobileNet layer (depthwise 3x3 + bias + ReLU6, NHWC in and out: the layout pass
     # cancels the transposes): one forall of row blocks holds the bias init, the FMAs and the
-    # clip, so that the output is written once (2 blocks of 28 rows here)
+    # clip, so that the output is written once (2 blocks of 28 rows here); where C is a
+    # multiple of 16, inside each [ow, c] register tile (depthwise.register_fused)
     import onnx
     from onnx import TensorProto, helper, numpy_helper
 
     import dlc
+    from dlc.passes.codegen import depthwise
+
+    taken = []
+    fused = depthwise.register_fused
+    monkeypatch.setattr(depthwise, "register_fused",
+                        lambda *args: taken.append(fused(*args)) or taken[-1])
 
     c = x_shape[3]
     w = RNG.standard_normal((c, 1, 3, 3)).astype(np.float32)
@@ -137,6 +149,7 @@ def test_bias_and_relu6_fused_into_the_row_blocks(x_shape, stride) -> None:
     text = model.ir("linalg")
     forall = text[text.index("scf.forall"):text.index("scf.forall.in_parallel")]
     assert "vector.fma" in forall and "arith.minimumf" in forall
+    assert taken and all((lines is not None) == registers for lines in taken)
     x = RNG.standard_normal(x_shape).astype(np.float32)
     padded = np.pad(x, [(0, 0), (1, 1), (1, 1), (0, 0)])
     bias = np.broadcast_to(b, (1, oh, ow, c))

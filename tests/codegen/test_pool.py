@@ -43,6 +43,8 @@ CASES = [
     ("max", (1, 20, 23, 40), 2, 1),
     ("sum", (1, 20, 23, 40), 2, 1),
     ("max", (2, 19, 19, 24), 3, 2),
+    ("max", (1, 27, 27, 32), 3, 2),  # OW 13: register tiles of 8, the last (5) peeled
+    ("sum", (1, 27, 27, 32), 3, 2),
 ]
 
 
@@ -69,3 +71,22 @@ def test_pooling_runs_in_a_forall_with_its_init_fused(kind: str) -> None:
     text, _ = pool_text(kind, (1, 33, 33, 64), 3, 2)
     linalg_ir = compile_linalg(text).ir("linalg")
     assert "scf.forall" in linalg_ir and "linalg.fill" not in linalg_ir
+
+
+@pytest.mark.parametrize("kind", ["max", "sum"])
+@pytest.mark.parametrize("x_shape", [(1, 33, 33, 64), (1, 27, 27, 32)], ids=str)
+def test_pooling_fuses_its_init_into_the_register_tiles(kind: str, x_shape, monkeypatch) -> None:
+    # C a multiple of 16: the fill is the accumulator's first value in each [ow, c] register
+    # tile (depthwise.register_fused); OW 13 takes a peeled last tile
+    from dlc.passes.codegen import depthwise
+
+    taken = []
+    fused = depthwise.register_fused
+    monkeypatch.setattr(depthwise, "register_fused",
+                        lambda *args: taken.append(fused(*args)) or taken[-1])
+    text, y = pool_text(kind, x_shape, 3, 2)
+    model = compile_linalg(text)
+    assert taken and all(lines is not None for lines in taken)
+    x = RNG.standard_normal(x_shape).astype(np.float32)
+    np.testing.assert_allclose(model(x)[0], pool_reference(kind, x, 3, 2, y), rtol=1e-5,
+                               atol=1e-5)
