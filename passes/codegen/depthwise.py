@@ -147,8 +147,8 @@ def register_fused(handle: str, problem, ops: tuple[str, ...], prefix: str) -> L
 
     def kernel(tiled: str, name: str) -> tuple[list[str], list[str]]:
         lines, kh_tile, loops = tile(tiled, [0, 0, 0, 0, 1, 0], name)  # (kh by 1)
-        lines += [f"%{name}_d = transform.structured.decompose {kh_tile} "
-                  ": (!transform.any_op) -> !transform.any_op",
+        lines += [(f"%{name}_d = transform.structured.decompose {kh_tile} "
+                  ": (!transform.any_op) -> !transform.any_op"),
                   f"transform.structured.vectorize %{name}_d : !transform.any_op"]
         return lines, loops if p.kh > 1 else []
 
