@@ -13,7 +13,8 @@
 // CHECK-NEXT:      scf.for %[[NB:.*]] = %{{.*}} to %{{.*}} step %c1
 // CHECK-NEXT:        tensor.extract_slice %{{.*}}[%[[K]], %[[NB]], 0] [8, 1, 32]
 // CHECK:         vector.transpose {{.*}} : vector<8x1x32xf32> to vector<1x8x32xf32>
-// CHECK:         scf.forall (%{{.*}}) in (2)
+// (128 x 128 output tiles: 4, for the threads; matmul.thread_tiles)
+// CHECK:         scf.forall (%{{.*}}, %{{.*}}) in (2, 2)
 // CHECK:           scf.for {{.*}} iter_args({{.*}}) -> (vector<8x32xf32>)
 // CHECK:             arith.mulf {{.*}} fastmath<contract> : vector<8x32xf32>
 // CHECK:             arith.addf {{.*}} fastmath<contract> : vector<8x32xf32>

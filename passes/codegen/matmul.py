@@ -47,6 +47,8 @@ REGISTER_N, REGISTER_M = 32, 8
 CACHE_M, CACHE_N, CACHE_K = 64, 512, 256
 OUTER_M, OUTER_N = 128, 512
 GEMV_KC = 16  # rows of B per cache step of a vector-matrix product (M = 1)
+MIN_TILES = 4  # forall tiles wanted, for the threads (`thread_tiles`) ...
+MIN_TILE_MACS = 32 * 1024  # ... each of at least this many multiply-adds
 
 
 @dataclass(frozen=True)
@@ -89,6 +91,22 @@ def outer_tile(size: int, step: int, limit: int) -> int:
     if size <= 2 * limit:
         return size
     return max(d for d in range(1, limit + 1) if size % d == 0)
+
+
+def thread_tiles(m: int, n: int, k: int, mt: int, nt: int, mr: int, nr: int
+                 ) -> tuple[int, int]:
+    """(mt, nt) narrowed, N first, while the forall has fewer than MIN_TILES tiles and each
+    half still holds MIN_TILE_MACS multiply-adds and a multiple of the register tile:
+    otherwise a matmul that fits one outer tile (the MLP's 64 x 784 x 256) ran on one thread
+    at any num_threads. (Single-threaded the forall is a loop: a few more iterations.)"""
+    while (m // mt) * (n // nt) < MIN_TILES and mt * nt * k // 2 >= MIN_TILE_MACS:
+        if nt % (2 * nr) == 0:
+            nt //= 2
+        elif mt % (2 * mr) == 0:
+            mt //= 2
+        else:
+            break
+    return mt, nt
 
 
 def k_cache_tile(k: int, limit: int = CACHE_K) -> int:
@@ -164,6 +182,8 @@ def outer(problem: Contraction) -> fusion.Outer:
     mr, nr = register_tile(problem.m, problem.n)
     mt = outer_tile(problem.m, mr, OUTER_M)
     nt = outer_tile(problem.n, nr, OUTER_N)
+    if problem.batch is None:  # (a batch matmul has its batch's tiles)
+        mt, nt = thread_tiles(problem.m, problem.n, problem.k, mt, nt, mr, nr)
     batch = [1] if problem.batch is not None else []
     return fusion.Outer(batch + [mt, nt, 0], batch + [mt, nt], tuple(batch + [mt, nt]),
                         problem.epilogue, problem.init, problem.greedy)
@@ -373,6 +393,7 @@ def packed_lines(handle: str, problem: Contraction, prefix: str) -> Lines:
     in L1 while the A panels of the cache tile pass), the unit dims folded, vectorized."""
     mr, nr = PACK_M, PACK_N
     mt, nt = outer_tile(problem.m, mr, OUTER_M), outer_tile(problem.n, nr, OUTER_N)
+    mt, nt = thread_tiles(problem.m, problem.n, problem.k, mt, nt, mr, nr)
     mc = largest_multiple_dividing(mt, mr, CACHE_M)
     nc = largest_multiple_dividing(nt, nr, CACHE_N)
     kc = k_cache_tile(problem.k, PACK_KC)
@@ -411,8 +432,8 @@ def packed_lines(handle: str, problem: Contraction, prefix: str) -> Lines:
     ops += [f"transform.apply_patterns to {forall} {{",
             "  transform.apply_patterns.linalg.fold_unit_extent_dims_via_slices",
             f"}} : {ANY}",
-            f"%{prefix}_kernel = transform.structured.match ops{{[\"linalg.generic\"]}} "
-            f"in {forall} : ({ANY}) -> {ANY}",
+            (f"%{prefix}_kernel = transform.structured.match ops{{[\"linalg.generic\"]}} "
+             f"in {forall} : ({ANY}) -> {ANY}"),
             f"transform.structured.vectorize %{prefix}_kernel : {ANY}"]
     result = Lines(ops, [loops[-1]])
     if problem.init:

@@ -24,9 +24,13 @@ def test_one_thread_has_no_openmp_and_two_threads_do() -> None:
     assert "omp.parallel" in dlc.compile(model, num_threads=2).ir("llvm")
 
 
+# (the MLP's 64 x 784 x 256 and 1 x 784 x 256 fit one outer tile: matmul.thread_tiles
+# splits their N into 4 forall tiles)
 @pytest.mark.parametrize("build", [lambda: matmul_model(256, 64, 1024),
+                                   lambda: matmul_model(64, 784, 256),
+                                   lambda: matmul_model(1, 784, 256),
                                    lambda: conv_model(16, 20, 64, "relu")[0]],
-                         ids=["matmul", "conv"])
+                         ids=["matmul", "mlp-b64", "mlp-b1", "conv"])
 def test_two_threads_compute_what_one_does(build) -> None:
     model = build()
     shape = [d.dim_value for d in model.graph.input[0].type.tensor_type.shape.dim]
