@@ -8,7 +8,7 @@ import pytest
 from onnx import helper
 
 import dlc
-from dlc.passes.codegen.elementwise import vector_width
+from dlc.passes.codegen.elementwise import thread_tile, vector_width
 from tests.conftest import make_model
 
 RNG = np.random.default_rng(0)
@@ -23,6 +23,9 @@ SHAPES = [
     ([300, 50], [50]),
     ([5, 1000], [1000]),
     ([4, 1, 3000], [4, 7, 1]),  # size-1 broadcasts (constant maps): naive path, same numbers
+    ([256, 520], [256, 520]),  # large: a forall of 4 tiles (for the threads), then vectors
+    ([4, 16400], [4, 16400]),  # ... of 2 tiles of 32800 (vectors of 32)
+    ([1024, 96], [96]),  # ... of 2 x 512 rows (broadcast: not flattened)
 ]
 
 
@@ -52,3 +55,24 @@ def test_small_ops_keep_the_naive_path() -> None:
 @pytest.mark.parametrize("size, width", [(128, 64), (96, 32), (48, 16), (50, 50), (1000, None)])
 def test_vector_width(size: int, width: int | None) -> None:
     assert vector_width(size) == width
+
+
+def test_thread_tiles_of_large_ops() -> None:
+    # (dimension, tile): the outermost dimension longer than 1, in 4 (else 2) tiles of at
+    # least 32 Ki elements, a multiple of 16 when it is the vectorized dimension
+    assert thread_tile((4194304,)) == (0, 1048576)
+    assert thread_tile((1, 128, 768)) == (1, 64)
+    assert thread_tile((65600,)) == (0, 32800)
+    assert thread_tile((1, 128, 256)) is None and thread_tile((8, 4097)) is None
+    assert thread_tile((65552,)) is None  # (65552 / 4 and / 2 are not multiples of 16)
+
+
+def test_two_threads_compute_what_one_does() -> None:
+    nodes = [helper.make_node("Sub", ["a", "b"], ["d"]), helper.make_node("Tanh", ["d"], ["y"])]
+    model = make_model(nodes, {"a": (np.float32, [256, 520]), "b": (np.float32, [256, 520])},
+                       ["y"])
+    a = RNG.standard_normal((256, 520)).astype(np.float32)
+    b = RNG.standard_normal((256, 520)).astype(np.float32)
+    threaded = dlc.compile(model, num_threads=2)
+    assert "omp.parallel" in threaded.ir("llvm")
+    np.testing.assert_array_equal(threaded(a, b)[0], dlc.compile(model, num_threads=1)(a, b)[0])
