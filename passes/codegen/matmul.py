@@ -48,7 +48,9 @@ CACHE_M, CACHE_N, CACHE_K = 64, 512, 256
 OUTER_M, OUTER_N = 128, 512
 GEMV_KC = 16  # rows of B per cache step of a vector-matrix product (M = 1)
 MIN_TILES = 4  # forall tiles wanted, for the threads (`thread_tiles`) ...
-MIN_TILE_MACS = 32 * 1024  # ... each of at least this many multiply-adds
+MIN_TILE_MACS = 256 * 1024  # ... each of at least this many multiply-adds (with 32 Ki, the
+# MLP's batch-1 layers ran parallel regions of ~2 us of work: 7x slower at 2 threads in a
+# full `make bench` run, where the second core was not always free)
 
 
 @dataclass(frozen=True)

@@ -24,8 +24,8 @@ def test_one_thread_has_no_openmp_and_two_threads_do() -> None:
     assert "omp.parallel" in dlc.compile(model, num_threads=2).ir("llvm")
 
 
-# (the MLP's 64 x 784 x 256 and 1 x 784 x 256 fit one outer tile: matmul.thread_tiles
-# splits their N into 4 forall tiles)
+# (the MLP's 64 x 784 x 256 fits one outer tile: matmul.thread_tiles splits its N into 4
+# forall tiles; 1 x 784 x 256 is too small to split)
 @pytest.mark.parametrize("build", [lambda: matmul_model(256, 64, 1024),
                                    lambda: matmul_model(64, 784, 256),
                                    lambda: matmul_model(1, 784, 256),
