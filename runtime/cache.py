@@ -180,6 +180,9 @@ def forget_all() -> None:
 # ----------------------------------------------------------------------------- on disk
 
 
+_LIBRARY_LOCKS: dict[str, threading.Lock] = {}
+
+
 class SharedObjectFunction:
     """A compiled `main` loaded from a cached shared object; call it with numpy arrays."""
 
@@ -191,8 +194,10 @@ class SharedObjectFunction:
         self._function = getattr(self._library, f"_mlir_ciface_{entry}")
         self._function.restype = None
         # descriptors built once, their data pointers set per call (as JitFunction does);
-        # the lock serializes the calls that share them
-        self._lock = threading.Lock()
+        # the lock serializes the calls that share them, and those of every other instance
+        # loaded from the same file: dlopen gives them the same library, whose static buffer
+        # arena (dlc-plan-buffers) they share
+        self._lock = _LIBRARY_LOCKS.setdefault(str(Path(path).resolve()), threading.Lock())
         specs = (*signature.inputs, *signature.outputs)
         self._descriptors = [_static_descriptor(spec) for spec in specs]
         self._pointers = [ctypes.pointer(d) for d in self._descriptors]

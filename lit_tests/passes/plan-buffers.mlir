@@ -1,0 +1,57 @@
+// dlc-plan-buffers: the static buffers a function allocates and frees in its top-level block
+// become views of one static arena (an uninitialized memref.global) at offsets planned on
+// their live ranges: %a and %c are never live together and share offset 0, %b (live beside
+// both) follows them, aligned to 64 bytes. Left to malloc: a buffer allocated in a loop, one
+// never freed in the block (escaping), one with a dynamic size.
+// RUN: dlc-opt %s -p 'builtin.module(dlc-plan-buffers)' --split-input-file | FileCheck %s
+
+// CHECK:       memref.global "private" @__dlc_arena_0_test_plan : memref<4160xi8> = uninitialized {alignment = 64 : i64}
+// CHECK-LABEL: func.func @test_plan
+// CHECK:         %[[ARENA:.*]] = memref.get_global @__dlc_arena_0_test_plan : memref<4160xi8>
+// CHECK:         %[[A:.*]] = memref.view %[[ARENA]][%c0{{.*}}][] : memref<4160xi8> to memref<32x32xf32>
+// CHECK:         %[[B:.*]] = memref.view %[[ARENA]][%c4096{{.*}}][] : memref<4160xi8> to memref<10xf32>
+// CHECK:         %[[C:.*]] = memref.view %[[ARENA]][%c0{{.*}}][] : memref<4160xi8> to memref<16x16xf32>
+// CHECK:         scf.for
+// CHECK:           memref.alloc() : memref<8xf32>
+// CHECK:         memref.alloc() : memref<4xf32>
+// CHECK:         memref.alloc(%{{.*}}) : memref<?xf32>
+// CHECK-NOT:     memref.alloc()
+// CHECK-NOT:     memref.dealloc %[[A]]
+// CHECK-NOT:     memref.dealloc %[[C]]
+func.func @test_plan(%x: memref<32x32xf32>, %y: memref<16x16xf32>, %n: index) -> memref<4xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %a = memref.alloc() {alignment = 64 : i64} : memref<32x32xf32>
+  memref.copy %x, %a : memref<32x32xf32> to memref<32x32xf32>
+  %b = memref.alloc() : memref<10xf32>
+  %v = memref.load %a[%c0, %c0] : memref<32x32xf32>
+  memref.store %v, %b[%c0] : memref<10xf32>
+  memref.dealloc %a : memref<32x32xf32>
+  %c = memref.alloc() {alignment = 64 : i64} : memref<16x16xf32>
+  %w = memref.load %b[%c0] : memref<10xf32>
+  memref.store %w, %c[%c0, %c0] : memref<16x16xf32>
+  memref.copy %c, %y : memref<16x16xf32> to memref<16x16xf32>
+  memref.dealloc %c : memref<16x16xf32>
+  memref.dealloc %b : memref<10xf32>
+  scf.for %i = %c0 to %c3 step %c1 {
+    %t = memref.alloc() : memref<8xf32>
+    memref.store %w, %t[%c0] : memref<8xf32>
+    memref.dealloc %t : memref<8xf32>
+  }
+  %kept = memref.alloc() : memref<4xf32>
+  %dyn = memref.alloc(%n) : memref<?xf32>
+  memref.dealloc %dyn : memref<?xf32>
+  return %kept : memref<4xf32>
+}
+
+// -----
+
+// A function without such buffers is left as it is: no arena.
+// CHECK-NOT:   memref.global
+// CHECK-LABEL: func.func @test_nothing
+// CHECK:         memref.alloc() : memref<4xf32>
+func.func @test_nothing() -> memref<4xf32> {
+  %kept = memref.alloc() : memref<4xf32>
+  return %kept : memref<4xf32>
+}

@@ -1,0 +1,123 @@
+"""dlc-plan-buffers: a function's intermediate buffers become views of one static arena.
+
+After bufferization every intermediate tensor is a `memref.alloc` that the deallocation
+pipeline frees once its last alias is dead: a malloc and a free per buffer and per call. This
+pass (at -O2/-O3, after bufferization) places each static allocation of a function's top-level
+block that is freed by one `memref.dealloc` in that block in a single arena, a `memref.global`
+of bytes (uninitialized: no data in the object file), at an offset planned at compile time on
+the live ranges in program order (first fit, largest first: `graph.report.plan`, the plan
+`dlc compile --stats` reports); the alloc becomes a `memref.view` of the arena and its dealloc
+goes. A call then allocates nothing but its outputs (numpy's arrays).
+
+Allocations inside loops or branches, with dynamic sizes, a non-identity layout or another
+memory space, or freed elsewhere keep malloc. Buffers are aligned to `alignment` bytes (at
+least the alloc's own alignment). The arena makes the function non-reentrant: the runtime
+serializes the calls of a compiled model (`JitFunction` and `SharedObjectFunction` hold a lock,
+one per loaded shared object). Why: with malloc, the MLP's 2-thread build ran 0.28 ms instead
+of 0.09 ms in a process whose earlier large frees had raised glibc's dynamic mmap threshold.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mlir import ir
+from mlir.dialects import arith, func, memref
+
+from dlc.passes.graph.report import Buffer, plan
+from dlc.passes.registry import ModulePass, register
+
+
+def _element_bytes(element: ir.Type) -> int | None:
+    if isinstance(element, ir.IndexType):
+        return 8
+    for kind in (ir.IntegerType, ir.F16Type, ir.BF16Type, ir.F32Type, ir.F64Type):
+        if isinstance(element, kind):
+            width = kind(element).width
+            return 1 if width == 1 else width // 8 if width % 8 == 0 else None
+    return None
+
+
+def plannable_bytes(op: ir.Operation) -> int | None:
+    """The size of a static, identity-layout, default-space `memref.alloc`, else None."""
+    if op.name != "memref.alloc" or len(op.operands) != 0:
+        return None
+    kind = ir.MemRefType(op.results[0].type)
+    if not kind.has_static_shape or kind.memory_space is not None:
+        return None
+    strides, offset = kind.get_strides_and_offset()
+    count = 1
+    for extent, stride in zip(reversed(kind.shape), reversed(strides), strict=True):
+        if stride != count and extent != 1:
+            return None  # (not row-major: a view could not stand for it)
+        count *= extent
+    size = _element_bytes(kind.element_type)
+    if size is None or offset != 0:
+        return None
+    return max(1, count * size)
+
+
+def _align(value: int, alignment: int) -> int:
+    return -(-value // alignment) * alignment
+
+
+def plan_function(function: func.FuncOp, module_body: ir.Block, name: str,
+                  alignment: int) -> int:
+    """Rewrite `function`'s plannable buffers into an arena named `name`; its size."""
+    block = function.regions[0].blocks[0]
+    operations = [op.operation for op in block.operations]
+    position = {op: i for i, op in enumerate(operations)}
+    planned: list[tuple[ir.Operation, ir.Operation, int]] = []  # (alloc, dealloc, bytes)
+    for alloc in operations:
+        size = plannable_bytes(alloc)
+        if size is None:
+            continue
+        deallocs = [use.owner.operation for use in alloc.results[0].uses
+                    if use.owner.name == "memref.dealloc"]
+        if len(deallocs) != 1 or deallocs[0] not in position:
+            continue  # (freed in a branch or a loop, or never: malloc keeps it)
+        if "alignment" in alloc.attributes:
+            alignment = max(alignment, ir.IntegerAttr(alloc.attributes["alignment"]).value)
+        planned.append((alloc, deallocs[0], size))
+    if not planned:
+        return 0
+    buffers = [Buffer(_align(size, alignment), position[alloc], position[dealloc])
+               for alloc, dealloc, size in planned]
+    offsets = plan(buffers)
+    arena = max(offset + buffer.nbytes for offset, buffer in zip(offsets, buffers))
+    with function.location:
+        arena_type = ir.MemRefType.get([arena], ir.IntegerType.get_signless(8))
+    with ir.InsertionPoint.at_block_begin(module_body), function.location:
+        memref.GlobalOp(sym_name=name, type_=ir.TypeAttr.get(arena_type),
+                        sym_visibility="private", initial_value=ir.UnitAttr.get(),
+                        alignment=ir.IntegerAttr.get(ir.IntegerType.get_signless(64),
+                                                     alignment))
+    with ir.InsertionPoint.at_block_begin(block), function.location:
+        base = memref.GetGlobalOp(arena_type, name).result
+    index = ir.IndexType.get()
+    for (alloc, dealloc, _), offset in zip(planned, offsets):
+        with ir.InsertionPoint(alloc), alloc.location:
+            shift = arith.ConstantOp(index, offset).result
+            view = memref.ViewOp(alloc.results[0].type, base, shift, []).result
+        alloc.results[0].replace_all_uses_with(view)
+        dealloc.erase()
+        alloc.erase()
+    return arena
+
+
+@register
+@dataclass(frozen=True)
+class PlanBuffers(ModulePass):
+    """Place each function's top-level static buffers in one static arena (memref.global) at
+    offsets planned on their live ranges: no malloc or free per call."""
+
+    name = "dlc-plan-buffers"
+    alignment: int = 64
+
+    def run(self, module: ir.Operation) -> None:
+        body = module.regions[0].blocks[0]
+        functions = [op for op in body.operations
+                     if isinstance(op, func.FuncOp) and len(op.regions[0].blocks) == 1]
+        for number, function in enumerate(functions):
+            name = ir.StringAttr(function.attributes["sym_name"]).value
+            plan_function(function, body, f"__dlc_arena_{number}_{name}", self.alignment)
