@@ -62,6 +62,26 @@ def test_disk_entry_is_reloaded_with_identical_results(cache_dir: Path) -> None:
     assert "linalg.generic" in reloaded.ir("linalg") or "vector." in reloaded.ir("linalg")
 
 
+def test_instances_of_one_library_share_its_arena_and_its_lock(cache_dir: Path) -> None:
+    # dlc-plan-buffers puts the intermediates in a static arena: two models loaded from the
+    # same cached library (dlopen: one copy) share it, so their calls must not overlap
+    model = make_model([helper.make_node("MatMul", ["x", "w"], ["h"]),
+                        helper.make_node("Relu", ["h"], ["r"]),
+                        helper.make_node("MatMul", ["r", "w2"], ["y"])],
+                       {"x": (np.float32, [32, 48])}, ["y"],
+                       initializers={"w": RNG.standard_normal((48, 64)).astype(np.float32),
+                                     "w2": RNG.standard_normal((64, 16)).astype(np.float32)})
+    compiled = dlc.compile(model)
+    assert "__dlc_arena" in compiled.ir("bufferized")
+    cache.forget_all()
+    first = dlc.compile(model)
+    cache.forget_all()
+    second = dlc.compile(model)
+    assert first is not second and first._function._lock is second._function._lock
+    x = RNG.standard_normal((32, 48)).astype(np.float32)
+    np.testing.assert_array_equal(first(x)[0], second(x)[0])
+
+
 @pytest.mark.parametrize("damage", ["truncate", "garbage json", "wrong digest", "no library"])
 def test_damaged_entry_is_recompiled_never_a_crash(cache_dir: Path, damage: str) -> None:
     model = mlp()
