@@ -7,10 +7,15 @@ block that is freed by one `memref.dealloc` in that block in a single arena, a `
 of bytes (uninitialized: no data in the object file), at an offset planned at compile time on
 the live ranges in program order (first fit, largest first: `graph.report.plan`, the plan
 `dlc compile --stats` reports); the alloc becomes a `memref.view` of the arena and its dealloc
-goes. A call then allocates nothing but its outputs (numpy's arrays).
+goes. A call then allocates nothing but its outputs (numpy's arrays). A live range ends at the
+last top-level op using the buffer or a view of it (`last_use`), not at its dealloc: the
+deallocation pipeline frees every buffer at the end of the function, so that ResNet-50's 57
+buffers were all live at once (45 MiB; planned on last uses: 7.7 MiB, reused while in cache:
+MobileNetV2 0.93x -> 0.84x, ResNet-50 1.03x -> 1.01x onnxruntime, same-process A/B).
 
 Allocations inside loops or branches, with dynamic sizes, a non-identity layout or another
-memory space, or freed elsewhere keep malloc. Buffers are aligned to `alignment` bytes (at
+memory space, freed elsewhere, or used where they could escape (a loop's or a call's operand,
+a yield, an op making another memref of them other than a view) keep malloc. Buffers are aligned to `alignment` bytes (at
 least the alloc's own alignment). The arena makes the function non-reentrant: the runtime
 serializes the calls of a compiled model (`JitFunction` and `SharedObjectFunction` hold a lock,
 one per loaded shared object). Why: with malloc, the MLP's 2-thread build ran 0.28 ms instead
@@ -57,6 +62,35 @@ def plannable_bytes(op: ir.Operation) -> int | None:
     return max(1, count * size)
 
 
+LAST_USE = True  # live ranges end at the last use (False: at the dealloc, the function's end)
+VIEWS = ("memref.subview", "memref.expand_shape", "memref.collapse_shape", "memref.view",
+         "memref.reinterpret_cast", "memref.cast", "memref.transpose", "memref.reshape")
+
+
+def last_use(alloc: ir.Operation, function: ir.Operation, position: dict) -> int | None:
+    """The position (in the function's block) of the last op that uses `alloc` or a view of
+    it, or None when a use could let it escape (a region's yield or argument, a call, an op
+    making another memref of it): such a buffer keeps malloc."""
+    last = position[alloc]
+    pending = [alloc.results[0]]
+    while pending:
+        value = pending.pop()
+        for use in value.uses:
+            user = use.owner.operation
+            if user.name == "memref.dealloc":
+                continue
+            if user.name in VIEWS:
+                pending.extend(user.results)
+            elif user.name.startswith(("scf.", "cf.", "func.")) or any(
+                    isinstance(result.type, ir.MemRefType) for result in user.results):
+                return None  # (a loop's or a call's operand, a yield, another memref)
+            top = user
+            while top.parent is not None and top.parent.operation != function:
+                top = top.parent.operation
+            last = max(last, position[top])
+    return last
+
+
 def _align(value: int, alignment: int) -> int:
     return -(-value // alignment) * alignment
 
@@ -67,7 +101,7 @@ def plan_function(function: func.FuncOp, module_body: ir.Block, name: str,
     block = function.regions[0].blocks[0]
     operations = [op.operation for op in block.operations]
     position = {op: i for i, op in enumerate(operations)}
-    planned: list[tuple[ir.Operation, ir.Operation, int]] = []  # (alloc, dealloc, bytes)
+    planned: list[tuple[ir.Operation, ir.Operation, int, int]] = []  # alloc, dealloc, bytes, end
     for alloc in operations:
         size = plannable_bytes(alloc)
         if size is None:
@@ -76,13 +110,18 @@ def plan_function(function: func.FuncOp, module_body: ir.Block, name: str,
                     if use.owner.name == "memref.dealloc"]
         if len(deallocs) != 1 or deallocs[0] not in position:
             continue  # (freed in a branch or a loop, or never: malloc keeps it)
+        # (the deallocation pipeline frees every buffer at the end of the function: the live
+        # range ends at the last use of the buffer or of a view of it instead)
+        end = last_use(alloc, function.operation, position) if LAST_USE else position[deallocs[0]]
+        if end is None:
+            continue
         if "alignment" in alloc.attributes:
             alignment = max(alignment, ir.IntegerAttr(alloc.attributes["alignment"]).value)
-        planned.append((alloc, deallocs[0], size))
+        planned.append((alloc, deallocs[0], size, end))
     if not planned:
         return 0
-    buffers = [Buffer(_align(size, alignment), position[alloc], position[dealloc])
-               for alloc, dealloc, size in planned]
+    buffers = [Buffer(_align(size, alignment), position[alloc], end)
+               for alloc, _, size, end in planned]
     offsets = plan(buffers)
     arena = max(offset + buffer.nbytes for offset, buffer in zip(offsets, buffers))
     with function.location:
@@ -95,7 +134,7 @@ def plan_function(function: func.FuncOp, module_body: ir.Block, name: str,
     with ir.InsertionPoint.at_block_begin(block), function.location:
         base = memref.GetGlobalOp(arena_type, name).result
     index = ir.IndexType.get()
-    for (alloc, dealloc, _), offset in zip(planned, offsets):
+    for (alloc, dealloc, _, _), offset in zip(planned, offsets):
         with ir.InsertionPoint(alloc), alloc.location:
             shift = arith.ConstantOp(index, offset).result
             view = memref.ViewOp(alloc.results[0].type, base, shift, []).result

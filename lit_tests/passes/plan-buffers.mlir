@@ -1,8 +1,10 @@
 // dlc-plan-buffers: the static buffers a function allocates and frees in its top-level block
 // become views of one static arena (an uninitialized memref.global) at offsets planned on
-// their live ranges: %a and %c are never live together and share offset 0, %b (live beside
-// both) follows them, aligned to 64 bytes. Left to malloc: a buffer allocated in a loop, one
-// never freed in the block (escaping), one with a dynamic size.
+// their live ranges, from the alloc to the last use of the buffer or of a view of it (the
+// deallocation pipeline frees them all at the end). %a is last read (through a subview)
+// before %c is allocated: they share offset 0; %b, live beside both, follows them, aligned to
+// 64 bytes. Left to malloc: a buffer allocated in a loop, one never freed in the block
+// (escaping), one with a dynamic size, one passed to a loop as an iteration argument.
 // RUN: dlc-opt %s -p 'builtin.module(dlc-plan-buffers)' --split-input-file | FileCheck %s
 
 // CHECK:       memref.global "private" @__dlc_arena_0_test_plan : memref<4160xi8> = uninitialized {alignment = 64 : i64}
@@ -15,9 +17,12 @@
 // CHECK:           memref.alloc() : memref<8xf32>
 // CHECK:         memref.alloc() : memref<4xf32>
 // CHECK:         memref.alloc(%{{.*}}) : memref<?xf32>
+// CHECK:         %[[D:.*]] = memref.alloc() : memref<2xf32>
+// CHECK:         scf.for {{.*}} iter_args(%{{.*}} = %[[D]])
 // CHECK-NOT:     memref.alloc()
 // CHECK-NOT:     memref.dealloc %[[A]]
 // CHECK-NOT:     memref.dealloc %[[C]]
+// CHECK:         memref.dealloc %[[D]]
 func.func @test_plan(%x: memref<32x32xf32>, %y: memref<16x16xf32>, %n: index) -> memref<4xf32> {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -25,15 +30,13 @@ func.func @test_plan(%x: memref<32x32xf32>, %y: memref<16x16xf32>, %n: index) ->
   %a = memref.alloc() {alignment = 64 : i64} : memref<32x32xf32>
   memref.copy %x, %a : memref<32x32xf32> to memref<32x32xf32>
   %b = memref.alloc() : memref<10xf32>
-  %v = memref.load %a[%c0, %c0] : memref<32x32xf32>
+  %row = memref.subview %a[1, 0] [1, 32] [1, 1] : memref<32x32xf32> to memref<32xf32, strided<[1], offset: 32>>
+  %v = memref.load %row[%c0] : memref<32xf32, strided<[1], offset: 32>>
   memref.store %v, %b[%c0] : memref<10xf32>
-  memref.dealloc %a : memref<32x32xf32>
   %c = memref.alloc() {alignment = 64 : i64} : memref<16x16xf32>
   %w = memref.load %b[%c0] : memref<10xf32>
   memref.store %w, %c[%c0, %c0] : memref<16x16xf32>
   memref.copy %c, %y : memref<16x16xf32> to memref<16x16xf32>
-  memref.dealloc %c : memref<16x16xf32>
-  memref.dealloc %b : memref<10xf32>
   scf.for %i = %c0 to %c3 step %c1 {
     %t = memref.alloc() : memref<8xf32>
     memref.store %w, %t[%c0] : memref<8xf32>
@@ -42,6 +45,14 @@ func.func @test_plan(%x: memref<32x32xf32>, %y: memref<16x16xf32>, %n: index) ->
   %kept = memref.alloc() : memref<4xf32>
   %dyn = memref.alloc(%n) : memref<?xf32>
   memref.dealloc %dyn : memref<?xf32>
+  %d = memref.alloc() : memref<2xf32>
+  %r = scf.for %i = %c0 to %c3 step %c1 iter_args(%m = %d) -> (memref<2xf32>) {
+    scf.yield %m : memref<2xf32>
+  }
+  memref.dealloc %d : memref<2xf32>
+  memref.dealloc %c : memref<16x16xf32>
+  memref.dealloc %b : memref<10xf32>
+  memref.dealloc %a : memref<32x32xf32>
   return %kept : memref<4xf32>
 }
 
