@@ -14,7 +14,7 @@ buffers were all live at once (45 MiB; planned on last uses: 7.7 MiB, reused whi
 MobileNetV2 0.93x -> 0.84x, ResNet-50 1.03x -> 1.01x onnxruntime, same-process A/B).
 
 Allocations inside loops or branches, with dynamic sizes, a non-identity layout or another
-memory space, freed elsewhere, or used where they could escape (a loop's or a call's operand,
+memory space, freed elsewhere, or used by an op that neither accesses them in place (`ACCESSES`)
 a yield, an op making another memref of them other than a view) keep malloc. Buffers are aligned to `alignment` bytes (at
 least the alloc's own alignment). The arena makes the function non-reentrant: the runtime
 serializes the calls of a compiled model (`JitFunction` and `SharedObjectFunction` hold a lock,
@@ -67,10 +67,17 @@ VIEWS = ("memref.subview", "memref.expand_shape", "memref.collapse_shape", "memr
          "memref.reinterpret_cast", "memref.cast", "memref.transpose", "memref.reshape")
 
 
+# the ops that read or write a buffer where they stand (anything else may keep it: a loop's
+# iteration argument, a call, a yield, its pointer taken)
+ACCESSES = ("memref.load", "memref.store", "memref.copy", "vector.transfer_read",
+            "vector.transfer_write", "vector.load", "vector.store", "vector.maskedload",
+            "vector.maskedstore", "linalg.", "affine.load", "affine.store")
+
+
 def last_use(alloc: ir.Operation, function: ir.Operation, position: dict) -> int | None:
     """The position (in the function's block) of the last op that uses `alloc` or a view of
-    it, or None when a use could let it escape (a region's yield or argument, a call, an op
-    making another memref of it): such a buffer keeps malloc."""
+    it, or None when a use could let it escape (an op other than `ACCESSES` and `VIEWS`):
+    such a buffer keeps malloc."""
     last = position[alloc]
     pending = [alloc.results[0]]
     while pending:
@@ -81,9 +88,9 @@ def last_use(alloc: ir.Operation, function: ir.Operation, position: dict) -> int
                 continue
             if user.name in VIEWS:
                 pending.extend(user.results)
-            elif user.name.startswith(("scf.", "cf.", "func.")) or any(
+            elif not user.name.startswith(ACCESSES) or any(
                     isinstance(result.type, ir.MemRefType) for result in user.results):
-                return None  # (a loop's or a call's operand, a yield, another memref)
+                return None  # (a loop's or a call's operand, a yield, a pointer taken...)
             top = user
             while top.parent is not None and top.parent.operation != function:
                 top = top.parent.operation
