@@ -18,8 +18,9 @@ memory space, freed elsewhere, or used by an op that neither accesses them in pl
 (`ACCESSES`) nor is a view (`VIEWS`): a loop's or a call's operand, a yield... keep malloc.
 Buffers are aligned to `alignment` bytes (at least the alloc's own alignment). The arena
 makes the function non-reentrant: the runtime serializes the calls of a compiled model
-(`JitFunction` and `SharedObjectFunction` hold a lock, one per loaded shared object). Why: with malloc, the MLP's 2-thread build ran 0.28 ms instead
-of 0.09 ms in a process whose earlier large frees had raised glibc's dynamic mmap threshold.
+(`JitFunction` and `SharedObjectFunction` hold a lock, one per loaded shared object). Why:
+with malloc, the MLP's 2-thread build ran 0.28 ms instead of 0.09 ms in a process whose
+earlier large frees had raised glibc's dynamic mmap threshold.
 """
 
 from __future__ import annotations
