@@ -30,18 +30,8 @@ from dataclasses import dataclass
 from mlir import ir
 from mlir.dialects import arith, func, memref
 
-from dlc.passes.graph.report import Buffer, plan
+from dlc.passes.graph.report import Buffer, nbytes, plan
 from dlc.passes.registry import ModulePass, register
-
-
-def _element_bytes(element: ir.Type) -> int | None:
-    if isinstance(element, ir.IndexType):
-        return 8
-    for kind in (ir.IntegerType, ir.F16Type, ir.BF16Type, ir.F32Type, ir.F64Type):
-        if isinstance(element, kind):
-            width = kind(element).width
-            return 1 if width == 1 else width // 8 if width % 8 == 0 else None
-    return None
 
 
 def plannable_bytes(op: ir.Operation) -> int | None:
@@ -57,10 +47,7 @@ def plannable_bytes(op: ir.Operation) -> int | None:
         if stride != count and extent != 1:
             return None  # (not row-major: a view could not stand for it)
         count *= extent
-    size = _element_bytes(kind.element_type)
-    if size is None or offset != 0:
-        return None
-    return max(1, count * size)
+    return max(1, nbytes(kind)) if offset == 0 else None
 
 
 LAST_USE = True  # live ranges end at the last use (False: at the dealloc, the function's end)

@@ -143,7 +143,7 @@ def register_fused(handle: str, problem, ops: tuple[str, ...], prefix: str) -> L
         return None
     width = _ow_split_width(p.ow)
     peel = width != p.ow  # (OW split at a multiple of 8: the remainder is the peeled tile)
-    ow = ow_tile(p.ow - p.ow % width if peel else p.ow, ct)
+    ow = ow_tile(p.ow - p.ow % width, ct)
 
     def kernel(tiled: str, name: str) -> tuple[list[str], list[str]]:
         lines, kh_tile, loops = tile(tiled, [0, 0, 0, 0, 1, 0], name)  # (kh by 1)

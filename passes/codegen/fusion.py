@@ -313,17 +313,18 @@ def register_fused_lines(handle: str, outer: Outer, register: list[int], reducti
     its init fused into them: the accumulator starts from the init in registers and the
     epilogue runs on it before its one store (where the kernel folds its unit dims, as the
     packed ones do; the unpacked conv's kernel reads its accumulator as [1, ow, f], so its init
-    is still stored first). Without an epilogue the contraction is the
-    root and its `reductions` loops are left whole. `match` finds the contraction's tile
+    is still stored first). Without an epilogue the contraction is the root and its
+    `reductions` loops are left whole. `match` finds the contraction's tile
     (`transform.structured.match {match}`); `kernel(handle, prefix)` schedules it (its ops
     and reduction loops, whose accumulators are hoisted).
 
     `peel` (a width, the 3rd loop, in two parts: conv.ow_register): the width's register
     tile loop runs over the first part and its last iteration, the second part, is peeled off
     (`transform.loop.peel`; canonicalization then makes both tiles static). A split op
-    instead (`transform.structured.split`) leaves each part's destination an extract_slice of the contraction, which `fuse` does not fuse through:
-    SqueezeNet's stem (OW = 111 = 13 x 8 + 7) wrote its bias into the whole output tile and
-    applied its ReLU in a second pass before."""
+    instead (`transform.structured.split`) leaves each part's destination an extract_slice
+    of the contraction, which `fuse` does not fuse through: SqueezeNet's stem (OW = 111 =
+    13 x 8 + 7) wrote its bias into the whole output tile and applied its ReLU in a second
+    pass before."""
     forall = f"%{prefix}_forall"
     if outer.epilogue:
         root, sizes = f"%{prefix}_ep", outer.epilogue_sizes

@@ -57,7 +57,9 @@ class MemoryPlan:
     offsets: list[int]
 
 
-def _nbytes(t: ir.Type) -> int:
+def nbytes(t: ir.Type) -> int:
+    """The bytes of a static shaped type (tensor or memref); 8 per element of a type numpy
+    has no dtype for (index)."""
     dtype = dtype_of(t.element_type)
     itemsize = 8 if dtype is None else max(1, dtype.itemsize)
     return int(np.prod(t.shape, dtype=np.int64)) * itemsize
@@ -77,7 +79,7 @@ def _buffers(block: ir.Block) -> list[Buffer]:
         for result in op.results:
             if result in returned or not isinstance(result.type, ir.RankedTensorType):
                 continue
-            buffers.append(Buffer(_nbytes(result.type), i, max(i, last_use.get(result, i))))
+            buffers.append(Buffer(nbytes(result.type), i, max(i, last_use.get(result, i))))
     return buffers
 
 
