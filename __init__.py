@@ -17,6 +17,7 @@ _EXPORTS = {
     "CompiledModel": "dlc.compiler",
     "compile": "dlc.compiler",
     "DlcError": "dlc.errors",
+    "IndexOutOfRangeError": "dlc.errors",
     "FrontendError": "dlc.frontends.onnx_importer",
     "UnsupportedOpsError": "dlc.frontends.onnx_importer",
     "pipeline": "dlc.passes",

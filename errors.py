@@ -3,3 +3,11 @@
 
 class DlcError(Exception):
     """Base class of the errors dlc reports to its users."""
+
+
+class IndexOutOfRangeError(DlcError, IndexError):
+    """A compiled model read an index out of range at run time (a Gather, a Scatter...).
+
+    The message names the op, its ONNX node and the offending value; the call's outputs are
+    discarded. Like onnxruntime, dlc refuses such indices instead of clamping them silently.
+    """
