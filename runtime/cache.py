@@ -19,7 +19,6 @@ bound a developer's cache only grows.
 
 from __future__ import annotations
 
-import ctypes
 import hashlib
 import json
 import os
@@ -38,14 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from dlc.runtime.jit import (
-    Signature,
-    TensorSpec,
-    ThreadsUnavailable,
-    _static_descriptor,
-    point_at,
-    runtime_libraries,
-)
+from dlc.runtime.jit import SharedObjectFunction, Signature, TensorSpec
 
 FORMAT = 1  # bump when the layout of an entry changes
 MEMORY_ENTRIES = 32
@@ -178,47 +170,6 @@ def forget_all() -> None:
 
 
 # ----------------------------------------------------------------------------- on disk
-
-
-_LIBRARY_LOCKS: dict[str, threading.Lock] = {}
-
-
-class SharedObjectFunction:
-    """A compiled `main` loaded from a cached shared object; call it with numpy arrays."""
-
-    def __init__(self, path: Path, signature: Signature, entry: str = "main"):
-        _load_runtime_libraries()
-        self.signature = signature
-        self.entry = entry
-        self._library = ctypes.CDLL(str(path))
-        self._function = getattr(self._library, f"_mlir_ciface_{entry}")
-        self._function.restype = None
-        # descriptors built once, their data pointers set per call (as JitFunction does);
-        # the lock serializes the calls that share them, and those of every other instance
-        # loaded from the same file: dlopen gives them the same library, whose static buffer
-        # arena (dlc-plan-buffers) they share
-        self._lock = _LIBRARY_LOCKS.setdefault(str(Path(path).resolve()), threading.Lock())
-        specs = (*signature.inputs, *signature.outputs)
-        self._descriptors = [_static_descriptor(spec) for spec in specs]
-        self._pointers = [ctypes.pointer(d) for d in self._descriptors]
-
-    def __call__(self, *args, **kwargs) -> list[np.ndarray]:
-        inputs = self.signature.bind(args, kwargs)
-        outputs = [np.empty(s.shape, s.dtype) for s in self.signature.outputs]
-        with self._lock:
-            point_at(self._descriptors, (*inputs, *outputs))
-            self._function(*self._pointers)
-        return outputs
-
-
-@cache
-def _load_runtime_libraries() -> None:
-    try:  # (multi-threaded entries call the OpenMP runtime)
-        libraries = runtime_libraries(threads=True)
-    except ThreadsUnavailable:
-        libraries = runtime_libraries()
-    for library in libraries:  # symbols the object code calls (memrefCopy, __kmpc_*, ...)
-        ctypes.CDLL(library, mode=ctypes.RTLD_GLOBAL)
 
 
 def _linker() -> str | None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import ctypes
 import os
 import threading
+import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -21,6 +22,8 @@ import mlir
 import numpy as np
 from mlir import ir
 from mlir.execution_engine import ExecutionEngine
+
+from dlc.errors import IndexOutOfRangeError
 
 _ELEMENT_DTYPES = {
     "f16": np.float16,
@@ -181,20 +184,86 @@ def openmp_library() -> str:
                              "(or compile with num_threads=1)")
 
 
-class JitFunction:
-    """A lowered function, JIT-compiled; call it with numpy arrays."""
+STATUS_SYMBOL = "dlc_status"
+"""The global that compiled code writes when a runtime check fails: [check id + 1, value]
+(see `dlc.passes.lowering.checks`); zero when every check passed."""
+
+_LIVE_LOCKS: weakref.WeakSet = weakref.WeakSet()
+_LIBRARY_LOCKS: dict[str, threading.Lock] = {}
+
+
+def _renew_locks_in_child() -> None:
+    # a fork while another thread was inside a call copies its lock held: the child's
+    # models would wait forever for a call that does not exist in the child
+    for path in list(_LIBRARY_LOCKS):
+        _LIBRARY_LOCKS[path] = threading.Lock()
+    for function in list(_LIVE_LOCKS):
+        function._lock = _LIBRARY_LOCKS.get(function._lock_key, None) or threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_renew_locks_in_child)
+
+
+class NativeFunction:
+    """A compiled `main` (JIT or shared object): call it with numpy arrays, get numpy arrays.
+
+    The common call path of both kinds: the signature check, numpy-owned outputs, one call
+    at a time (the code it runs shares a buffer arena and the status global), and the status
+    of the runtime checks turned into `IndexOutOfRangeError`. `checks[i]` describes the check
+    whose id is i (the op, its ONNX node, the axis and its size).
+    """
+
+    def __init__(self, signature: Signature, checks: Sequence[str], lock_key: str | None):
+        self.signature = signature
+        self.checks = tuple(checks)
+        self._lock_key = lock_key
+        self._lock = (_LIBRARY_LOCKS.setdefault(lock_key, threading.Lock())
+                      if lock_key is not None else threading.Lock())
+        specs = (*signature.inputs, *signature.outputs)
+        self._descriptors = [_static_descriptor(spec) for spec in specs]
+        self._status: ctypes.Array | None = None
+        _LIVE_LOCKS.add(self)
+
+    def _invoke(self) -> None:
+        raise NotImplementedError
+
+    def _bind_status(self, address: int | None) -> None:
+        if address:
+            self._status = (ctypes.c_int64 * 2).from_address(address)
+
+    def __call__(self, *args, **kwargs) -> list[np.ndarray]:
+        inputs = self.signature.bind(args, kwargs)
+        outputs = [np.empty(s.shape, s.dtype) for s in self.signature.outputs]
+        with self._lock:
+            point_at(self._descriptors, (*inputs, *outputs))
+            if self._status is not None:
+                self._status[0] = self._status[1] = 0
+            self._invoke()
+            failed = self._status is not None and self._status[0] != 0
+            if failed:
+                check, value = int(self._status[0]) - 1, int(self._status[1])
+        if failed:
+            raise self._index_error(check, value)
+        return outputs
+
+    def _index_error(self, check: int, value: int) -> IndexOutOfRangeError:
+        what = self.checks[check] if 0 <= check < len(self.checks) else f"check #{check}"
+        return IndexOutOfRangeError(f"{what}: index {value} is out of range at run time "
+                                    "(the call's outputs are discarded)")
+
+
+class JitFunction(NativeFunction):
+    """A lowered module, JIT-compiled by MLIR's ExecutionEngine."""
 
     def __init__(self, module: ir.Module, signature: Signature, *, entry: str = "main",
-                 opt_level: int = 2, threads: bool = False):
-        self.signature = signature
+                 opt_level: int = 2, threads: bool = False, checks: Sequence[str] = ()):
+        super().__init__(signature, checks, lock_key=None)
         self.entry = entry
         # LLVM -O2: code vectorized in MLIR runs as fast as at -O3 (ResNet-50: 151 vs 150 ms),
         # and the JIT takes 8 s instead of 11 (-O1 ran ResNet-50 20 % slower)
         self._engine = ExecutionEngine(module, opt_level=opt_level,
                                        shared_libs=runtime_libraries(threads))
-        # one call at a time: the code it runs (runtime helpers, any global buffer) is not
-        # known to be reentrant, and the descriptors below are shared by the calls
-        self._lock = threading.Lock()
         # the packed entry point, looked up once; its arguments (pointers to pointers to one
         # memref descriptor per input and output) are built once, and each call only sets
         # the data pointers: ExecutionEngine.invoke rebuilt all of it per call (~30 us, most
@@ -203,20 +272,55 @@ class JitFunction:
         if not address:
             raise RuntimeError(f"the compiled module has no function {entry!r}")
         self._function = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(address)
-        specs = (*signature.inputs, *signature.outputs)
-        self._descriptors = [_static_descriptor(spec) for spec in specs]
         self._cells = [ctypes.pointer(d) for d in self._descriptors]
-        self._packed = (ctypes.c_void_p * len(specs))(
+        self._packed = (ctypes.c_void_p * len(self._cells))(
             *[ctypes.addressof(cell) for cell in self._cells])
+        if self.checks:
+            self._bind_status(self._global_address(STATUS_SYMBOL))
 
-    def __call__(self, *args, **kwargs) -> list[np.ndarray]:
-        inputs = self.signature.bind(args, kwargs)
-        outputs = [np.empty(s.shape, s.dtype) for s in self.signature.outputs]
-        with self._lock:
-            point_at(self._descriptors, (*inputs, *outputs))
-            self._function(self._packed)
-        return outputs
+    def _global_address(self, name: str) -> int | None:
+        # (raw_lookup prefixes the packed wrappers' `_mlir_`: the global is named with it)
+        return self._engine.raw_lookup(name) or None
+
+    def _invoke(self) -> None:
+        self._function(self._packed)
 
     def dump_object(self, path: str) -> None:
         """Write the compiled object code (relocatable ELF) to `path`, for the disk cache."""
         self._engine.dump_to_object_file(path)
+
+
+class SharedObjectFunction(NativeFunction):
+    """A compiled `main` loaded from a shared object (the disk cache's entries)."""
+
+    def __init__(self, path: Path, signature: Signature, entry: str = "main",
+                 checks: Sequence[str] = ()):
+        _load_runtime_libraries()
+        # instances loaded from the same file share one lock: dlopen gives them the same
+        # library, whose static buffer arena (dlc-plan-buffers) and status they share
+        super().__init__(signature, checks, lock_key=str(Path(path).resolve()))
+        self.entry = entry
+        self._library = ctypes.CDLL(str(path))
+        self._function = getattr(self._library, f"_mlir_ciface_{entry}")
+        self._function.restype = None
+        self._pointers = [ctypes.pointer(d) for d in self._descriptors]
+        if self.checks:
+            try:
+                self._bind_status(ctypes.addressof(
+                    ctypes.c_int64.in_dll(self._library, "_mlir_" + STATUS_SYMBOL)))
+            except ValueError:
+                raise RuntimeError(f"{path} has no runtime-check status "
+                                   f"({STATUS_SYMBOL})") from None
+
+    def _invoke(self) -> None:
+        self._function(*self._pointers)
+
+
+@cache
+def _load_runtime_libraries() -> None:
+    try:  # (multi-threaded entries call the OpenMP runtime)
+        libraries = runtime_libraries(threads=True)
+    except ThreadsUnavailable:
+        libraries = runtime_libraries()
+    for library in libraries:  # symbols the object code calls (memrefCopy, __kmpc_*, ...)
+        ctypes.CDLL(library, mode=ctypes.RTLD_GLOBAL)
