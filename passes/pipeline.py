@@ -7,10 +7,17 @@ both use it). It accepts standard MLIR pipeline text, e.g.
 Python callbacks, every other element goes to MLIR as text (MLIR reports unknown names).
 A dlc pass written inside a nested anchor (`func.func(dlc-x)`) runs at module level, on every
 function, in the same position of the sequence.
+
+Hostile text is refused with a PipelineError, never a crash: anchors nest at most
+`MAX_PIPELINE_DEPTH` deep (the parser recurses once per level, and so does MLIR's), and every
+anchor must name a registered operation (`builtin.module`, `func.func`, `gpu.module`, any
+`dialect.op` of a dialect registered in the context) or be `any`; a misspelled anchor would
+otherwise be accepted and its passes silently never run.
 """
 
 from __future__ import annotations
 
+import difflib
 import re
 from dataclasses import dataclass, field
 
@@ -18,6 +25,10 @@ from mlir import ir
 from mlir.passmanager import PassManager
 
 from dlc.passes.registry import ModulePass, PipelineError, make_pass, registered_passes
+
+MAX_PIPELINE_DEPTH = 64  # nested anchors; real pipelines use 2 or 3
+KNOWN_ANCHORS = ("builtin.module", "func.func", "gpu.module", "gpu.func", "llvm.func",
+                 "spirv.module", "spirv.func", "any")
 
 
 @dataclass
@@ -38,10 +49,12 @@ class Element:
 class _Parser:
     text: str
     pos: int = 0
+    depth: int = 0  # anchors open at `pos`
     elements: list[Element] = field(default_factory=list)
 
     def error(self, message: str) -> PipelineError:
-        return PipelineError(f"{message} at column {self.pos + 1} of pipeline '{self.text}'")
+        shown = self.text if len(self.text) <= 200 else f"{self.text[:200]}..."
+        return PipelineError(f"{message} at column {self.pos + 1} of pipeline '{shown}'")
 
     def skip_space(self) -> None:
         while self.pos < len(self.text) and self.text[self.pos].isspace():
@@ -79,10 +92,15 @@ class _Parser:
             raise self.error("expected a pass or op name")
         if self.peek() == "{":
             return Element(name, options=self.parse_braced())
-        if self.peek() == "(":
-            self.pos += 1
-            return Element(name, children=self.parse_list(")"))
-        return Element(name)
+        if self.peek() != "(":
+            return Element(name)
+        if self.depth == MAX_PIPELINE_DEPTH:
+            raise self.error(f"anchors nested more than {MAX_PIPELINE_DEPTH} deep")
+        self.pos += 1
+        self.depth += 1
+        children = self.parse_list(")")
+        self.depth -= 1
+        return Element(name, children=children)
 
     def parse_braced(self) -> str:
         depth, start = 0, self.pos
@@ -154,10 +172,35 @@ def _upstream_error(joined: str, message: str) -> PipelineError:
     return PipelineError(f"invalid pipeline '{joined}': {'; '.join(lines)}")
 
 
+def check_anchors(elements: list[Element], context: ir.Context) -> None:
+    """PipelineError unless every `op(...)` of the pipeline names an operation registered in
+    `context` (or is `any`): MLIR accepts any name and never runs the passes nested in it."""
+    pending = list(elements)
+    while pending:
+        element = pending.pop(0)
+        if element.children is None:
+            continue
+        pending[:0] = element.children  # depth first, so the first bad anchor is reported
+        if element.name == "any" or context.is_registered_operation(element.name):
+            continue
+        close = difflib.get_close_matches(element.name, KNOWN_ANCHORS, n=1, cutoff=0.6)
+        hint = f"; did you mean '{close[0]}'?" if close else ""
+        raise PipelineError(
+            f"'{element.name}(...)' in the pipeline names no registered operation: the passes "
+            f"nested in it would never run{hint}"
+        )
+
+
 def build_pass_manager(text: str, context: ir.Context | None = None) -> PassManager:
-    """A PassManager on builtin.module running the pipeline `text`; PipelineError if invalid."""
-    segments = _segments(parse_pipeline(text), registered_passes())
+    """A PassManager on builtin.module running the pipeline `text`; PipelineError if invalid.
+
+    Without `context`, the current Context (`with context:`) is used, as PassManager does."""
+    elements = parse_pipeline(text)
     pm = PassManager("builtin.module", context=context)
+    context = context or ir.Context.current
+    if context is not None:
+        check_anchors(elements, context)
+    segments = _segments(elements, registered_passes())
     pending: list[str] = []
 
     def flush() -> None:

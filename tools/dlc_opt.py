@@ -56,7 +56,7 @@ from dlc.passes import (
     pipeline,
     registered_passes,
 )
-from dlc.passes.pipeline import Element, parse_pipeline
+from dlc.tools.opt_guards import nesting_problems, oversized_types
 
 EXIT_OK, EXIT_ERROR, EXIT_INTERNAL = 0, 1, 2
 PROG = "dlc-opt"
@@ -314,7 +314,10 @@ def process_chunk(chunk: Chunk, pass_pipeline: str | None, args: argparse.Namesp
 def transform(
     chunk: Chunk, pass_pipeline: str | None, args: argparse.Namespace, collector: Collector
 ) -> str | None:
-    unsafe = unsafe_arrays(chunk.text)
+    unsafe = unsafe_arrays(chunk.text) + [
+        Diagnostic("error", message, Position("-", line, col))
+        for line, col, message in nesting_problems(chunk.text)
+    ]
     collector.diagnostics.extend(unsafe)
     if unsafe:
         return None
@@ -322,6 +325,11 @@ def transform(
         module = ir.Module.parse(chunk.text)
     except ir.MLIRError as error:
         collector.add_error(error)
+        return None
+    oversized = oversized_types(module)
+    for location, message in oversized:
+        collector.add(location, message)
+    if oversized:
         return None
     problems = [] if args.no_dlc_verify else verify(module.operation)
     for location, message in problems:
@@ -388,7 +396,6 @@ def chosen_pipeline(args: argparse.Namespace) -> str | None:
     try:
         context = make_context()
         build_pass_manager(text, context)
-        check_anchors(parse_pipeline(text), context)
         if args.dump_pass_pipeline:
             print(describe(text), file=sys.stderr)
     except PipelineError as error:
@@ -409,7 +416,7 @@ def upstream_passes() -> dict[str, list[str]]:
     tool = Path(mlir.__path__[0]) / "bin" / "mlir-opt"
     try:
         text = subprocess.run([str(tool), "--help"], capture_output=True, text=True,
-                              timeout=30).stdout
+                              timeout=30, check=False).stdout
     except (OSError, subprocess.SubprocessError):
         return {}
     passes: dict[str, list[str]] = {}
@@ -423,22 +430,6 @@ def upstream_passes() -> dict[str, list[str]]:
         else:
             current.append(found[2])
     return passes
-
-
-ANCHORS = ("builtin.module", "func.func", "llvm.func", "gpu.module", "gpu.func")
-
-
-def check_anchors(elements: list[Element], context: ir.Context) -> None:
-    """Every `op(...)` of the pipeline names a registered op (else its passes never run)."""
-    for element in elements:
-        if element.children is None:
-            continue
-        if not context.is_registered_operation(element.name):
-            match = closest(element.name, ANCHORS)
-            hint = f"; did you mean '{match}'?" if match else ""
-            raise PipelineError(f"'{element.name}(...)' in the pipeline names no registered "
-                                f"operation: the passes nested in it would never run{hint}")
-        check_anchors(element.children, context)
 
 
 def closest(name: str, candidates) -> str | None:
@@ -514,11 +505,10 @@ def list_passes(out: TextIO) -> None:
     out.write("dlc passes (any upstream MLIR pass may be mixed with them):\n")
     for name, cls in registered_passes().items():
         out.write(f"  {name:<20} {cls.description()}\n")
-        for option, spec in cls.options().items():
-            out.write(f"    {option}={_type_name(spec.type)} (default {spec.default!r})\n")
+        out.writelines(f"    {option}={_type_name(spec.type)} (default {spec.default!r})\n"
+                       for option, spec in cls.options().items())
     out.write("\nnamed pipelines (-O N):\n")
-    for level in OPT_LEVELS:
-        out.write(f"  -O{level}  {pipeline(level)}\n")
+    out.writelines(f"  -O{level}  {pipeline(level)}\n" for level in OPT_LEVELS)
 
 
 def _type_name(annotation) -> str:

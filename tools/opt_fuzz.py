@@ -6,7 +6,8 @@ Contract:
 - The corpus is every `lit_tests/**/*.mlir` (without `Output/`). Mutant `i` of seed `s` is drawn
   from `numpy.random.default_rng([s, i])`: one lit file, one to three mutations (truncate,
   delete lines, duplicate a line, swap two tokens, change an element type, change a number,
-  rename an op, insert stray characters) and one invocation (parse only, `-O0`, `-O3`,
+  rename an op, insert stray characters, nest brackets thousands deep, make a dimension so
+  large the type's byte size overflows int64) and one invocation (parse only, `-O0`, `-O3`,
   `--until linalg`, a few `-p` pipelines, `--split-input-file` with `--verify-diagnostics`).
 - Each mutant runs `dlc.tools.dlc_opt.main` in a worker process; a mutant is *flagged* when the
   worker dies (a signal or abort: `crash`), runs past `--timeout` (`hang`), exits with a status
@@ -47,6 +48,7 @@ INVOCATIONS = (
     ["--no-dlc-verify", "-p", "builtin.module(dlc-verify)"],
     ["--split-input-file", "--verify-diagnostics"],
     ["--split-input-file", "-O1"],
+    ["-p", "builtin.module(one-shot-bufferize{bufferize-function-boundaries})"],
 )
 TYPES = ("f32", "f16", "f64", "i1", "i8", "i32", "i64", "ui8", "index", "bf16", "none")
 _ELEMENT_TYPE = re.compile(r"(?<![A-Za-wyz0-9_])(bf16|f16|f32|f64|i1|i8|i16|i32|i64|ui8|index)\b")
@@ -126,8 +128,27 @@ def insert_junk(text: str, rng: np.random.Generator) -> str:
     return text[:position] + junk + text[position:]
 
 
+def deepen(text: str, rng: np.random.Generator) -> str:
+    """Nest brackets thousands deep at one place (MLIR's recursive parser overflows the stack)."""
+    opener = str(rng.choice(["(", "[", "{", "<", "module {\n", "tuple<"]))
+    closer = {"(": ")", "[": "]", "{": "}", "<": ">", "module {\n": "}\n", "tuple<": "i8>"}
+    count = int(rng.choice([600, 3000, 20000]))
+    position = int(rng.integers(0, len(text) + 1))
+    return text[:position] + opener * count + closer[opener] * count + text[position:]
+
+
+def huge_dimension(text: str, rng: np.random.Generator) -> str:
+    """A shape dimension whose size in bytes overflows int64 (MLIR asserts on it)."""
+    found = list(re.finditer(r"(?<=[<x])\d+(?=x)", text))
+    if not found:
+        return text
+    match = found[int(rng.integers(len(found)))]
+    new = str(int(rng.choice([2**62, 2**61 + 1, 2**40])))
+    return text[:match.start()] + new + text[match.end():]
+
+
 MUTATIONS = (truncate, delete_lines, duplicate_line, swap_tokens, change_type, change_number,
-             rename_op, insert_junk)
+             rename_op, insert_junk, deepen, huge_dimension)
 
 
 def mutant(seed: int, index: int, files: list[Path]) -> tuple[str, list[str], str, list[str]]:
