@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import select
 import subprocess
 import sys
@@ -561,16 +562,21 @@ def uses_float32(model: onnx.ModelProto) -> bool:
             any(n.op_type == "Cast" and n.attribute[0].i == f32 for n in graph.node))
 
 
-def run_onnxruntime(model: onnx.ModelProto, inputs: dict) -> list[np.ndarray]:
+def ort_session(model: onnx.ModelProto | bytes):
+    """An onnxruntime session of `model` on one thread, quiet."""
     import onnxruntime as ort
 
     options = ort.SessionOptions()
     options.intra_op_num_threads = 1
-    options.log_severity_level = 3  # (no warnings about unused initializers)
+    options.log_severity_level = 4  # (no warnings about unused initializers, no error logs
+    # for the calls the index-value cases expect it to refuse: the exception says it all)
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
-    session = ort.InferenceSession(model.SerializeToString(), options,
-                                   providers=["CPUExecutionProvider"])
-    return session.run(None, inputs)
+    data = model if isinstance(model, bytes) else model.SerializeToString()
+    return ort.InferenceSession(data, options, providers=["CPUExecutionProvider"])
+
+
+def run_onnxruntime(model: onnx.ModelProto, inputs: dict) -> list[np.ndarray]:
+    return ort_session(model).run(None, inputs)
 
 
 def run_case(model: onnx.ModelProto, inputs: dict) -> dict:
@@ -603,15 +609,56 @@ def worker() -> int:
     out = os.fdopen(os.dup(1), "w")
     os.dup2(2, 1)  # anything else printed goes to stderr, not into the protocol
     for line in sys.stdin:
-        task = json.loads(line)
-        if "path" in task:
-            model = onnx.load(task["path"])
-            inputs = dict(np.load(task["inputs"]))
-        else:
-            model, inputs = generate(task["seed"], task["index"], task["max_depth"])
-        out.write(json.dumps(run_case(model, inputs)) + "\n")
+        out.write(json.dumps(run_task(json.loads(line))) + "\n")
         out.flush()
     return 0
+
+
+def run_task(task: dict) -> dict:
+    """The outcome of a task: a case of a mode by seed and index, or a saved one by path."""
+    mode = task.get("mode", "graph")
+    if mode == "index":
+        from dlc.tools import fuzz_index
+
+        if "path" in task:
+            return fuzz_index.run_case(onnx.load(task["path"]), load_feeds(task["inputs"]))
+        model, feeds, spoilt = fuzz_index.generate(task["seed"], task["index"],
+                                                   task["max_depth"])
+        return fuzz_index.run_case(model, feeds, spoilt)
+    if mode == "mutate":
+        from dlc.tools import fuzz_mutate
+
+        if "path" in task:
+            return fuzz_mutate.run_case(Path(task["path"]).read_bytes(),
+                                        load_feeds(task["inputs"])[0], task["level"],
+                                        task["names"])
+        mutant = fuzz_mutate.generate(task["seed"], task["index"], task["max_depth"])
+        outcome = fuzz_mutate.run_case(mutant.data, mutant.feed, mutant.level, mutant.names)
+        return {**outcome, "category": mutant.category}
+    if "path" in task:
+        return run_case(onnx.load(task["path"]), load_feeds(task["inputs"])[0])
+    return run_case(*generate(task["seed"], task["index"], task["max_depth"]))
+
+
+def save_feeds(path: Path, feeds: list[dict[str, np.ndarray]]) -> None:
+    """One feed as its arrays by name; several as `name@k` (k: the feed's position)."""
+    if len(feeds) == 1:
+        np.savez(path, **feeds[0])
+        return
+    np.savez(path, **{f"{name}@{k}": a for k, feed in enumerate(feeds) for name, a in
+                      feed.items()})
+
+
+def load_feeds(path: str | Path) -> list[dict[str, np.ndarray]]:
+    """The feeds `save_feeds` wrote."""
+    arrays = dict(np.load(path))
+    if not arrays or not all(re.fullmatch(r".*@\d+", key) for key in arrays):
+        return [arrays]
+    feeds: dict[int, dict[str, np.ndarray]] = {}
+    for key, array in arrays.items():
+        name, k = key.rsplit("@", 1)
+        feeds.setdefault(int(k), {})[name] = array
+    return [feeds[k] for k in sorted(feeds)]
 
 
 # ============================================================================= the driver
@@ -662,7 +709,18 @@ class Worker:
         self.process = None
 
 
-FAILURES = ("mismatch", "error", "crash", "hang")
+FAILURES = ("mismatch", "error", "internal", "vague", "accepted", "crash", "hang")
+MODES = ("graph", "index", "mutate")
+
+
+def case_mode(seed: int, index: int, index_values: float = 0.0, mutate: float = 0.0) -> str:
+    """The mode of case `index`: "index" with probability `index_values`, "mutate" with
+    `mutate` (both scaled down where they add up past 1), else "graph"."""
+    total = index_values + mutate
+    if total <= 0:
+        return "graph"
+    roll = np.random.default_rng([seed, index, 3]).random() * max(1.0, total)
+    return "index" if roll < index_values else "mutate" if roll < total else "graph"
 
 
 def prune(model: onnx.ModelProto) -> onnx.ModelProto:
@@ -707,7 +765,7 @@ def without_node(model: onnx.ModelProto, index: int, inputs: dict,
 
 
 def minimize(model: onnx.ModelProto, inputs: dict, signature: str, worker: Worker,
-             folder: Path) -> tuple[onnx.ModelProto, dict, dict | None]:
+             folder: Path, mode: str = "graph") -> tuple[onnx.ModelProto, dict, dict | None]:
     """Greedily drop nodes while the case still fails with the same signature."""
     rng = np.random.default_rng(0)
     model, last = prune(model), None
@@ -720,39 +778,102 @@ def minimize(model: onnx.ModelProto, inputs: dict, signature: str, worker: Worke
         path, data = folder / "candidate.onnx", folder / "candidate.npz"
         onnx.save(candidate[0], path)
         np.savez(data, **candidate[1])
-        outcome = worker.run({"path": str(path), "inputs": str(data)})
+        outcome = worker.run({"path": str(path), "inputs": str(data), "mode": mode})
         if outcome.get("signature") == signature:
             model, inputs, last = candidate[0], candidate[1], outcome
             index = min(index + 1, len(model.graph.node) - 1)
     return model, inputs, last
 
 
-def save_failure(seed: int, index: int, outcome: dict, args, worker: Worker) -> Path:
+def save_failure(seed: int, index: int, outcome: dict, args, worker: Worker,
+                 mode: str = "graph") -> Path:
+    """Save case `index` as `<out>/<seed>-<index>[-<mode>]-<status>.onnx` with its feeds
+    (.npz), what failed (.txt) and how to replay it (.json), minimized where it can be."""
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    model, inputs = generate(seed, index, args.max_depth)
-    nodes = len(model.graph.node)
-    if not args.no_minimize:
-        work = out / f".work-{threading.get_ident()}"
-        work.mkdir(exist_ok=True)
-        model, inputs, last = minimize(model, inputs, outcome["signature"], worker, work)
-        outcome = last or outcome
-    stem = out / f"{seed}-{index}-{outcome['status']}"
-    onnx.save(model, stem.with_suffix(".onnx"))
-    np.savez(stem.with_suffix(".npz"), **inputs)
-    ops = sorted({n.op_type for n in model.graph.node})
+    tag = "" if mode == "graph" else f"-{mode}"
+    stem = out / f"{seed}-{index}{tag}-{outcome['status']}"
+    meta: dict = {"mode": mode}
+    if mode == "mutate":  # (no minimizing: the mutant of a small graph, as it was)
+        from dlc.tools import fuzz_mutate
+
+        mutant = fuzz_mutate.generate(seed, index, args.max_depth)
+        stem.with_suffix(".onnx").write_bytes(mutant.data)
+        save_feeds(stem.with_suffix(".npz"), [mutant.feed])
+        meta |= {"level": mutant.level, "names": mutant.names}
+        note = f"mutation: {mutant.category}: {mutant.description}"
+    else:
+        model, feeds, note = _failing_case(seed, index, outcome, args, worker, mode, out)
+        onnx.save(model, stem.with_suffix(".onnx"))
+        save_feeds(stem.with_suffix(".npz"), feeds)
+    stem.with_suffix(".json").write_text(json.dumps(meta))
     stem.with_suffix(".txt").write_text(
-        f"seed {seed} index {index}: {outcome['status']}: {outcome['detail']}\n"
-        f"minimized from {nodes} to {len(model.graph.node)} nodes; ops: {', '.join(ops)}\n"
-        f"replay: python -m dlc.tools.fuzz --replay {stem.with_suffix('.onnx')}\n")
+        f"seed {seed} index {index} ({mode}): {outcome['status']}: {outcome['detail']}\n"
+        f"{note}\nreplay: python -m dlc.tools.fuzz --replay {stem.with_suffix('.onnx')}\n")
     return stem.with_suffix(".onnx")
+
+
+def _failing_case(seed: int, index: int, outcome: dict, args, worker: Worker, mode: str,
+                  out: Path) -> tuple[onnx.ModelProto, list[dict], str]:
+    """A failing graph or index-value case, minimized: (model, feeds, a note on it)."""
+    if mode == "index":
+        from dlc.tools import fuzz_index
+
+        model, feeds, _ = fuzz_index.generate(seed, index, args.max_depth)
+    else:
+        model, feed = generate(seed, index, args.max_depth)
+        feeds = [feed]
+    nodes = len(model.graph.node)
+    work = out / f".work-{threading.get_ident()}"
+    work.mkdir(exist_ok=True)
+    if args.no_minimize:
+        return model, feeds, f"{nodes} nodes (not minimized)"
+    if len(feeds) > 1:  # minimized with the failing feed alone, if it fails alone
+        onnx.save(model, work / "case.onnx")
+        feed = [feeds[outcome.get("feed", 0)]]
+        save_feeds(work / "case.npz", feed)
+        alone = worker.run({"path": str(work / "case.onnx"), "inputs": str(work / "case.npz"),
+                            "mode": mode})
+        if alone.get("signature") != outcome["signature"]:
+            return model, feeds, f"{nodes} nodes; fails only after the feeds before it"
+        feeds = feed
+    model, inputs, _ = minimize(model, feeds[0], outcome["signature"], worker, work, mode)
+    ops = sorted({n.op_type for n in model.graph.node})
+    return model, [inputs], (f"minimized from {nodes} to {len(model.graph.node)} nodes; "
+                             f"ops: {', '.join(ops)}")
 
 
 @dataclass
 class Report:
-    counts: Counter = field(default_factory=Counter)
+    counts: Counter = field(default_factory=Counter)  # by status
+    modes: Counter = field(default_factory=Counter)  # cases by mode
+    calls: Counter = field(default_factory=Counter)  # index values: calls compared, refused
+    categories: Counter = field(default_factory=Counter)  # mutants: (category, verdict)
     saved: list[str] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def add(self, mode: str, outcome: dict) -> None:
+        self.counts[outcome["status"]] += 1
+        self.modes[mode] += 1
+        self.calls.update({k: outcome.get(k, 0) for k in ("compared", "refused")})
+        if mode == "mutate":
+            verdict = outcome.get("verdict", outcome["status"])
+            self.categories[outcome.get("category", "?"), verdict] += 1
+
+    def details(self) -> list[str]:
+        """Lines on the index-value cases and mutants, for the summary."""
+        lines = []
+        if self.modes["index"]:
+            lines.append(f"index values: {self.modes['index']} cases, "
+                         f"{self.calls['compared']} calls compared with onnxruntime, "
+                         f"{self.calls['refused']} refused by both (out-of-range indices)")
+        if not self.modes["mutate"]:
+            return lines
+        lines.append(f"mutants: {self.modes['mutate']} cases")
+        for category in sorted({c for c, _ in self.categories}):
+            verdicts = sorted((v, n) for (c, v), n in self.categories.items() if c == category)
+            lines.append(f"  {category}: " + ", ".join(f"{n} {v}" for v, n in verdicts))
+        return lines
 
 
 def run_jobs(args) -> Report:
@@ -763,20 +884,22 @@ def run_jobs(args) -> Report:
         worker = Worker(args.timeout)
         try:
             for index in mine:
-                task = {"seed": args.seed, "index": index, "max_depth": args.max_depth}
+                mode = case_mode(args.seed, index, args.index_values, args.mutate)
+                task = {"seed": args.seed, "index": index, "max_depth": args.max_depth,
+                        "mode": mode}
                 outcome = worker.run(task)
                 saved = None
                 if outcome["status"] in FAILURES:
                     try:
-                        saved = save_failure(args.seed, index, outcome, args, worker)
+                        saved = save_failure(args.seed, index, outcome, args, worker, mode)
                     except Exception as error:  # noqa: BLE001  (the run goes on)
                         saved = f"(not saved: {type(error).__name__}: {error})"
                 with report.lock:
-                    report.counts[outcome["status"]] += 1
+                    report.add(mode, outcome)
                     if saved:
                         report.saved.append(f"{saved}: {outcome['detail']}")
-                        print(f"case {index}: {outcome['status']}: {outcome['detail']} -> "
-                              f"{saved}", flush=True)
+                        print(f"case {index} ({mode}): {outcome['status']}: "
+                              f"{outcome['detail']} -> {saved}", flush=True)
                     done = sum(report.counts.values())
                     if args.progress and done % args.progress == 0:
                         print(f"{done} cases: {dict(report.counts)}", flush=True)
@@ -793,10 +916,10 @@ def run_jobs(args) -> Report:
 
 
 def replay(path: str) -> int:
-    """Run a saved reproducer (beside its .npz) in this process and print the outcome."""
-    model = onnx.load(path)
-    inputs = dict(np.load(Path(path).with_suffix(".npz")))
-    outcome = run_case(model, inputs)
+    """Run a saved reproducer (beside its .npz and .json) in this process; print the outcome."""
+    sidecar = Path(path).with_suffix(".json")
+    meta = json.loads(sidecar.read_text()) if sidecar.is_file() else {}
+    outcome = run_task({**meta, "path": path, "inputs": str(Path(path).with_suffix(".npz"))})
     print(f"{outcome['status']}: {outcome['detail']}")
     return 0 if outcome["status"] in ("pass", "skip") else 1
 
@@ -814,6 +937,14 @@ def make_parser(add_help: bool = True) -> argparse.ArgumentParser:
     parser.add_argument("--no-minimize", action="store_true", help="save failures as found")
     parser.add_argument("--progress", type=int, default=0, metavar="N",
                         help="print the counts every N cases")
+    parser.add_argument("--index-values", type=float, nargs="?", const=1.0, default=0.0,
+                        metavar="FRACTION",
+                        help="this fraction of the cases (all without a value) are gathers and "
+                             "scatters fed runtime indices, in and out of range")
+    parser.add_argument("--mutate", type=float, nargs="?", const=1.0, default=0.0,
+                        metavar="FRACTION",
+                        help="this fraction of the cases (all without a value) are invalid "
+                             "mutants of a graph, which dlc must refuse by name")
     parser.add_argument("--replay", metavar="FILE.onnx", help="run one saved reproducer")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     return parser
@@ -831,12 +962,18 @@ def run(args: argparse.Namespace) -> int:
         return replay(args.replay)
     if args.max_depth < 1 or args.count < 0:
         raise SystemExit("dlc fuzz: error: --max-depth must be >= 1 and --count >= 0")
+    if not (0 <= args.index_values <= 1 and 0 <= args.mutate <= 1):
+        raise SystemExit("dlc fuzz: error: --index-values and --mutate take a fraction in [0, 1]")
     start = time.perf_counter()
     report = run_jobs(args)
     seconds = time.perf_counter() - start
     counts = ", ".join(f"{report.counts[s]} {s}" for s in ("pass", "skip", *FAILURES))
+    modes = "".join(f" --{name} {value:g}" for name, value in
+                    (("index-values", args.index_values), ("mutate", args.mutate)) if value)
     print(f"dlc fuzz --seed {args.seed} --start {args.start} -n {args.count} "
-          f"--max-depth {args.max_depth}: {counts} in {seconds:.0f} s")
+          f"--max-depth {args.max_depth}{modes}: {counts} in {seconds:.0f} s")
+    for line in report.details():
+        print(f"  {line}")
     for line in report.saved:
         print(f"  {line}")
     return 1 if any(report.counts[s] for s in FAILURES) else 0
