@@ -120,8 +120,7 @@ def compile(
     compiled = compile_imported(context, imported, opt_level, start, num_threads)
     if key is not None:
         cache.remember(key, compiled)
-        cache.save(key, compiled._function.dump_object, compiled.signature,
-                   compiled.compile_seconds)
+        cache.save(key, compiled._function, compiled.compile_seconds)
     return compiled
 
 

@@ -200,7 +200,7 @@ def compile_timed(model: onnx.ModelProto, options: dict
         start = time.perf_counter()
         compiled = dlc.compile(model, **options)
         compile_s = time.perf_counter() - start
-    cache.save(cache_key(model, options), compiled._function.dump_object, compiled.signature)
+    cache.save(cache_key(model, options), compiled._function)
     for _ in range(2):
         cache.forget_all()
         start = time.perf_counter()

@@ -3,43 +3,66 @@
 A compile is keyed by the model's bytes, the opt level, the input shapes and constants it is
 specialized to, dlc's version and source digest, the pinned MLIR bindings' version and the
 host CPU (object code targets the host's vector extensions). The same key in the same process
-returns the same `CompiledModel` (`remember`/`recall`). On disk, an entry is a folder
-`<DLC_CACHE_DIR or ~/.cache/dlc>/<key>/` holding `model.so` (the ExecutionEngine's object
-code, dumped with `dump_to_object_file` and linked with the system's `cc`) and `entry.json`
-(the signature and the shared object's sha256). `load` checks the digest before loading, so
-a truncated or corrupted entry is a miss (and is removed), never a crash. `DLC_CACHE=0`
-disables both levels. Only compiles slower than `DLC_CACHE_MIN_SECONDS` (0.25 s) are written
-to disk; without a C compiler driver (`cc`) on PATH nothing is.
+returns the same `CompiledModel` (`remember`/`recall`). `DLC_CACHE=0` disables both levels.
+
+On disk, an entry is a folder `<DLC_CACHE_DIR or ~/.cache/dlc>/<key>/` holding `model.so` (the
+ExecutionEngine's object code, dumped with `dump_to_object_file` and linked with the system's
+`cc`) and `entry.json`: the format, the full key, the shared object's sha256, the signature,
+the runtime checks' descriptions and an HMAC-SHA256 over all of them under the directory's
+secret (`<root>/.secret`, 32 random bytes, mode 0600). Nothing on disk is trusted:
+
+- `load` dlopens a shared object only when its entry's MAC proves the key asked for, the
+  signature and the checks, and the file's sha256 matches. Anything else (an entry copied from
+  another key or directory, an edited entry.json, a planted .so, metadata of any shape that is
+  not exactly the expected one, missing files, links) is a miss: removed, then recompiled.
+- The root folder (0700) and an entry's folder must belong to this user and be writable by no
+  one else (the secret: readable by no one else); otherwise the directory is refused with a
+  `CacheWarning` that says why and how to fix it (chmod, or DLC_CACHE_DIR), and the compile
+  goes on without the disk cache. (The folders above the root are not checked.)
+- `save` writes an entry into a private temporary folder (files 0600) and renames it into
+  place: readers see a whole entry or none. The object file is written by a forked child,
+  since LLVM ends the process on a failed write (a full disk, a file size limit); a failed
+  write or link is a `CacheWarning` and the model, compiled, works without being cached.
+
+Only compiles slower than `DLC_CACHE_MIN_SECONDS` (0.25 s) are written to disk; without a C
+compiler driver (`cc`) on PATH, or without `os.fork`, nothing is.
 
 The disk level is bounded: after a write, when the entries together exceed `DLC_CACHE_MAX_MB`
 (1024 MB), the least recently used ones (by the time stamp `load` refreshes) are removed until
 they take at most 3/4 of it. A source change makes every older entry unreachable, so without the
 bound a developer's cache only grows.
 """
-
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
 import os
 import platform
+import re
+import secrets
+import select
 import shutil
+import signal
+import stat
 import subprocess
 import tempfile
 import threading
+import time
+import warnings
 from collections import OrderedDict
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager, suppress
 from functools import cache
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 
 from dlc.runtime.jit import SharedObjectFunction, Signature, TensorSpec
 
-FORMAT = 1  # bump when the layout of an entry changes
+FORMAT = 2  # bump when the layout of an entry changes
 MEMORY_ENTRIES = 32
 _MEMORY: OrderedDict[str, Any] = OrderedDict()
 
@@ -171,6 +194,141 @@ def forget_all() -> None:
 
 # ----------------------------------------------------------------------------- on disk
 
+SECRET = ".secret"  # (hidden: `prune` leaves names with a leading dot alone)
+SECRET_BYTES = 32
+ENTRY_JSON_LIMIT = 16 << 20  # an entry.json larger than this is damaged, not parsed
+MAX_EXTENT = 1 << 40
+DUMP_SECONDS = 120.0  # a child writing the object file for longer than this is stuck
+LINK_SECONDS = 300.0
+_KEY = re.compile(r"[0-9a-f]{64}")
+_DTYPES = frozenset(np.dtype(t).str for t in (
+    np.float16, np.float32, np.float64, np.bool_, np.int8, np.int16, np.int32, np.int64,
+    np.uint8, np.uint16, np.uint32, np.uint64))
+
+
+class CacheWarning(UserWarning):
+    """The disk cache was not used (a directory refused, a write that failed); the compile
+    itself went on and its model works, only without being cached on disk."""
+
+
+class _Refused(Exception):
+    """A cache directory or secret that may not be trusted (a CacheWarning was issued)."""
+
+
+class _WriteFailed(Exception):
+    """Writing an entry failed; the message says why."""
+
+
+def _warn(message: str) -> None:
+    warnings.warn(message, CacheWarning, stacklevel=4)
+
+
+def _user() -> int:
+    return os.geteuid()
+
+
+def _check_private(path: Path, status: os.stat_result, what: str, others: int = 0o022) -> None:
+    """Raise _Refused (with a warning that says why and what to do) unless `path` is this
+    user's own and its mode has none of the bits `others` (group/others write by default):
+    whoever can write a cache folder can plant code that dlc would load."""
+    mode = stat.S_IMODE(status.st_mode)
+    if status.st_uid != _user():
+        reason = f"it is owned by uid {status.st_uid}, not by this user (uid {_user()})"
+        fix = "remove it"
+    elif mode & others:
+        access = "writable" if others == 0o022 else "readable or writable"
+        users = " and ".join(w for w, bits in (("group", 0o070), ("others", 0o007))
+                             if mode & others & bits)
+        reason = f"it is {access} by {users} (mode {mode:o})"
+        fix = f"`chmod go-{'w' if others == 0o022 else 'rwx'} {path}`"
+    else:
+        return
+    _warn(f"dlc's compile cache refuses the {what} {path}: {reason}, so someone else could "
+          f"plant code that dlc would load. Compiling without the disk cache; to use it, {fix} "
+          "or set DLC_CACHE_DIR to a folder of your own")
+    raise _Refused(str(path))
+
+
+def _root(create: bool) -> Path | None:
+    """The cache directory, checked (None if absent and not `create`d); _Refused if not ours."""
+    root = cache_dir().resolve()
+    if create:
+        root.mkdir(mode=0o700, parents=True, exist_ok=True)
+    try:
+        status = root.stat()
+    except FileNotFoundError:
+        return None
+    if not stat.S_ISDIR(status.st_mode):
+        _warn(f"dlc's compile cache {root} is not a folder; compiling without the disk cache "
+              "(remove it or set DLC_CACHE_DIR)")
+        raise _Refused(str(root))
+    _check_private(root, status, "cache directory")
+    return root
+
+
+def _open_private(path: Path) -> BinaryIO | None:
+    """`path` opened for reading if it is a regular file (not a link) of this user that no one
+    else may write, else None."""
+    try:
+        file = os.fdopen(os.open(path, os.O_RDONLY | os.O_NOFOLLOW), "rb")
+    except OSError:
+        return None
+    status = os.fstat(file.fileno())
+    if (not stat.S_ISREG(status.st_mode) or status.st_uid != _user()
+            or status.st_mode & 0o022):
+        file.close()
+        return None
+    return file
+
+
+def _write_private(path: Path, data: bytes) -> None:
+    """Create `path` (mode 0600; it must not exist) holding `data`."""
+    with os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600),
+                   "wb") as file:
+        file.write(data)
+
+
+def _secret(root: Path, create: bool) -> bytes | None:
+    """The cache directory's secret, the key of every entry's HMAC (None: none yet, or damaged;
+    with `create`, a new one is made). It is written whole under a temporary name and linked
+    into place, so readers never see a partial one and concurrent writers agree on one."""
+    path = root / SECRET
+    for _ in range(2):
+        try:
+            status = path.lstat()
+        except FileNotFoundError:
+            status = None
+        if status is not None and stat.S_ISREG(status.st_mode):
+            _check_private(path, status, "secret", 0o077)
+            file = _open_private(path)
+            if file is not None:
+                with file:
+                    secret = file.read(SECRET_BYTES + 1)
+                if len(secret) == SECRET_BYTES:
+                    return secret
+        if not create:
+            return None
+        if status is not None:  # damaged (or not a file): every entry signed with it is lost
+            _remove(path)
+        temporary = root / f"{SECRET}-{secrets.token_hex(8)}"
+        try:
+            _write_private(temporary, secrets.token_bytes(SECRET_BYTES))
+            os.link(temporary, path)
+        except FileExistsError:
+            pass  # another process made one first: that one is read on the next round
+        finally:
+            temporary.unlink(missing_ok=True)
+    return None
+
+
+def _remove(path: Path) -> None:
+    """Remove a damaged entry (a folder, or a file or link where an entry belongs)."""
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+        return
+    with suppress(OSError):
+        path.unlink()
+
 
 def _linker() -> str | None:
     return shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
@@ -188,64 +346,231 @@ def _spec_json(spec: TensorSpec) -> dict:
     return {"name": spec.name, "shape": list(spec.shape), "dtype": spec.dtype.str}
 
 
-def _spec(data: dict) -> TensorSpec:
-    return TensorSpec(str(data["name"]), tuple(int(d) for d in data["shape"]),
-                      np.dtype(data["dtype"]))
+def _spec(data: Any) -> TensorSpec | None:
+    """The TensorSpec of an entry's JSON, or None unless it has exactly the expected types."""
+    if not isinstance(data, dict):
+        return None
+    name, shape, dtype = data.get("name"), data.get("shape"), data.get("dtype")
+    if not isinstance(name, str) or not isinstance(shape, list) or dtype not in _DTYPES:
+        return None
+    if not all(type(d) is int and 0 <= d <= MAX_EXTENT for d in shape):  # (not bool, not float)
+        return None
+    return TensorSpec(name, tuple(shape), np.dtype(dtype))
 
 
-def save(key: str, dump_object, signature: Signature, seconds: float = float("inf")) -> bool:
-    """Write an entry: `dump_object(path)` writes the object file. False if not written.
+def _specs(data: Any) -> tuple[TensorSpec, ...] | None:
+    if not isinstance(data, list):
+        return None
+    specs = tuple(_spec(item) for item in data)
+    return None if None in specs else specs
 
-    A compile that took less than `min_seconds()` is not worth the disk (and the link).
+
+def _mac(secret: bytes, key: str, sha256: str, signature: Signature,
+         checks: Sequence[str]) -> str:
+    """The HMAC-SHA256 that proves an entry was written by dlc into this directory for `key`:
+    over the format, the key, the shared object's digest, the signature and the checks."""
+    proved = {"format": FORMAT, "key": key, "sha256": sha256, "checks": list(checks),
+              "inputs": [_spec_json(s) for s in signature.inputs],
+              "outputs": [_spec_json(s) for s in signature.outputs]}
+    text = json.dumps(proved, sort_keys=True, separators=(",", ":"))
+    return hmac.new(secret, text.encode(), hashlib.sha256).hexdigest()
+
+
+def _read_entry(folder: Path, key: str, secret: bytes
+                ) -> tuple[str, Signature, tuple[str, ...]] | None:
+    """The digest, signature and checks of the entry in `folder` if its MAC proves them for
+    `key`; None if the entry is damaged, forged, or of another key (never an exception)."""
+    file = _open_private(folder / "entry.json")
+    if file is None:
+        return None
+    with file:
+        text = file.read(ENTRY_JSON_LIMIT + 1)
+    try:
+        entry = json.loads(text) if len(text) <= ENTRY_JSON_LIMIT else None
+    except (ValueError, RecursionError):  # (deep nesting, huge numbers, not UTF-8, not JSON)
+        return None
+    if not isinstance(entry, dict):
+        return None
+    sha256, mac, checks = entry.get("sha256"), entry.get("mac"), entry.get("checks")
+    inputs, outputs = _specs(entry.get("inputs")), _specs(entry.get("outputs"))
+    if (entry.get("format") != FORMAT or entry.get("key") != key or not isinstance(sha256, str)
+            or not isinstance(mac, str) or inputs is None or outputs is None
+            or not isinstance(checks, list) or not all(isinstance(c, str) for c in checks)):
+        return None
+    signature = Signature(inputs, outputs)
+    if not hmac.compare_digest(_mac(secret, key, sha256, signature, checks), mac):
+        return None
+    return sha256, signature, tuple(checks)
+
+
+def _dump_object(dump_object: Callable[[str], None], path: Path) -> None:
+    """Run `dump_object(path)` in a forked child: LLVM reports a failed write (a full disk, a
+    file size limit) with a fatal error that ends the process, which must not be the caller's.
+    _WriteFailed (with the child's stderr) when the child fails, is killed or is stuck."""
+    if not hasattr(os, "fork"):
+        raise _WriteFailed("this platform cannot fork, and writing the object file in-process "
+                           "could end it on a write error")
+    errors_out, errors_in = os.pipe()
+    with warnings.catch_warnings():  # (3.12+ warns of fork in a multi-threaded process: the
+        warnings.simplefilter("ignore", DeprecationWarning)  # child only writes and exits)
+        pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            os.close(errors_out)
+            os.dup2(errors_in, 2)
+            dump_object(str(path))
+            code = 0
+        except BaseException as error:  # noqa: BLE001 (reported to the parent, then _exit)
+            os.write(2, f"{type(error).__name__}: {error}".encode(errors="replace"))
+        finally:
+            os._exit(code)
+    os.close(errors_in)
+    status, errors = _wait(pid, errors_out, DUMP_SECONDS)
+    if status != 0:
+        why = f"exit status {status}" if status > 0 else f"signal {-status}"
+        raise _WriteFailed(f"writing the object file failed ({why}): {errors or 'no message'}")
+    if not path.is_file() or path.stat().st_size == 0:
+        raise _WriteFailed("writing the object file left no object file")
+
+
+def _wait(pid: int, errors: int, seconds: float) -> tuple[int, str]:
+    """The exit code of child `pid` (negative: the signal that ended it) and the end of what
+    it wrote to the pipe `errors` (closed here); a child still running after `seconds` is
+    killed."""
+    deadline, output = time.monotonic() + seconds, b""
+    try:
+        while True:
+            if select.select([errors], [], [], 0.05)[0]:
+                output = (output + os.read(errors, 4096))[-2000:]
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                os.set_blocking(errors, False)
+                with suppress(OSError):
+                    output = (output + os.read(errors, 4096))[-2000:]
+                return os.waitstatus_to_exitcode(status), output.decode(errors="replace").strip()
+            if time.monotonic() > deadline:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+                return -signal.SIGKILL, f"stuck for {seconds:.0f} s, killed"
+    finally:
+        os.close(errors)
+
+
+def _write_entry(work: Path, key: str, function: Any, secret: bytes, linker: str) -> None:
+    """Write the entry of `key` into the private folder `work`: model.so and entry.json."""
+    obj, library = work / "model.o", work / "model.so"
+    _dump_object(function.dump_object, obj)
+    try:
+        linked = subprocess.run([linker, "-shared", "-o", str(library), str(obj), "-lm"],
+                                check=False, capture_output=True, timeout=LINK_SECONDS)
+    except (OSError, subprocess.SubprocessError) as error:
+        raise _WriteFailed(f"the linker {linker} failed: {error}") from None
+    if linked.returncode != 0 or not library.is_file():
+        message = linked.stderr.decode(errors="replace").strip()[-2000:] or "no message"
+        why = (f"exit status {linked.returncode}" if linked.returncode >= 0
+               else f"signal {-linked.returncode}")  # (SIGXFSZ past a file size limit)
+        raise _WriteFailed(f"the linker {linker} failed ({why}): {message}")
+    obj.unlink()
+    library.chmod(0o600)  # (dlopen needs only read access)
+    sha256 = _sha256(library)
+    entry = {"format": FORMAT, "key": key, "sha256": sha256,
+             "inputs": [_spec_json(s) for s in function.signature.inputs],
+             "outputs": [_spec_json(s) for s in function.signature.outputs],
+             "checks": list(function.checks),
+             "mac": _mac(secret, key, sha256, function.signature, function.checks)}
+    _write_private(work / "entry.json", json.dumps(entry).encode())
+
+
+def save(key: str, function: Any, seconds: float = float("inf")) -> bool:
+    """Write the entry of `key` for a compiled `function` (its `signature`, `checks` and
+    `dump_object(path)`). True if written; False if not: disabled, no linker, a compile faster
+    than `min_seconds()` (not worth the disk and the link), an entry already there, or a
+    refused directory or failed write (both with a CacheWarning). Never raises for the disk.
     """
     linker = _linker()
-    if not enabled() or linker is None or seconds < min_seconds():
+    if not enabled() or linker is None or seconds < min_seconds() or not _KEY.fullmatch(key):
         return False
-    root = cache_dir()
-    final = root / key
-    if final.exists():
-        return True
     try:
-        root.mkdir(parents=True, exist_ok=True)
-        work = Path(tempfile.mkdtemp(prefix=f".{key[:16]}-", dir=root))
-        dump_object(str(work / "model.o"))
-        linked = subprocess.run([linker, "-shared", "-o", str(work / "model.so"),
-                                 str(work / "model.o"), "-lm"], capture_output=True)
-        (work / "model.o").unlink()
-        if linked.returncode != 0:
-            shutil.rmtree(work, ignore_errors=True)
+        root = _root(create=True)
+        final = root / key
+        if os.path.lexists(final):
             return False
-        entry = {"format": FORMAT, "sha256": _sha256(work / "model.so"),
-                 "inputs": [_spec_json(s) for s in signature.inputs],
-                 "outputs": [_spec_json(s) for s in signature.outputs]}
-        (work / "entry.json").write_text(json.dumps(entry))
-        os.rename(work, final)  # atomic: readers see a whole entry or none
-        prune(root, max_bytes())
-        return final.exists()
-    except OSError:
-        shutil.rmtree(locals().get("work", root / ".none"), ignore_errors=True)
+        secret = _secret(root, create=True)
+        if secret is None:
+            raise _WriteFailed(f"its secret {root / SECRET} could not be made")
+        work = Path(tempfile.mkdtemp(prefix=f".{key[:16]}-", dir=root))  # (mode 0700)
+    except _Refused:
         return False
+    except (OSError, _WriteFailed) as error:
+        _warn(f"dlc's compile cache cannot write to {cache_dir()}: {error}. The model is "
+              "compiled, without being cached on disk")
+        return False
+    try:
+        _write_entry(work, key, function, secret, linker)
+        os.rename(work, final)  # atomic: readers see a whole entry or none
+    except (OSError, _WriteFailed) as error:
+        shutil.rmtree(work, ignore_errors=True)
+        if os.path.lexists(final):
+            return False  # another process wrote the entry first
+        _warn(f"dlc's compile cache could not write {final}: {error}. The model is compiled, "
+              "without being cached on disk")
+        return False
+    with suppress(OSError):
+        prune(root, max_bytes())
+    return final.exists()
 
 
 def load(key: str) -> SharedObjectFunction | None:
-    """The cached function of `key`, or None (absent, disabled, or invalid: then removed)."""
-    if not enabled():
-        return None
-    folder = cache_dir() / key
-    if not folder.is_dir():
+    """The cached function of `key`, or None: absent, disabled, a refused directory (with a
+    CacheWarning), or an entry that does not prove itself with its MAC (then removed). A
+    shared object is dlopen'ed only once its entry's MAC and its sha256 check out."""
+    if not enabled() or not _KEY.fullmatch(key):
         return None
     try:
-        entry = json.loads((folder / "entry.json").read_text())
-        if entry.get("format") != FORMAT or _sha256(folder / "model.so") != entry["sha256"]:
-            raise ValueError("stale or corrupted cache entry")
-        signature = Signature(tuple(_spec(s) for s in entry["inputs"]),
-                              tuple(_spec(s) for s in entry["outputs"]))
-        function = SharedObjectFunction(folder / "model.so", signature)
-        os.utime(folder / "entry.json")  # recently used: pruned last
-        return function
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        shutil.rmtree(folder, ignore_errors=True)
+        root = _root(create=False)
+        if root is None:
+            return None
+        folder = root / key
+        status = folder.lstat()
+    except (_Refused, OSError):  # (FileNotFoundError: no such entry)
         return None
+    try:
+        function = None
+        if stat.S_ISDIR(status.st_mode):  # (a link or a file where an entry belongs: damaged)
+            _check_private(folder, status, "cache entry")
+            function = _load_entry(root, folder, key)
+    except _Refused:
+        return None
+    except OSError:  # (unreadable: damaged)
+        function = None
+    if function is None:
+        _remove(folder)
+    return function
+
+
+def _load_entry(root: Path, folder: Path, key: str) -> SharedObjectFunction | None:
+    secret = _secret(root, create=False)
+    proved = _read_entry(folder, key, secret) if secret is not None else None
+    if proved is None:
+        return None
+    sha256, signature, checks = proved
+    library = _open_private(folder / "model.so")
+    if library is None:
+        return None
+    with library:
+        digest = hashlib.sha256()
+        for block in iter(lambda: library.read(1 << 20), b""):
+            digest.update(block)
+    if not hmac.compare_digest(digest.hexdigest(), sha256):
+        return None
+    try:
+        function = SharedObjectFunction(folder / "model.so", signature, checks=checks)
+    except (OSError, AttributeError, RuntimeError):  # (no entry point, no status global)
+        return None
+    with suppress(OSError):  # (a read-only cache still serves its entries)
+        os.utime(folder / "entry.json")  # recently used: pruned last
+    return function
 
 
 def prune(root: Path, limit: int) -> None:

@@ -82,6 +82,22 @@ def test_instances_of_one_library_share_its_arena_and_its_lock(cache_dir: Path) 
     np.testing.assert_array_equal(first(x)[0], second(x)[0])
 
 
+def test_entry_records_its_key_signature_and_checks(cache_dir: Path) -> None:
+    data = np.arange(20, dtype=np.float32).reshape(5, 4)
+    model = make_model([helper.make_node("Gather", ["d", "i"], ["y"])], {"i": (np.int64, [3])},
+                       ["y"], initializers={"d": data})
+    compiled = dlc.compile(model)
+    (entry,) = entries(cache_dir)
+    meta = json.loads((entry / "entry.json").read_text())
+    assert meta["key"] == entry.name and len(meta["mac"]) == 64
+    assert meta["checks"] == list(compiled._function.checks) != []
+    assert meta["inputs"] == [{"name": "i", "shape": [3], "dtype": "<i8"}]
+    cache.forget_all()
+    loaded = dlc.compile(model)._function
+    assert type(loaded).__name__ == "SharedObjectFunction"
+    assert loaded.signature == compiled.signature and loaded.checks == compiled._function.checks
+
+
 @pytest.mark.parametrize("damage", ["truncate", "garbage json", "wrong digest", "no library"])
 def test_damaged_entry_is_recompiled_never_a_crash(cache_dir: Path, damage: str) -> None:
     model = mlp()
