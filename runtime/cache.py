@@ -579,7 +579,7 @@ def prune(root: Path, limit: int) -> None:
     whose names start with a dot, are left to their writers)."""
     entries, total = [], 0
     for folder in root.iterdir():
-        if folder.name.startswith("."):
+        if folder.name.startswith(".") or folder.is_symlink():  # (a link is `load`'s to remove)
             continue
         try:
             used = (folder / "entry.json").stat().st_mtime
