@@ -1,6 +1,7 @@
 """`dlc fuzz`: a differential fuzzer, dlc at -O0 and -O3 against onnxruntime on random graphs.
 
     dlc fuzz [-n COUNT] [--seed S] [-j JOBS] [--max-depth D] [--out DIR] [--timeout SECONDS]
+             [--index-values [FRACTION]] [--mutate [FRACTION]]
 
 Contract:
 - Case `i` of seed `s` is a random valid ONNX graph (opset 18) drawn from
@@ -16,9 +17,21 @@ Contract:
   the worker is restarted and the run goes on. Outcomes: pass, mismatch (dlc's output differs
   from onnxruntime's beyond tolerance), error (dlc raised on a valid model), crash, hang, and
   skip (onnxruntime itself refused the graph: no oracle; counted apart).
-- Every failure is saved as `<out>/<seed>-<index>-<status>.onnx` with its inputs (`.npz`) and
-  what failed (`.txt`), after greedy minimization: a node is dropped (its outputs become graph
-  inputs) as long as the case still fails the same way.
+- Two more modes, each a fraction of the cases (`case_mode`: drawn per case from the seed, so
+  a case replays alone; the flag without a value makes every case of that mode):
+  `--index-values` (`fuzz_index.py`): gathers and scatters whose indices are runtime inputs,
+  in range and out of range; dlc must answer like onnxruntime or refuse like it
+  (`IndexOutOfRangeError`). `--mutate` (`fuzz_mutate.py`): invalid mutants of the graphs;
+  dlc must refuse them with a DlcError that names what is wrong, or answer like onnxruntime.
+  Their failures: internal (an exception that is no DlcError), vague (a DlcError naming
+  nothing), accepted (dlc ran a model onnxruntime and the checker refuse). The summary counts
+  the calls compared and refused (index values) and the verdicts per mutation category.
+- The worker reports its phase ("onnxruntime", "dlc") before each: a death while onnxruntime
+  runs (it segfaults on some mutants) is a skip, not a crash of dlc.
+- Every failure is saved as `<out>/<seed>-<index>[-<mode>]-<status>.onnx` with its inputs
+  (`.npz`; `name@k` for feed k of several), what failed (`.txt`) and its mode (`.json`, for
+  `--replay`), after greedy minimization (graphs and index values): a node is dropped (its
+  outputs become graph inputs) as long as the case still fails the same way.
 - Exit status 0 when every case passes or is skipped, 1 otherwise.
 """
 
@@ -37,6 +50,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TextIO
 
 import numpy as np
 import onnx
@@ -583,10 +597,12 @@ def run_case(model: onnx.ModelProto, inputs: dict) -> dict:
     """The outcome of one case: {"status", "detail"} (worker side; may crash the process)."""
     import dlc
 
+    phase("onnxruntime")
     try:
         expected = run_onnxruntime(model, inputs)
     except Exception as error:  # noqa: BLE001  (no oracle for this graph)
         return {"status": "skip", "detail": f"onnxruntime: {str(error).splitlines()[0][:200]}"}
+    phase("dlc")
     computed_in = F32 if uses_float32(model) else None
     for level in (0, 3):
         try:
@@ -603,10 +619,23 @@ def run_case(model: onnx.ModelProto, inputs: dict) -> dict:
     return {"status": "pass", "detail": ""}
 
 
+_PROTOCOL: TextIO | None = None  # a worker's stream of phases and outcomes
+
+
+def phase(name: str) -> None:
+    """Tell the driver what the worker runs now ("onnxruntime", "dlc"): a death while the
+    oracle runs (onnxruntime segfaults on some invalid models) is no crash of dlc."""
+    if _PROTOCOL is not None:
+        _PROTOCOL.write(json.dumps({"phase": name}) + "\n")
+        _PROTOCOL.flush()
+
+
 def worker() -> int:
-    """Read tasks (JSON lines) on stdin, write one outcome line per task on the original stdout."""
+    """Read tasks (JSON lines) on stdin, write phase lines and one outcome line per task on
+    the original stdout."""
+    global _PROTOCOL
     os.environ["DLC_CACHE"] = "0"  # every case compiles for real; nothing lands on disk
-    out = os.fdopen(os.dup(1), "w")
+    out = _PROTOCOL = os.fdopen(os.dup(1), "w")
     os.dup2(2, 1)  # anything else printed goes to stderr, not into the protocol
     for line in sys.stdin:
         out.write(json.dumps(run_task(json.loads(line))) + "\n")
@@ -671,9 +700,11 @@ class Worker:
         self.timeout = timeout
         self.module = module  # whose `--worker` runs the tasks
         self.process: subprocess.Popen | None = None
+        self._buffer = b""  # what the worker wrote after the last line read
 
     def start(self) -> subprocess.Popen:
         if self.process is None or self.process.poll() is not None:
+            self._buffer = b""
             self.process = subprocess.Popen(
                 [sys.executable, "-m", self.module, "--worker"], stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
@@ -685,21 +716,43 @@ class Worker:
             process.stdin.write(json.dumps(task) + "\n")
             process.stdin.flush()
         except BrokenPipeError:
-            return self._died(process)
-        ready, _, _ = select.select([process.stdout], [], [], self.timeout)
-        if not ready:
-            self.stop()
-            return {"status": "hang", "signature": "hang",
-                    "detail": f"no result after {self.timeout:g} s"}
-        line = process.stdout.readline()
-        if not line:
-            return self._died(process)
-        return json.loads(line)
+            return self._died(process, "dlc")
+        deadline, running = time.monotonic() + self.timeout, "dlc"
+        while True:
+            try:
+                line = self._line(process, deadline)
+            except TimeoutError:
+                self.stop()
+                return {"status": "hang", "signature": "hang",
+                        "detail": f"no result after {self.timeout:g} s (in {running})"}
+            if line is None:
+                return self._died(process, running)
+            message = json.loads(line)
+            if "status" in message:
+                return message
+            running = message.get("phase", running)
 
-    def _died(self, process: subprocess.Popen) -> dict:
+    def _line(self, process: subprocess.Popen, deadline: float) -> str | None:
+        """The worker's next line, None once it died; TimeoutError past `deadline`. (Read from
+        the descriptor: a buffered reader could hold a second line that select cannot see.)"""
+        while b"\n" not in self._buffer:
+            ready, _, _ = select.select([process.stdout], [], [],
+                                        max(0.0, deadline - time.monotonic()))
+            if not ready:
+                raise TimeoutError
+            chunk = os.read(process.stdout.fileno(), 1 << 16)
+            if not chunk:
+                return None
+            self._buffer += chunk
+        line, self._buffer = self._buffer.split(b"\n", 1)
+        return line.decode()
+
+    def _died(self, process: subprocess.Popen, running: str) -> dict:
         code = process.wait()
         self.process = None
         what = f"signal {-code}" if code < 0 else f"exit status {code}"
+        if running == "onnxruntime":
+            return {"status": "skip", "detail": f"onnxruntime killed the worker ({what})"}
         return {"status": "crash", "signature": "crash", "detail": f"worker died ({what})"}
 
     def stop(self) -> None:
@@ -888,6 +941,11 @@ def run_jobs(args) -> Report:
                 task = {"seed": args.seed, "index": index, "max_depth": args.max_depth,
                         "mode": mode}
                 outcome = worker.run(task)
+                if mode == "mutate" and "category" not in outcome:  # (the worker died)
+                    from dlc.tools import fuzz_mutate
+
+                    mutant = fuzz_mutate.generate(args.seed, index, args.max_depth)
+                    outcome["category"] = mutant.category
                 saved = None
                 if outcome["status"] in FAILURES:
                     try:

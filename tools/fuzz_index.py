@@ -250,6 +250,8 @@ def first_line(error: BaseException, limit: int = 200) -> str:
     text = str(error).strip()
     if "Status Message:" in text:  # (onnxruntime: the kernel's reason, not its boilerplate)
         text = text.split("Status Message:", 1)[1].strip()
+    if text.startswith("/") and "] " in text:  # (a source location and C++ signature first)
+        text = text.rsplit("] ", 1)[1]
     return f"{type(error).__name__}: {(text.splitlines() or [''])[0][:limit]}"
 
 
@@ -299,11 +301,13 @@ def run_case(model: onnx.ModelProto, feeds: list[dict[str, np.ndarray]],
     from dlc.errors import DlcError
 
     spoilt = spoilt or [False] * len(feeds)
+    fuzz.phase("onnxruntime")
     try:
         session = fuzz.ort_session(model)
     except Exception as error:  # noqa: BLE001  (no oracle for this graph)
         return {"status": "skip", "detail": f"onnxruntime: {first_line(error)}"}
     expected = [_attempt(session.run, None, feed) for feed in feeds]
+    fuzz.phase("dlc")
     computed_in = F32 if fuzz.uses_float32(model) else None
     index_nodes = {x for n in model.graph.node if n.op_type in INDEX_OPS
                    for x in (n.op_type, n.name)}

@@ -17,7 +17,8 @@ Contract:
   answered, differently), "accepted" (dlc answered a model that onnxruntime refuses and
   `onnx.checker` rejects, or fed inputs that do not match their declaration). A worker's death
   is a crash and a time-out a hang (`fuzz.Worker`). A model that the checker accepts and
-  onnxruntime refuses has no oracle: "skip".
+  onnxruntime refuses has no oracle: "skip"; so is one that kills onnxruntime (a segfault on a
+  Min whose second input is "", onnxruntime 1.x), which runs after dlc answered.
 """
 
 from __future__ import annotations
@@ -69,6 +70,7 @@ def attribute_value(model: onnx.ModelProto, rng: np.random.Generator) -> str | N
     if node is None:
         return None
     attr = _pick(rng, list(node.attribute))
+    before = attr.SerializeToString()
     if attr.type == onnx.AttributeProto.INT:
         attr.i = int(_pick(rng, list(BAD_INTS)))
     elif attr.type == onnx.AttributeProto.INTS and attr.ints:
@@ -84,6 +86,8 @@ def attribute_value(model: onnx.ModelProto, rng: np.random.Generator) -> str | N
     elif attr.type == onnx.AttributeProto.STRING:
         attr.s = _pick(rng, [b"bogus", b""])
     else:
+        return None
+    if attr.SerializeToString() == before:  # (the bad value it drew was the value it had)
         return None
     return f"attribute '{attr.name}' of node '{node.name}' set to {helper.get_attribute_value(attr)}"
 
@@ -400,6 +404,7 @@ def run_case(data: bytes, feed: dict[str, np.ndarray], level: int, names: list[s
     """The outcome of one mutant (worker side): its status, and a passing one's verdict."""
     import dlc
 
+    fuzz.phase("dlc")
     try:
         compiled = dlc.compile(data, opt_level=level)
     except Exception as error:  # noqa: BLE001  (judged: a DlcError naming something passes)
@@ -408,15 +413,18 @@ def run_case(data: bytes, feed: dict[str, np.ndarray], level: int, names: list[s
         got = compiled(feed)
     except Exception as error:  # noqa: BLE001
         return judge_error(error, f"-O{level} call", names)
+    fuzz.phase("onnxruntime")  # (it segfaults on some invalid models: that is no crash of dlc)
     try:
         session = fuzz.ort_session(data)
         expected = session.run(None, feed)
     except Exception as error:  # noqa: BLE001  (onnxruntime refuses: does the checker?)
+        fuzz.phase("fuzzer")
         if _checker_accepts(data, feed):
             return {"status": "skip", "detail": f"onnxruntime: {str(error).splitlines()[0]}"}
         return {"status": "accepted", "signature": "accepted",
                 "detail": f"-O{level}: dlc ran a model that onnxruntime and onnx.checker "
                           f"refuse (onnxruntime: {' '.join(str(error).split())[:200]})"}
+    fuzz.phase("fuzzer")
     model = onnx.load_from_string(data)
     if len(got) != len(expected):
         return {"status": "mismatch", "signature": "mismatch",
