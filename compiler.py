@@ -22,6 +22,7 @@ from dlc.errors import DlcError
 from dlc.frontends.onnx_importer import ImportedModel, import_model
 from dlc.frontends.torch.tensors import call_with_tensors, holds_torch_tensors, is_torch_model
 from dlc.passes import STAGES, build_pass_manager, pipeline, stage_pipelines
+from dlc.passes.lowering import checks
 from dlc.runtime import cache
 from dlc.runtime.jit import JitFunction, Signature, TensorSpec, numpy_dtype
 
@@ -185,7 +186,8 @@ def compile_imported(context: ir.Context, imported: ImportedModel, opt_level: in
         for stage, text in stages.items():
             run_stage(module, stage, text)
             snapshots[stage] = module.operation.clone()
-        function = JitFunction(module, signature, threads=num_threads > 1)
+        function = JitFunction(module, signature, threads=num_threads > 1,
+                               checks=checks.descriptions(module.operation))
     return CompiledModel(context, snapshots, function, opt_level, time.perf_counter() - start,
                          num_threads=num_threads)
 

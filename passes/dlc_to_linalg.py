@@ -12,7 +12,7 @@ from mlir import ir
 from mlir.rewrite import RewritePatternSet, apply_patterns_and_fold_greedily
 
 from dlc.dialects import op_def
-from dlc.passes.lowering import all_limits, all_patterns
+from dlc.passes.lowering import all_limits, all_patterns, checks
 from dlc.passes.lowering.storage import retype_to_storage
 from dlc.passes.registry import ModulePass, PassFailure, register
 
@@ -47,6 +47,7 @@ class DlcToLinalg(ModulePass):
             return ir.WalkResult.ADVANCE
 
         module.walk(check)
+        problems += checks.prepare(module)
         if problems:
             raise PassFailure.many(problems)
         retype_to_storage(module)

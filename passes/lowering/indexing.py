@@ -8,7 +8,9 @@ updates carries the tensor as an iter_arg and writes each update with `tensor.in
 row into its k-element result, branch-free (selects), in `scf.for` loops.
 
 Every index read from a tensor goes through `safe_index`: negative values count from the end,
-and what is still out of range is clamped into the axis, so no access is ever out of bounds.
+and what is still out of range is clamped into the axis, so no access is ever out of bounds;
+an index out of [-size, size - 1] is also reported at run time by the check that `checks.emit`
+puts before the op (the call then raises `IndexOutOfRangeError`, see `checks`).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from mlir.dialects import arith, linalg, scf, tensor
 
 from dlc.dialects import indexing
 from dlc.dialects.ops import is_bool, is_float, is_unsigned
+from dlc.passes.lowering import checks
 from dlc.passes.lowering.builders import PARALLEL, dims_map, empty_like, filled, generic
 from dlc.passes.lowering.storage import source_types
 
@@ -107,6 +110,7 @@ def lower_gather(op: ir.OpView, rewriter) -> None:
         return tensor.extract(data, position)
 
     with rewriter.ip, op.location:
+        checks.emit(op, indices, [size])
         maps = [dims_map(rank, list(range(axis, axis + q))), dims_map(rank, list(range(rank)))]
         value = generic([indices], empty_like(result_type), maps, [PARALLEL] * rank, body)
         rewriter.replace_op(op, [value])
@@ -125,6 +129,7 @@ def lower_gather_elements(op: ir.OpView, rewriter) -> None:
         return tensor.extract(data, position)
 
     with rewriter.ip, op.location:
+        checks.emit(op, indices, [size])
         identity = dims_map(rank, list(range(rank)))
         value = generic([indices], empty_like(result_type), [identity, identity],
                         [PARALLEL] * rank, body)
@@ -152,6 +157,8 @@ def lower_gather_nd(op: ir.OpView, rewriter) -> None:
         return tensor.extract(data, position)
 
     with rewriter.ip, op.location:
+        k = indices.type.shape[-1]
+        checks.emit(op, indices, data.type.shape[batch_dims:batch_dims + k])
         value = generic([], empty_like(result_type), [dims_map(rank, list(range(rank)))],
                         [PARALLEL] * rank, body)
         rewriter.replace_op(op, [value])
@@ -176,6 +183,7 @@ def lower_scatter_elements(op: ir.OpView, rewriter) -> None:
         return [tensor.insert(new, out, position)]
 
     with rewriter.ip, op.location:
+        checks.emit(op, indices, [size])
         (value,) = loop_nest(list(indices.type.shape), [copy_of(data)], body)
         rewriter.replace_op(op, [value])
 
@@ -194,6 +202,7 @@ def lower_scatter_nd(op: ir.OpView, rewriter) -> None:
         return [tensor.insert(new, out, position)]
 
     with rewriter.ip, op.location:
+        checks.emit(op, indices, data.type.shape[:indices.type.shape[-1]])
         (value,) = loop_nest(list(updates.type.shape), [copy_of(data)], body)
         rewriter.replace_op(op, [value])
 

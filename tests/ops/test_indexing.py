@@ -53,13 +53,103 @@ def test_gather_opset_11():
     run_both(node_model("Gather", [data, indices], opset=11), [data, indices])
 
 
-def test_gather_out_of_range_indices_are_clamped():
-    # ONNX leaves them undefined; dlc must not read out of bounds (a segfault)
-    data = np.arange(5, dtype=np.float32)
-    indices = np.array([7, -9, 1000000, -1000000, 2], np.int64)
-    compiled = dlc.compile(node_model("Gather", [data, indices]))
-    (out,) = compiled(data, indices)
-    np.testing.assert_array_equal(out, np.array([4, 0, 4, 0, 2], np.float32))
+# ----------------------------------------------------------------------------- runtime checks
+
+F32, I64 = np.float32, np.int64
+# op, attributes, data, good indices (negative in-range ones included), bad indices, the
+# offending value the error names, and the updates of the scatters
+RUNTIME_CHECKS = {
+    "Gather": ("Gather", {"axis": 0}, np.arange(12, dtype=F32).reshape(3, 4),
+               np.array([0, -3, 2], I64), np.array([0, 1000, 1], I64), 1000, None),
+    "Gather negative": ("Gather", {"axis": 1}, np.arange(12, dtype=F32).reshape(3, 4),
+                        np.array([[-4, 3]], I64), np.array([[1, -5]], I64), -5, None),
+    "Gather int32 huge": ("Gather", {"axis": 0}, np.arange(5, dtype=F32),
+                          np.array([4, -5], np.int32), np.array([2**31 - 1, 0], np.int32),
+                          2**31 - 1, None),
+    "GatherElements": ("GatherElements", {"axis": 1}, np.arange(6, dtype=F32).reshape(2, 3),
+                       np.array([[2, -3], [0, 1]], I64), np.array([[0, 1], [3, 0]], I64), 3,
+                       None),
+    "GatherND": ("GatherND", {}, np.arange(6, dtype=F32).reshape(2, 3),
+                 np.array([[1, -1], [0, 2]], I64), np.array([[1, 2], [0, 5]], I64), 5, None),
+    "GatherND first component": ("GatherND", {}, np.arange(6, dtype=F32).reshape(2, 3),
+                                 np.array([[1, 2]], I64), np.array([[2, 0]], I64), 2, None),
+    "ScatterElements": ("ScatterElements", {"axis": 1}, np.zeros((2, 3), F32),
+                        np.array([[2], [-1]], I64), np.array([[0], [-50]], I64), -50,
+                        np.ones((2, 1), F32)),
+    "ScatterND": ("ScatterND", {}, np.zeros(8, F32), np.array([[3], [-8]], I64),
+                  np.array([[1000000], [0]], I64), 1000000, np.ones(2, F32)),
+}
+
+
+@pytest.mark.parametrize("case", list(RUNTIME_CHECKS.values()), ids=list(RUNTIME_CHECKS))
+def test_out_of_range_runtime_indices_raise(case):
+    # onnxruntime raises for each of these; dlc clamped them silently (a wrong answer)
+    op_type, attributes, data, good, bad, value, updates = case
+    inputs = [data, good] + ([updates] if updates is not None else [])
+    model = node_model(op_type, inputs, **attributes)
+    compiled = dlc.compile(model)
+    with pytest.raises(dlc.IndexOutOfRangeError) as raised:
+        compiled(*([data, bad] + inputs[2:]))
+    message = str(raised.value)
+    assert f"'{op_type.lower()}_node'" in message and f"index {value} " in message, message
+    assert isinstance(raised.value, IndexError) and isinstance(raised.value, dlc.DlcError)
+    # the status is reset per call: good indices still give the reference's answer
+    got = compiled(*inputs)
+    for mine, want in zip(got, reference(model, {f"x{i}": v for i, v in enumerate(inputs)})):
+        np.testing.assert_array_equal(mine, want)
+
+
+def test_out_of_range_runtime_index_from_the_disk_cache(tmp_path, monkeypatch):
+    # the check's status and its description also work in a model loaded from the disk cache
+    monkeypatch.setenv("DLC_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("DLC_CACHE_MIN_SECONDS", "0")
+    data, indices = np.arange(12, dtype=F32).reshape(3, 4), np.array([1, 2], I64)
+    model = node_model("Gather", [data, indices])
+    dlc.compile(model)
+    from dlc.runtime import cache
+
+    cache.forget_all()
+    loaded = dlc.compile(model)
+    assert type(loaded._function).__name__ == "SharedObjectFunction"
+    with pytest.raises(dlc.IndexOutOfRangeError, match=r"'gather_node'.*index 3 "):
+        loaded(data, np.array([1, 3], I64))
+    np.testing.assert_array_equal(loaded(data, indices)[0], data[[1, 2]])
+
+
+def test_runtime_check_inside_a_loop_body():
+    # a gather in a Loop body (a nested region) is checked too
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["cond_in"], ["cond_out"]),
+         helper.make_node("Gather", ["data", "index"], ["row"], name="gather_in_loop"),
+         helper.make_node("Add", ["acc_in", "row"], ["acc_out"])],
+        "body",
+        [helper.make_tensor_value_info("i", 7, []), helper.make_tensor_value_info("cond_in", 9, []),
+         helper.make_tensor_value_info("acc_in", 1, [4])],
+        [helper.make_tensor_value_info("cond_out", 9, []),
+         helper.make_tensor_value_info("acc_out", 1, [4])])
+    loop = helper.make_node("Loop", ["trips", "", "acc"], ["total"], body=body)
+    data = np.arange(12, dtype=F32).reshape(3, 4)
+    model = make_model([loop], {"data": (F32, [3, 4]), "index": (I64, []),
+                                "acc": (F32, [4])}, {"total": (F32, [4])},
+                       initializers={"trips": np.array(2, I64)})
+    compiled = dlc.compile(model)
+    np.testing.assert_array_equal(compiled(data, np.array(-1, I64), np.zeros(4, F32))[0],
+                                  2 * data[-1])
+    with pytest.raises(dlc.IndexOutOfRangeError, match="gather_in_loop"):
+        compiled(data, np.array(3, I64), np.zeros(4, F32))
+
+
+@pytest.mark.parametrize("op_type, data, indices, attributes", [
+    ("Gather", np.zeros((3, 4), F32), np.array([7], I64), {"axis": 0}),
+    ("GatherElements", np.zeros((2, 3), F32), np.array([[0, -4]], I64), {"axis": 1}),
+    ("GatherND", np.zeros((2, 3), F32), np.array([[1, 3]], I64), {}),
+], ids=["Gather", "GatherElements", "GatherND"])
+def test_constant_out_of_range_index_is_a_compile_error(op_type, data, indices, attributes):
+    node = helper.make_node(op_type, ["data", "indices"], ["y"], name="const_index", **attributes)
+    model = make_model([node], {"data": (F32, list(data.shape))}, ["y"],
+                       initializers={"indices": indices})
+    with pytest.raises(dlc.CompileError, match=r"const_index.*constant index -?\d+ is out of range"):
+        dlc.compile(model)
 
 
 # ----------------------------------------------------------------------------- GatherElements
