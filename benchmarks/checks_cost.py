@@ -18,15 +18,16 @@ from unittest import mock
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import dlc  # noqa: E402
-from bench_models import (  # noqa: E402
+from bench_models import (
     Settings,
     alternate,
     model_cases,
     random_inputs,
 )
-from dlc.passes.lowering import checks  # noqa: E402
-from dlc.runtime import cache  # noqa: E402
+
+import dlc
+from dlc.passes.lowering import checks
+from dlc.runtime import cache
 
 
 def _no_checks(module):
@@ -52,7 +53,7 @@ def main() -> None:
         inputs = random_inputs(checked)
         if not checked._function.checks:
             continue
-        with_checks, without = alternate([lambda: checked(*inputs), lambda: unchecked(*inputs)],
+        with_checks, without = alternate([lambda c=checked, x=inputs: c(*x), lambda u=unchecked, x=inputs: u(*x)],
                                          settings)
         print(f"| {case.name} | {len(checked._function.checks)} | {with_checks * 1e3:.3f} | "
               f"{without * 1e3:.3f} | {with_checks / without:.3f} |", flush=True)
