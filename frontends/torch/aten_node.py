@@ -13,6 +13,7 @@ may read instead of recomputing them.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -98,13 +99,23 @@ class SourceLine:
 
 @cache
 def _library_roots() -> tuple[str, ...]:
+    """Path prefixes of torch's and dlc's own source files: their frames are not the user's.
+
+    dlc's are its subpackages and top-level modules, not the whole repository folder: a
+    virtualenv (with transformers, timm...) or the tests there hold the user's code.
+    """
     import dlc
 
-    return (str(Path(torch.__file__).parent), str(Path(dlc.__file__).parent))
+    root = Path(dlc.__file__).parent
+    owned = [p for p in root.iterdir()
+             if (p.is_dir() and (p / "__init__.py").exists()) or p.suffix == ".py"]
+    torches = [Path(torch.__file__).parent, Path(torch.__file__).parent.parent / "functorch"]
+    return tuple(str(p) + (os.sep if p.is_dir() else "") for p in [*torches, *owned])
 
 
 def user_source_line(stack_trace: str | None) -> SourceLine | None:
-    """The innermost frame of `stack_trace` outside torch and dlc (the user's line)."""
+    """The innermost frame of `stack_trace` outside torch and dlc: the line of the model's
+    code (the user's, or a library's such as transformers') that produced the node."""
     if not stack_trace:
         return None
     frames = [SourceLine(m["file"], int(m["line"]), m["fn"], m["code"].strip())
@@ -160,7 +171,11 @@ class AtenNode:
 
     @property
     def out_shape(self) -> list[int]:
-        return list(self.out.shape)
+        shape = list(self.out.shape)
+        if not all(isinstance(d, int) for d in shape):
+            raise self.error(f"the result's shape {shape} depends on the data (a size "
+                             "torch computes at run time); dlc compiles static shapes")
+        return shape
 
     @property
     def out_dtype(self) -> torch.dtype:

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 import torch
 from mlir import ir
+from torch._subclasses.fake_tensor import unset_fake_temporarily
 
 from dlc.dialects import ops
 from dlc.dialects.binary import BINARY, COMPARE, SELECT
@@ -181,7 +182,10 @@ def full(n: AtenNode, size: Sequence[int], fill_value: Scalar, **_options) -> Va
 
 def factory(n: AtenNode, *args, **kwargs) -> Value:
     # arange, scalar_tensor...: no tensor inputs, so torch computes the constant at import
-    return n.constant(n.node.target(*args, **kwargs).numpy(), n.out_dtype)
+    # (outside the fake mode torch.compile calls the backend in, which makes fake tensors)
+    with unset_fake_temporarily():
+        value = n.node.target(*args, **{**kwargs, "device": "cpu"}).numpy()
+    return n.constant(value, n.out_dtype)
 
 
 ATEN: dict[str, Converter] = {

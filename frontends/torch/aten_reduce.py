@@ -13,7 +13,7 @@ import torch
 from mlir import ir
 
 from dlc.dialects import ops
-from dlc.dialects.reduction import ARGREDUCE, REDUCE
+from dlc.dialects.reduction import ARGREDUCE, CUMULATIVE, REDUCE
 from dlc.frontends.torch.aten_node import AtenNode, Converter, axes, axis
 
 Value = ir.Value
@@ -71,6 +71,15 @@ def _reduce_with_index(fn: str) -> Converter:
     return convert
 
 
+def _cumulative(fn: str) -> Converter:
+    # a running sum along dim, in the result dtype (bools and small ints sum as int64)
+    def convert(n: AtenNode, x: Value, dim: int, *, dtype: torch.dtype | None = None) -> Value:
+        attrs = {"fn": fn, "axis": axis(n, dim, x.type.rank), "exclusive": 0, "reverse": 0}
+        return n.build(CUMULATIVE, [n.cast(x, n.out_dtype)], attrs)
+
+    return convert
+
+
 def var(n: AtenNode, x: Value, dim: Sequence[int] | None = None, *,
         correction: float | None = None, keepdim: bool = False) -> Value:
     # var = sum((x - mean)^2) / (N - correction)
@@ -117,7 +126,7 @@ def baddbmm(n: AtenNode, bias: Value, a: Value, b: Value, *, beta: Scalar = 1,
 
 
 ATEN: dict[str, Converter] = {
-# reductions
+    # reductions
     "aten.sum.dim_IntList": _reduce("sum"),
     "aten.sum.default": _reduce_all("sum"),
     "aten.mean.dim": _reduce("mean"),
@@ -135,6 +144,7 @@ ATEN: dict[str, Converter] = {
     "aten.argmax.default": _argreduce("max"),
     "aten.argmin.default": _argreduce("min"),
     "aten.var.correction": var,
+    "aten.cumsum.default": _cumulative("sum"),
     # contractions
     "aten.mm.default": mm,
     "aten.bmm.default": mm,

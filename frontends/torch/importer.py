@@ -30,12 +30,20 @@ from torch.export.graph_signature import InputKind, OutputKind
 from dlc.dialects import build, ops
 from dlc.frontends.onnx_importer import ImportedModel
 from dlc.frontends.onnx_node import FrontendError, dense
-from dlc.frontends.torch import aten_movement, aten_nn, aten_ops, aten_reduce
+from dlc.frontends.torch import (
+    aten_image,
+    aten_index,
+    aten_movement,
+    aten_nn,
+    aten_ops,
+    aten_reduce,
+)
 from dlc.frontends.torch.aten_node import (
     AtenNode,
     Converter,
     UnsupportedAtenOpsError,
     describe,
+    element_type,
     node_location,
     tensor_type,
     to_numpy,
@@ -50,7 +58,7 @@ IGNORED = {
 }
 
 
-TABLES = (aten_ops, aten_movement, aten_reduce, aten_nn)
+TABLES = (aten_ops, aten_movement, aten_index, aten_reduce, aten_nn, aten_image)
 
 
 @cache
@@ -141,7 +149,8 @@ def check_supported(graph: torch.fx.Graph) -> None:
         if node.op not in ("call_function", "call_method", "call_module"):
             continue
         target = str(node.target)
-        if node.target is operator.getitem or target in IGNORED or target in table:
+        if node.target is operator.getitem or target in IGNORED or target in table or \
+                _is_scalar_operator(node):
             continue
         unsupported.setdefault(target, []).append(describe(node))
     if unsupported:
@@ -204,11 +213,27 @@ def _import_nodes(graph: torch.fx.Graph, values: dict[torch.fx.Node, Any],
             values[node] = _constant(_attribute(attributes, node), node)
         elif node.op == "call_function" and node.target is operator.getitem:
             values[node] = _getitem(node, values)
+        elif node.op == "call_function" and _is_scalar_operator(node):
+            values[node] = _scalar_operator(node, values)
         elif node.op == "call_function" and str(node.target) not in IGNORED:
             values[node] = _convert(node, values)
         elif node.op == "output":
             return [_result(node, leaf, values) for leaf in _flat(node.args[0])]
     raise FrontendError("the graph has no output node")
+
+
+def _is_scalar_operator(node: torch.fx.Node) -> bool:
+    """operator.ge, operator.mul...: shape arithmetic on Python ints (sym_size results)."""
+    return node.op == "call_function" and getattr(node.target, "__module__", None) == \
+        "_operator" and node.target is not operator.getitem
+
+
+def _scalar_operator(node: torch.fx.Node, values: dict[torch.fx.Node, Any]) -> Any:
+    args = torch.fx.node.map_arg(node.args, values.__getitem__)
+    if not all(isinstance(a, int | float | bool) for a in args):
+        raise FrontendError(f"{describe(node)}: {node.target.__name__} on tensors is not "
+                            "supported (only on Python numbers, as in shape arithmetic)")
+    return node.target(*args)
 
 
 def _attribute(attributes: torch.nn.Module | None, node: torch.fx.Node) -> torch.Tensor:
@@ -248,10 +273,20 @@ def _check_result(n: AtenNode, result: Any) -> None:
     for want, value in zip(expected, got):
         if value is None or not isinstance(want, torch.Tensor):
             continue
-        want_type = tensor_type(want, describe(n.node))
+        want_type = _expected_type(n, want, value)
         if value.type != want_type:
             raise n.error(f"dlc built {value.type} where torch computes {want_type} "
                           "(a bug in dlc's converter: please report it)")
+
+
+def _expected_type(n: AtenNode, want: torch.Tensor, value: ir.Value) -> ir.Type:
+    """The type torch computes; a data-dependent size (an index by a constant mask, whose
+    value dlc knows) is taken from what dlc built."""
+    shape = list(want.shape)
+    if all(isinstance(d, int) for d in shape) or len(shape) != value.type.rank:
+        return tensor_type(want, describe(n.node))
+    static = [d if isinstance(d, int) else built for d, built in zip(shape, value.type.shape)]
+    return ir.RankedTensorType.get(static, element_type(want.dtype, describe(n.node)))
 
 
 def _result(node: torch.fx.Node, leaf: Any, values: dict[torch.fx.Node, Any]) -> ir.Value:
