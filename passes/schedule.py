@@ -9,7 +9,8 @@ loop and the ops broadcasting their row results (softmax, layernorm): `codegen/r
 whose work is at least its threshold,
 tags each, and builds one transform-dialect script as text (a schedule per op, chosen from the
 op's static shape by the family's documented heuristic), which the upstream transform
-interpreter applies. The vector ops left behind are lowered after bufferization by
+interpreter applies (the names of the packed convolutions' buffers are numbered per run, so
+that a model's IR is the same in every compile). The vector ops left behind are lowered after bufferization by
 `dlc-lower-vectors`.
 
 The pass never breaks a model: ops it does not match keep the naive loop path, and if the
@@ -19,6 +20,9 @@ Tiny ops are not scheduled (the ~1,600 small models of the ONNX node suite must 
 slower): thresholds `min-volume` (multiply-adds of a contraction, 32^3; window taps times
 outputs of a depthwise convolution or pooling) and `min-elements` (of an elementwise op or a
 row reduction, 4096).
+
+A compile's timings (`dlc.timings`) show the pass's steps: matching, the rewrites before the
+script (the convolutions' filter packing), the script itself, and the fallback if it ran.
 """
 
 from __future__ import annotations
@@ -30,9 +34,19 @@ from mlir import ir
 from mlir.dialects import func
 from mlir.dialects.transform import interpreter
 
-from dlc.passes.codegen import conv, depthwise, elementwise, fusion, matmul, pool, reduction
+from dlc.passes.codegen import (
+    conv,
+    depthwise,
+    elementwise,
+    fusion,
+    matmul,
+    packed_conv,
+    pool,
+    reduction,
+)
 from dlc.passes.codegen.script import Lines, transform_script
 from dlc.passes.registry import ModulePass, register
+from dlc.timings import step
 
 TAG = "dlc.schedule"
 
@@ -69,32 +83,44 @@ class Schedule(ModulePass):
     min_elements: int = 4096
 
     def run(self, module: ir.Operation) -> None:
-        found = candidates(module, self.min_volume, self.min_elements)
+        with step("match"):
+            found = candidates(module, self.min_volume, self.min_elements)
         if not found:
             return
-        i64 = ir.IntegerType.get_signless(64)
-        schedules: list[Lines] = []
-        for index, (op, family, problem) in enumerate(found):
-            op = family.prepare(op) or op  # (may replace the op, e.g. by an NHWC conv)
-            if getattr(problem, "epilogue", False):  # (matmul and conv problems)
-                fusion.write_in_place(op)  # the epilogue updates the result tile in place
-            op.attributes[TAG] = ir.IntegerAttr.get(i64, index)
-            problem = fusion.plan(op, problem, lambda other: TAG in other.attributes)
-            schedules.append(family.lines(f"%op{index}", problem, f"s{index}"))
-        saved = module.clone()
+        with step("prepare (rewrites, packing)"), packed_conv.numbering():
+            schedules = _prepare(found)
+        with step("(clone for the fallback)"):
+            saved = module.clone()
         try:
-            _apply(module, transform_script(schedules, TAG))
+            with step("transform script"):
+                text = transform_script(schedules, TAG)
+                _apply(module, text)
         except (ValueError, ir.MLIRError):  # the interpreter reports failures as ValueError
             # a schedule that does not apply must never break a model: the ops whose schedule
             # fails take the naive path (DLC_STRICT_SCHEDULE=1 raises instead, for whoever
             # writes schedules)
             if os.environ.get("DLC_STRICT_SCHEDULE", "0") != "0":
                 raise
-            _restore(module, saved)
-            _one_by_one(module, schedules)
+            with step("fallback: one schedule at a time"):
+                _restore(module, saved)
+                _one_by_one(module, schedules)
         finally:
             saved.erase()
             _untag(module)
+
+
+def _prepare(found: list[tuple[ir.Operation, object, object]]) -> list[Lines]:
+    """Rewrite each op as its family needs, tag it, and write its schedule's lines."""
+    i64 = ir.IntegerType.get_signless(64)
+    schedules: list[Lines] = []
+    for index, (op, family, problem) in enumerate(found):
+        op = family.prepare(op) or op  # (may replace the op, e.g. by an NHWC conv)
+        if getattr(problem, "epilogue", False):  # (matmul and conv problems)
+            fusion.write_in_place(op)  # the epilogue updates the result tile in place
+        op.attributes[TAG] = ir.IntegerAttr.get(i64, index)
+        problem = fusion.plan(op, problem, lambda other: TAG in other.attributes)
+        schedules.append(family.lines(f"%op{index}", problem, f"s{index}"))
+    return schedules
 
 
 def _apply(module: ir.Operation, text: str) -> None:

@@ -40,6 +40,9 @@ stride 1 (or any stride when the kernel is 1x1). Others keep `conv.py`'s schedul
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -59,7 +62,12 @@ OUTER_FILTER = 1024 * 1024  # the filter slice of one forall tile (half the 2 Mi
 REGISTER_FUSION = True  # init and epilogue fused into the register tiles (see below)
 MIN_TILES = 4  # forall tiles (of output channels and rows) wanted, for the threads
 PAD_MIN = 128  # from this F, a filter count no block divides is padded with zero filters
-DISTINCT, _DISTINCT = "dlc.distinct", itertools.count()
+DISTINCT = "dlc.distinct"
+# the numbers of the distinct empties of the running dlc-schedule (`numbering`): counted per run,
+# so that a model's IR is the same in every compile (a process-wide counter made the second
+# compile of a model in one process differ from the first, issue 19); a context variable, so
+# that compiles in two threads do not share it
+_NUMBERS: ContextVar[Iterator[int] | None] = ContextVar("dlc_distinct_numbers", default=None)
 TAG = fusion.PACKED  # marks the packed conv generic (and its tiles) for the script
 
 
@@ -260,9 +268,31 @@ def _empty5(shape4: list[int]) -> ir.Value:
     copies for each (dlc-pad-in-place then rewrites each chain's root to a 4-D buffer)."""
     block = block_of(shape4[-1])
     empty = tensor.EmptyOp(shape4[:-1] + [shape4[-1] // block, block], ir.F32Type.get())
+    number = _next_number(ir.InsertionPoint.current.block)
     empty.operation.attributes[DISTINCT] = ir.IntegerAttr.get(
-        ir.IntegerType.get_signless(64), next(_DISTINCT))
+        ir.IntegerType.get_signless(64), number)
     return empty.result
+
+
+@contextmanager
+def numbering() -> Iterator[None]:
+    """Number the distinct empties made inside the block 0, 1, 2, ... (dlc-schedule's run)."""
+    token = _NUMBERS.set(itertools.count())
+    try:
+        yield
+    finally:
+        _NUMBERS.reset(token)
+
+
+def _next_number(block: ir.Block) -> int:
+    """The next number of the running `numbering`; outside one (a direct call of `pack`), one
+    more than the largest number in `block`, where the empties of the rewrite are made."""
+    numbers = _NUMBERS.get()
+    if numbers is not None:
+        return next(numbers)
+    taken = [ir.IntegerAttr(op.attributes[DISTINCT]).value for op in block.operations
+             if DISTINCT in op.attributes]
+    return max(taken, default=-1) + 1
 
 
 def _generic5(op: ir.Operation, replaced: dict[int, ir.Value]) -> ir.Operation:
