@@ -1,11 +1,13 @@
 """`dlc-opt`: parse, verify, transform and print MLIR that contains `dlc` ops, like mlir-opt.
 
-    dlc-opt [FILE | -] [-o OUT] [-p PIPELINE | -O N [--until STAGE]]
-            [--split-input-file] [--verify-diagnostics]
+    dlc-opt [FILE | -] [-o OUT] [-p PIPELINE | -O N [--until STAGE] | --PASS[="OPTS"] ...]
+            [--split-input-file] [--verify-diagnostics] [--allow-unregistered-dialect]
+            [--no-implicit-module] [--verify-each[=0|1]] [--mlir-disable-threading]
             [--mlir-print-ir-before-all] [--mlir-print-ir-after-all] [--mlir-timing]
             [--mlir-elide-elementsattrs-if-larger N] [--mlir-print-debuginfo]
-            [--mlir-print-op-generic] [--dump-pass-pipeline] [--no-dlc-verify]
-    dlc-opt --list-passes
+            [--mlir-pretty-debuginfo] [--mlir-print-local-scope] [--mlir-print-op-generic]
+            [--dump-pass-pipeline] [--no-dlc-verify]
+    dlc-opt --list-passes | --version
 
 Contract:
 - Input is one file (or stdin: `-` or no argument). The IR is parsed in a Context from
@@ -21,8 +23,19 @@ Contract:
   `name: severity: message`. Exit status: 0 success, 1 invalid input, pipeline or failed pass,
   2 a bug in dlc (one line `dlc-opt: internal error: ...`, never a traceback) or, from argparse,
   a bad command line.
+- The command line is mlir-opt's: every long option may be written with one dash
+  (`-split-input-file`, `-pass-pipeline=...`), and any dlc pass or upstream pass (as listed by
+  `mlir-opt --help`) may be given as a flag, `-cse` or `--canonicalize="max-iterations=2"`;
+  such flags form the pipeline in their order (an upstream pass restricted to `func.func` is
+  nested in it, as mlir-opt nests implicitly) and exclude `-p` and `-O`.
+- On upstream-only input the output and exit status are mlir-opt's (tests/tools/
+  test_mlir_opt_parity.py runs both): each printed op is followed by an empty line, and with
+  `--split-input-file` the chunks' outputs are joined by `// -----` lines, a failed chunk
+  printing nothing. Known difference: with `--mlir-print-debuginfo` the file is named `-`.
+- Hostile input is refused before MLIR can crash on it (`dlc.tools.opt_guards`): nesting deeper
+  than 512 brackets, and shaped types whose size overflows int64.
 - `--split-input-file` cuts the input at lines `// -----`, processes each chunk in its own
-  Context (line numbers stay those of the whole file) and joins the outputs with `// -----`.
+  Context (line numbers stay those of the whole file).
 - `--verify-diagnostics` checks the diagnostics against `// expected-error {{text}}` comments
   (also `-warning`, `-remark`, `-note`; `@above`, `@below`, `@+N`, `@-N`, `@unknown`; `-re`
   for `{{regex}}` parts), as mlir-opt does: it fails on any unexpected diagnostic and on any
@@ -37,9 +50,11 @@ import os
 import re
 import subprocess
 import sys
+import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cache
+from importlib import metadata
 from pathlib import Path
 from typing import TextIO
 
@@ -300,6 +315,9 @@ def process_chunk(chunk: Chunk, pass_pipeline: str | None, args: argparse.Namesp
     """Parse, verify, transform and print one chunk in a fresh Context."""
     collector = Collector(skip_operation_notes=args.verify_diagnostics)
     context = make_context()
+    context.allow_unregistered_dialects = args.allow_unregistered_dialect
+    if args.disable_threading:
+        context.enable_multithreading(False)
     handler = context.attach_diagnostic_handler(collector.handler)
     try:
         with context, ir.Location.unknown():
@@ -322,16 +340,16 @@ def transform(
     if unsafe:
         return None
     try:
-        module = ir.Module.parse(chunk.text)
+        top = parse_top(chunk.text, args.no_implicit_module)
     except ir.MLIRError as error:
         collector.add_error(error)
         return None
-    oversized = oversized_types(module)
+    oversized = oversized_types(top)
     for location, message in oversized:
         collector.add(location, message)
     if oversized:
         return None
-    problems = [] if args.no_dlc_verify else verify(module.operation)
+    problems = [] if args.no_dlc_verify else verify(top)
     for location, message in problems:
         collector.add(location, message)
     if problems:
@@ -341,17 +359,27 @@ def transform(
         configure(pm, args)
         sys.stderr.flush()
         try:
-            pm.run(module.operation)
+            pm.run(top)
         except ir.MLIRError as error:
             collector.add_error(error)
             return None
         finally:
             del pm  # the timing report prints when the PassManager goes away
-    return module.operation.get_asm(
+    return top.get_asm(
         large_elements_limit=args.elide_limit,
-        enable_debug_info=args.print_debuginfo,
+        enable_debug_info=args.print_debuginfo or args.pretty_debuginfo,
+        pretty_debug_info=args.pretty_debuginfo,
         print_generic_op_form=args.print_op_generic,
+        use_local_scope=args.print_local_scope,
     )
+
+
+def parse_top(text: str, no_implicit_module: bool) -> ir.Operation:
+    """The top-level op of `text`: a builtin.module (wrapping the ops unless the text is one
+    module), or with `--no-implicit-module` the single op the text must hold (as mlir-opt)."""
+    if no_implicit_module:
+        return ir.Operation.parse(text)
+    return ir.Module.parse(text).operation
 
 
 # MLIR (this build, with assertions) aborts the process on a dense array of a type that is not
@@ -384,6 +412,7 @@ def configure(pm, args: argparse.Namespace) -> None:
         )
     if args.timing:
         pm.enable_timing()
+    pm.enable_verifier(args.verify_each)
 
 
 def chosen_pipeline(args: argparse.Namespace) -> str | None:
@@ -391,6 +420,10 @@ def chosen_pipeline(args: argparse.Namespace) -> str | None:
     text = args.pass_pipeline
     if args.opt_level is not None:
         text = pipeline(args.opt_level, until=args.until or STAGES[-1])
+    if args.pass_flags and text:
+        raise UsageError("'-pass-pipeline' option can't be used with individual pass options")
+    if args.pass_flags:
+        text = f"builtin.module({','.join(nest_implicitly(args.pass_flags))})"
     if not text:
         return None
     try:
@@ -401,6 +434,28 @@ def chosen_pipeline(args: argparse.Namespace) -> str | None:
     except PipelineError as error:
         raise UsageError(f"{error}{suggestion(str(error))}") from None
     return text
+
+
+_RESTRICTED = re.compile(r"restricted to '([\w.$-]+)'")
+
+
+def nest_implicitly(passes: list[str]) -> list[str]:
+    """Pass flags as pipeline elements; an upstream pass restricted to an op (`func.func`) is
+    nested in that op, as mlir-opt's implicit nesting does for passes given as flags."""
+    elements = []
+    for element in passes:
+        name = element.split("{", 1)[0]
+        if name in registered_passes():
+            elements.append(element)
+            continue
+        try:
+            build_pass_manager(f"builtin.module({element})", make_context())
+        except PipelineError as error:
+            anchor = _RESTRICTED.search(str(error))
+            if anchor:
+                element = f"{anchor[1]}({element})"
+        elements.append(element)
+    return elements
 
 
 # ----------------------------------------------------------------------------- suggestions
@@ -470,8 +525,8 @@ def run(args: argparse.Namespace) -> int:
     outputs, failed = [], False
     for chunk in split_input(text, args.split_input_file):
         result = process_chunk(chunk, pass_pipeline, args)
-        if result.output is not None:
-            outputs.append(result.output)
+        # as mlir-opt: each op printed is followed by an empty line, a failed chunk prints nothing
+        outputs.append(f"{result.output}\n" if result.output is not None else "")
         if args.verify_diagnostics:
             problems = check_expectations(
                 result.diagnostics, parse_expectations(chunk.text), display_name
@@ -483,7 +538,7 @@ def run(args: argparse.Namespace) -> int:
         for diag in result.diagnostics:
             print(format_diagnostic(diag, display_name, source_lines), file=sys.stderr)
         failed |= result.output is None
-    write_output(args.output, (SPLIT_MARKER + "\n").join(outputs))
+    write_output(args.output, f"{SPLIT_MARKER}\n".join(outputs))
     return EXIT_ERROR if failed else EXIT_OK
 
 
@@ -501,10 +556,22 @@ def write_output(path: str, text: str) -> None:
 # ----------------------------------------------------------------------------- --list-passes
 
 
+_DESCRIPTION_INDENT = 23
+
+
 def list_passes(out: TextIO) -> None:
     out.write("dlc passes (any upstream MLIR pass may be mixed with them):\n")
     for name, cls in registered_passes().items():
-        out.write(f"  {name:<20} {cls.description()}\n")
+        # the whole first paragraph of the docstring, wrapped (its first line may stop
+        # mid-sentence)
+        doc = " ".join((cls.__doc__ or "").strip().split("\n\n", 1)[0].split())
+        head = f"  {name:<20} "
+        if len(head) > _DESCRIPTION_INDENT:
+            out.write(head.rstrip() + "\n")
+            head = ""
+        out.write(textwrap.fill(doc, width=100, initial_indent=head.ljust(_DESCRIPTION_INDENT),
+                                subsequent_indent=" " * _DESCRIPTION_INDENT,
+                                break_on_hyphens=False) + "\n")
         out.writelines(f"    {option}={_type_name(spec.type)} (default {spec.default!r})\n"
                        for option, spec in cls.options().items())
     out.write("\nnamed pipelines (-O N):\n")
@@ -520,7 +587,10 @@ def _type_name(annotation) -> str:
 
 def make_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog=PROG, description="Parse, verify, transform and print MLIR with dlc ops."
+        prog=PROG, description="Parse, verify, transform and print MLIR with dlc ops. Every "
+        "long option may also be written with one dash (-split-input-file), as in mlir-opt; "
+        "any dlc or upstream pass may be given as a flag (-canonicalize='max-iterations=2').",
+        allow_abbrev=False,  # mlir-opt has no abbreviations: --verify is not --verify-each
     )
     parser.add_argument("input", nargs="?", default="-", help="input .mlir file (default stdin)")
     parser.add_argument("-o", dest="output", default="-", help="output file (default stdout)")
@@ -553,7 +623,77 @@ def make_parser() -> argparse.ArgumentParser:
                         help="print locations")
     parser.add_argument("--mlir-print-op-generic", dest="print_op_generic", action="store_true",
                         help="print every op in generic form")
+    parser.add_argument("--mlir-pretty-debuginfo", dest="pretty_debuginfo", action="store_true",
+                        help="print locations, in pretty form")
+    parser.add_argument("--mlir-print-local-scope", dest="print_local_scope",
+                        action="store_true", help="print types and attributes inline (no aliases)")
+    parser.add_argument("--mlir-disable-threading", dest="disable_threading",
+                        action="store_true", help="run passes on one thread")
+    parser.add_argument("--allow-unregistered-dialect", action="store_true",
+                        help="accept ops of unknown dialects (kept as generic ops)")
+    parser.add_argument("--no-implicit-module", action="store_true",
+                        help="the input is one top-level op, not wrapped in a builtin.module")
+    parser.add_argument("--verify-each", type=boolean, nargs="?", const=True, default=True,
+                        metavar="BOOL", help="verify the IR after each pass (default 1)")
+    parser.add_argument("--version", action="store_true",
+                        help="print the versions of dlc and of the MLIR bindings, then exit")
     return parser
+
+
+def boolean(text: str) -> bool:
+    """An argparse type: an LLVM command-line boolean (1/0, true/false)."""
+    value = {"1": True, "true": True, "0": False, "false": False}.get(text.lower())
+    if value is None:
+        raise ValueError(text)
+    return value
+
+
+def normalize(argv: Sequence[str], parser: argparse.ArgumentParser) -> tuple[list[str], list[str]]:
+    """(argv with mlir-opt spellings made argparse's, the pass flags as pipeline elements).
+
+    `-split-input-file` becomes `--split-input-file`; `--cse` and `-canonicalize="opt=1"` (any
+    dlc pass, or upstream pass `mlir-opt --help` lists) become `cse` and `canonicalize{opt=1}`,
+    in the order given. The value after an option that takes one is left alone."""
+    options = parser._option_string_actions  # argparse has no public lookup
+    out: list[str] = []
+    passes: list[str] = []
+    arguments = iter(argv)
+    for arg in arguments:
+        name, eq, value = arg.lstrip("-").partition("=")
+        dashes = len(arg) - len(arg.lstrip("-"))
+        is_long = f"--{name}" in options
+        is_short = dashes == 1 and f"-{name[:1]}" in options  # -O3, -oFILE, -p TEXT
+        if dashes == 1 and len(name) > 1 and (is_long or not is_short and is_pass(name)):
+            arg, dashes = f"-{arg}", 2
+        if dashes == 2 and not is_long and is_pass(name):
+            passes.append(f"{name}{{{value.strip()}}}" if eq else name)
+            continue
+        action = options.get(arg)
+        if action is not None and action.nargs == "?" and not eq:
+            arg = f"{arg}=1"  # a bare LLVM boolean flag never takes the next argument
+        out.append(arg)
+        if action is not None and action.nargs is None and not eq:
+            out.append(next(arguments, ""))  # the option's value, whatever it looks like
+    return out, passes
+
+
+def is_pass(name: str) -> bool:
+    return name in registered_passes() or name in upstream_passes()
+
+
+def version() -> str:
+    """`dlc-opt (dlc X)` and the MLIR Python bindings' distribution and version."""
+    lines = [f"{PROG} (dlc {_version('dlc')})"]
+    for dist in sorted(set(metadata.packages_distributions().get("mlir", []))):
+        lines.append(f"MLIR Python bindings: {dist} {_version(dist)}")
+    return "\n".join(lines)
+
+
+def _version(dist: str) -> str:
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return "(not installed as a distribution)"
 
 
 def count(text: str) -> int:
@@ -566,7 +706,9 @@ def count(text: str) -> int:
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = make_parser()
+    argv, passes = normalize(sys.argv[1:] if argv is None else argv, parser)
     args = parser.parse_args(argv)
+    args.pass_flags = passes
     if args.until is not None and args.opt_level is None:
         parser.error("--until needs -O N")
     return args
@@ -577,6 +719,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parse_args(argv)
         if args.list_passes:
             list_passes(sys.stdout)
+            return EXIT_OK
+        if args.version:
+            print(version())
             return EXIT_OK
         return run(args)
     except UsageError as error:

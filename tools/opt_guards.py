@@ -9,7 +9,7 @@ Contract:
   A `>` closes only a `<` (so `>=` in an affine set is no bracket); a `)`, `]` or `}` closes its
   opener and any `<` left open inside it. The scan only measures depth: unbalanced brackets are
   the parser's to report.
-- `oversized_types(module)` walks every op after parsing: the types of its results, of the
+- `oversized_types(top)` walks every op after parsing: the types of its results, of the
   arguments of the blocks of its regions, and those inside its attributes (type attributes,
   function types, the type of typed attributes, arrays and dictionaries, recursively). A shaped
   type (tensor, memref, vector) whose size in bits does not fit in an int64 is reported at the
@@ -70,8 +70,9 @@ def _line_col(text: str, pos: int) -> tuple[int, int]:
 # ----------------------------------------------------------------------------- type sizes
 
 
-def oversized_types(module: ir.Module) -> list[tuple[ir.Location, str]]:
-    """(op location, message) for each op with a shaped type too large for int64 sizes."""
+def oversized_types(top: ir.Operation) -> list[tuple[ir.Location, str]]:
+    """(op location, message) for each op in `top` (itself included) with a shaped type too
+    large for int64 sizes."""
     problems: list[tuple[ir.Location, str]] = []
 
     def check(op: ir.Operation) -> ir.WalkResult:
@@ -80,7 +81,7 @@ def oversized_types(module: ir.Module) -> list[tuple[ir.Location, str]]:
             problems.append((op.location, f"'{op.name}' op {problem}"))
         return ir.WalkResult.ADVANCE
 
-    module.operation.walk(check, ir.WalkOrder.PRE_ORDER)  # in reading order
+    top.walk(check, ir.WalkOrder.PRE_ORDER)  # in reading order
     return problems
 
 

@@ -1,10 +1,12 @@
-// A failing chunk does not stop the others: they are still printed, the error's line is the
-// line in the whole file, and the exit status is non-zero.
+// A failing chunk does not stop the others: they are still printed, the failing one prints
+// nothing between its `// -----` markers (as in mlir-opt), the error's line is the line in the
+// whole file, and the exit status is non-zero.
 // RUN: not dlc-opt %s --split-input-file 2>%t.err | FileCheck %s
 // RUN: FileCheck %s --check-prefix=ERR < %t.err
 
 // CHECK-LABEL: func.func @test_first
 // CHECK:       // -----
+// CHECK-NEXT:  // -----
 // CHECK-LABEL: func.func @test_third
 // CHECK-NOT:   // -----
 // CHECK-NOT:   @test_second

@@ -1,14 +1,16 @@
-// Each chunk is parsed and transformed on its own; the outputs are joined by `// -----`.
+// Each chunk is parsed and transformed on its own; the outputs are joined by `// -----` after an
+// empty line, as mlir-opt joins them.
 // RUN: dlc-opt %s --split-input-file -p 'builtin.module(dlc-to-linalg)' | FileCheck %s
 
 // Without the flag the file is one module, where the two @f clash.
 // RUN: not dlc-opt %s 2>&1 | FileCheck %s --check-prefix=WHOLE
-// WHOLE: split-input-file.mlir:[[# @LINE + 18]]:1: error: redefinition of symbol named 'f'
+// WHOLE: split-input-file.mlir:[[# @LINE + 19]]:1: error: redefinition of symbol named 'f'
 
 // CHECK:       module {
 // CHECK-NEXT:    func.func @f(%{{.*}}: tensor<4xf32>) -> tensor<4xf32> {
 // CHECK:           linalg.generic
 // CHECK:       {{^}}}
+// CHECK-EMPTY:
 // CHECK-NEXT:  // -----
 // CHECK-NEXT:  module {
 // CHECK-NEXT:    func.func @f(%{{.*}}: tensor<2x2xf32>) -> tensor<2x2xf32> {

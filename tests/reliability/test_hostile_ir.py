@@ -78,12 +78,12 @@ def test_huge_tensor_through_one_shot_bufferize(tmp_path):
 OVERSIZED = {
     "block argument": (f"func.func @f(%a: {HUGE}) {{\n  return\n}}\n", 1,
                        r"'func\.func' op block argument #0 of region #0"),
-    "vector result": ("func.func @f() {\n  %0 = arith.constant dense<1.0> : "
-                      "vector<4611686018427387904x4xf32>\n  return\n}\n", 2,
+    "vector result": (("func.func @f() {\n  %0 = arith.constant dense<1.0> : "
+                       "vector<4611686018427387904x4xf32>\n  return\n}\n"), 2,
                       r"'arith\.constant' op result #0 has type 'vector<"),
     "memref in a nested attribute": (
-        'func.func @f() {\n  "func.return"() {t = [[tuple<i32, memref<4611686018427387904x4xf32>>'
-        ']]} : () -> ()\n}\n', 2, r"'func\.return' op attribute 't' has type 'memref<"),
+        ('func.func @f() {\n  "func.return"() {t = [[tuple<i32, memref<4611686018427387904x4xf32>>'
+         ']]} : () -> ()\n}\n'), 2, r"'func\.return' op attribute 't' has type 'memref<"),
     "overflow next to a dynamic dimension": (
         "func.func private @g(memref<?x4611686018427387904xf32>)\n", 1, r"memref<\?x"),
 }
