@@ -22,10 +22,12 @@ from typing import Any
 from mlir import ir
 from mlir.dialects import irdl
 
+from dlc.errors import DlcError
+
 DIALECT = "dlc"
 
 
-class ShapeError(ValueError):
+class ShapeError(DlcError, ValueError):
     """An op's operands or attributes are inconsistent (raised by inference functions)."""
 
 

@@ -21,7 +21,8 @@ from mlir import ir
 from mlir.dialects import func
 from onnx import helper, numpy_helper
 
-from dlc.dialects import build, ops
+from dlc.dialects import ShapeError, build, ops
+from dlc.frontends.onnx_folding import fold, foldable
 from dlc.frontends.onnx_node import (
     FrontendError,
     NodeContext,
@@ -30,8 +31,8 @@ from dlc.frontends.onnx_node import (
     dense,
     element_type,
 )
-from dlc.frontends.onnx_folding import fold, foldable
 from dlc.frontends.onnx_ops import importers
+from dlc.frontends.onnx_ops.movement import range_size
 from dlc.frontends.validate import check_tensor_size, load_external_data, validate_model
 
 __all__ = ["FrontendError", "ImportedModel", "UnsupportedOpsError", "import_model", "load_model"]
@@ -66,7 +67,7 @@ def _parse(data: bytes, where: str) -> onnx.ModelProto:
     proto = onnx.ModelProto()
     try:
         proto.ParseFromString(data)
-    except Exception as error:  # protobuf raises its own DecodeError
+    except Exception as error:  # noqa: BLE001 (protobuf raises its own DecodeError)
         raise FrontendError(f"{where} is not a valid ONNX model ({error})") from None
     if not proto.HasField("graph"):
         raise FrontendError(f"{where} is not an ONNX model: it has no graph")
@@ -258,6 +259,30 @@ def _import_node(node: onnx.NodeProto, index: int, opset: int, values: dict[str,
         constants[node.output[0]] = constant_value(context)
 
 
+def _grown_shape(n: NodeContext, inputs: list[np.ndarray | None]
+                 ) -> tuple[list[int], np.dtype] | None:
+    """The output shape and dtype of a node whose output size is an input's value (Expand,
+    Tile, ConstantOfShape, Range), when they can be computed; None for other nodes."""
+    op_type = n.node.op_type
+    try:
+        if op_type == "Expand":
+            target = [int(d) for d in inputs[1].reshape(-1)]
+            return ops.broadcast_shapes(list(inputs[0].shape), target), inputs[0].dtype
+        if op_type == "Tile":
+            repeats = [int(r) for r in inputs[1].reshape(-1)]
+            return [d * r for d, r in zip(inputs[0].shape, repeats)], inputs[0].dtype
+        if op_type == "ConstantOfShape":
+            value = n.attr("value")
+            dtype = numpy_helper.to_array(value).dtype if value is not None else np.float32
+            return [int(d) for d in inputs[0].reshape(-1)], dtype
+        if op_type == "Range":
+            start, limit, delta = (i.reshape(()) for i in inputs[:3])
+            return [range_size(start, limit, delta)], start.dtype
+    except (ValueError, TypeError, IndexError, ZeroDivisionError, OverflowError, ShapeError):
+        return None  # malformed: the folder reports it
+    return None
+
+
 def _fold(n: NodeContext) -> list[ir.Value] | None:
     """The node's outputs as constants when its inputs are small constants (shape math)."""
     inputs = [n.constants.get(name) if name else None for name in n.node.input]
@@ -265,9 +290,12 @@ def _fold(n: NodeContext) -> list[ir.Value] | None:
         return None
     if not foldable(n.node.op_type, inputs, n.attributes, n.opset):
         return None
+    predicted = _grown_shape(n, inputs)
+    if predicted is not None:  # small inputs, but the output may be huge: refuse before numpy
+        n.check_shape(*predicted)
     try:
         outputs = fold(n.node.op_type, inputs, n.attributes, n.opset)
-    except Exception as error:  # malformed attributes or shapes: say which node
+    except Exception as error:  # noqa: BLE001 (malformed attributes or shapes: say which node)
         raise n.error(f"cannot fold it on its constant inputs: {error}") from None
     values = []
     for name, array in zip(n.node.output, outputs):

@@ -8,6 +8,8 @@ attributes with ONNX defaults as `n.attr(name, default)` and reports problems wi
 
 from __future__ import annotations
 
+import math
+import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -29,6 +31,57 @@ def supported_op_types() -> list[str]:
 
 class FrontendError(DlcError, ValueError):
     """The model cannot be imported: malformed, unsupported op or dtype, unknown shapes."""
+
+
+class ModelValidationError(FrontendError):
+    """The model is malformed: the message names the node or tensor and the problem."""
+
+    def __init__(self, message: str):
+        super().__init__(f"invalid ONNX model: {message}")
+
+
+# ----------------------------------------------------------------------------- size limits
+
+MAX_BITS = 2**63 - 1  # MLIR computes sizes and strides in int64 bits: past it, it asserts
+
+
+def memory_limit() -> int:
+    """The bytes one tensor may take: this machine's physical memory (1 TiB if unknown)."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return 1 << 40
+
+
+def size_problem(shape: Sequence[int], itemsize: int, type_name: str) -> str | None:
+    """Why a tensor of `shape` cannot exist here (`has shape ...: more than ...`), else None.
+
+    Its bytes must fit in this machine's memory and, empty axes counted as 1, its bits in
+    int64: MLIR's strides multiply the non-empty sizes, and numpy refuses such arrays too.
+    """
+    size = math.prod(int(d) for d in shape) * itemsize
+    limit = memory_limit()
+    if size > limit:
+        return (f"has shape {list(shape)} of {type_name}, {size / 2**30:.4g} GiB: more than this "
+                f"machine's memory ({limit / 2**30:.4g} GiB)")
+    span = math.prod(max(int(d), 1) for d in shape)
+    if span * itemsize * 8 > MAX_BITS:
+        return (f"has shape {list(shape)} of {type_name}: its non-empty axes span {span:.4g} "
+                "elements, more than 64-bit size arithmetic allows (2^63 bits)")
+    return None
+
+
+def check_result_sizes(value: ir.Value, what: str) -> None:
+    """ModelValidationError naming `what` when a result of `value`'s op is too large."""
+    for result in value.owner.results:
+        t = ir.RankedTensorType(result.type)
+        element = t.element_type
+        onnx_type = next((k for k, get in ONNX_ELEMENT_TYPES.items() if get() == element), None)
+        itemsize = max(1, (getattr(element, "width", 8) + 7) // 8)
+        name = onnx.TensorProto.DataType.Name(onnx_type).lower() if onnx_type else str(element)
+        problem = size_problem(list(t.shape), itemsize, name)
+        if problem is not None:
+            raise ModelValidationError(f"{what} computes a result that {problem}")
 
 
 class NeedsConstantError(FrontendError):
@@ -119,14 +172,28 @@ class NodeContext:
             )
         return self.constants[names[index]]
 
+    def check_shape(self, shape: Sequence[int], dtype: np.dtype) -> None:
+        """ModelValidationError when the node would compute a `dtype` tensor of `shape` too
+        large to exist (called before numpy computes one: a ConstantOfShape, a Range)."""
+        dtype = np.dtype(dtype)
+        name = onnx.TensorProto.DataType.Name(helper.np_dtype_to_tensor_dtype(dtype)).lower()
+        problem = size_problem(shape, dtype.itemsize, name)
+        if problem is not None:
+            raise ModelValidationError(f"node '{self.name}' ({self.node.op_type}) computes a "
+                                       f"result that {problem}")
+
     def error(self, message: str) -> FrontendError:
         return FrontendError(f"node '{self.name}' ({self.node.op_type}): {message}")
 
     def build(self, op: ops.OpDef, operands: Sequence[ir.Value], attrs: dict | None = None):
         try:
-            return build(op, operands, attrs, loc=self.location)
+            value = build(op, operands, attrs, loc=self.location)
         except ShapeError as error:
             raise self.error(str(error)) from None
+        # computed shapes are checked like declared ones (an Expand to [2^32, 2^32] would
+        # otherwise abort in MLIR or numpy, far from the node)
+        check_result_sizes(value, f"node '{self.name}' ({self.node.op_type})")
+        return value
 
 
 Importer = Callable[[NodeContext], list[ir.Value]]

@@ -23,7 +23,6 @@ moves their bytes into the proto. What the checker (`onnx.checker`) verifies aft
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -31,22 +30,18 @@ import onnx
 from onnx import helper
 from onnx.defs import OpSchema
 
-from dlc.frontends.onnx_node import FrontendError
+from dlc.frontends.onnx_node import ModelValidationError, memory_limit, size_problem
 
-__all__ = ["ModelValidationError", "check_tensor_size", "load_external_data", "validate_model"]
+__all__ = [
+    "ModelValidationError", "check_tensor_size", "load_external_data", "memory_limit",
+    "validate_model",
+]
 
 DEFAULT_DOMAINS = ("", "ai.onnx")
 _VARIADIC = OpSchema.FormalParameterOption.Variadic
 _PACKED_4BIT = {onnx.TensorProto.INT4, onnx.TensorProto.UINT4}
 if hasattr(onnx.TensorProto, "FLOAT4E2M1"):
     _PACKED_4BIT.add(onnx.TensorProto.FLOAT4E2M1)
-
-
-class ModelValidationError(FrontendError):
-    """The model is malformed: the message names the node or tensor and the problem."""
-
-    def __init__(self, message: str):
-        super().__init__(f"invalid ONNX model: {message}")
 
 
 def _node(node: onnx.NodeProto, index: int) -> str:
@@ -57,14 +52,6 @@ def _type_name(elem_type: int) -> str:
     if elem_type in onnx.TensorProto.DataType.values():
         return onnx.TensorProto.DataType.Name(elem_type).lower()
     return f"<unknown type {elem_type}>"
-
-
-def memory_limit() -> int:
-    """The bytes one tensor may take: this machine's physical memory (1 TiB if unknown)."""
-    try:
-        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (ValueError, OSError, AttributeError):
-        return 1 << 40
 
 
 # ----------------------------------------------------------------------------- entry points
@@ -293,12 +280,9 @@ def check_tensor_size(shape: Sequence[int], elem_type: int, what: str) -> None:
         itemsize = helper.tensor_dtype_to_np_dtype(elem_type).itemsize
     except (KeyError, ValueError, TypeError):
         itemsize = 1
-    size = _elements(shape) * itemsize
-    limit = memory_limit()
-    if size > limit:
-        raise ModelValidationError(
-            f"{what} has shape {list(shape)} of {_type_name(elem_type)}, {size / 2**30:.4g} GiB: "
-            f"more than this machine's memory ({limit / 2**30:.4g} GiB)")
+    problem = size_problem(shape, itemsize, _type_name(elem_type))
+    if problem is not None:
+        raise ModelValidationError(f"{what} {problem}")
 
 
 def check_sizes(graph: onnx.GraphProto) -> None:

@@ -9,9 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mlir import ir
-from mlir.rewrite import RewritePatternSet, apply_patterns_and_fold_greedily
 
 from dlc.dialects import build, op_def, ops
+from dlc.passes.graph.match import RuleTable, apply_rules, producer
 from dlc.passes.registry import ModulePass, register
 
 
@@ -19,51 +19,33 @@ def _ints(op: ir.Operation, name: str) -> list[int]:
     return [int(v) for v in ir.DenseI64ArrayAttr(op.attributes[name])]
 
 
-def _producer(value: ir.Value, definition: ops.OpDef) -> ir.Operation | None:
-    owner = value.owner
-    if isinstance(owner, ir.Block):
-        return None
-    owner = owner.operation if hasattr(owner, "operation") else owner
-    return owner if owner.name == definition.name else None
-
-
-def fold_transpose(op: ir.OpView, rewriter) -> bool | None:
+def fold_transpose(op: ir.OpView) -> list[ir.Value] | None:
     x = op.operands[0]
     perm = _ints(op, "perm")
     # transpose(x, identity) -> x
-    if perm == sorted(perm):
-        rewriter.replace_op(op, [x])
-        return None
-    inner = _producer(x, ops.TRANSPOSE)
+    if perm == list(range(len(perm))):
+        return [x]
+    inner = producer(x, ops.TRANSPOSE)
     if inner is None:
-        return True
+        return None
     # transpose(transpose(x, p), q) -> transpose(x, p[q])
     inner_perm = _ints(inner, "perm")
-    with rewriter.ip:
-        value = build(ops.TRANSPOSE, [inner.operands[0]], {"perm": [inner_perm[q] for q in perm]},
-                      loc=op.location)
-    rewriter.replace_op(op, [value])
-    return None
+    return [build(ops.TRANSPOSE, [inner.operands[0]], {"perm": [inner_perm[q] for q in perm]})]
 
 
-def fold_reshape(op: ir.OpView, rewriter) -> bool | None:
+def fold_reshape(op: ir.OpView) -> list[ir.Value] | None:
     x = op.operands[0]
     # reshape(x) to x's own shape -> x
     if x.type == op.results[0].type:
-        rewriter.replace_op(op, [x])
-        return None
-    inner = _producer(x, ops.RESHAPE)
+        return [x]
+    inner = producer(x, ops.RESHAPE)
     if inner is None:
-        return True
+        return None
     # reshape(reshape(x)) -> reshape(x)
-    with rewriter.ip:
-        value = build(ops.RESHAPE, [inner.operands[0]],
-                      {"shape": list(op.results[0].type.shape)}, loc=op.location)
-    rewriter.replace_op(op, [value])
-    return None
+    return [build(ops.RESHAPE, [inner.operands[0]], {"shape": list(op.results[0].type.shape)})]
 
 
-PATTERNS = {ops.TRANSPOSE: fold_transpose, ops.RESHAPE: fold_reshape}
+RULES: RuleTable = {ops.TRANSPOSE: [fold_transpose], ops.RESHAPE: [fold_reshape]}
 
 
 def _key(op: ir.Operation) -> tuple:
@@ -100,10 +82,7 @@ class Canonicalize(ModulePass):
     name = "dlc-canonicalize"
 
     def run(self, module: ir.Operation) -> None:
-        patterns = RewritePatternSet()
-        for definition, pattern in PATTERNS.items():
-            patterns.add(definition.name, pattern)
-        apply_patterns_and_fold_greedily(module, patterns.freeze())
+        apply_rules(module, RULES)  # (the driver checks each replacement against its op)
         for region in module.regions:
             for block in region.blocks:
                 for op in block.operations:

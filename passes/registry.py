@@ -18,6 +18,8 @@ from typing import Any, ClassVar
 
 from mlir import ir
 
+from dlc.errors import DlcError
+
 
 class PassFailure(Exception):
     """Raised by a pass to fail with a diagnostic at `location` (the module's when None)."""
@@ -34,7 +36,7 @@ class PassFailure(Exception):
         return failure
 
 
-class PipelineError(ValueError):
+class PipelineError(DlcError, ValueError):
     """A pass pipeline text names an unknown pass or option, or does not parse."""
 
 
@@ -72,7 +74,7 @@ class ModulePass:
             for location, message in failure.problems:
                 (location or op.location).emit_error(message)
             pass_.signal_pass_failure()
-        except Exception as error:  # a bug in a pass must not take the process down
+        except Exception as error:  # noqa: BLE001 (a bug in a pass must not take the process down)
             detail = "".join(traceback.format_exception_only(error)).strip()
             op.location.emit_error(f"internal error in pass '{self.name}': {detail}")
             pass_.signal_pass_failure()

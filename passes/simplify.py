@@ -75,6 +75,8 @@ def merge_reshapes(op: ir.OpView) -> list[ir.Value] | None:
 def transpose_to_reshape(op: ir.OpView) -> list[ir.Value] | None:
     # transpose(x, p) -> reshape(x) when p keeps the order of the axes of size > 1
     x, perm = op.operands[0], attributes(op)["perm"]
+    if sorted(perm) != list(range(x.type.rank)):
+        return None  # not a permutation (unverified IR): the verifier reports it
     moved = [axis for axis in perm if x.type.shape[axis] != 1]
     if moved != sorted(moved):
         return None

@@ -335,7 +335,13 @@ def import_constant_of_shape(n: NodeContext) -> Values:
         np.zeros(1, np.float32)
     if fill.size != 1:
         raise n.error(f"value must hold one element, got {fill.size}")
+    n.check_shape(shape, fill.dtype)  # (before numpy allocates it)
     return [_constant(n, 0, np.full(shape, fill[0], fill.dtype))]
+
+
+def range_size(start: np.ndarray, limit: np.ndarray, delta: np.ndarray) -> int:
+    """The number of elements of Range(start, limit, delta) (delta != 0), as ONNX defines it."""
+    return max(math.ceil((float(limit) - float(start)) / float(delta)), 0)
 
 
 def import_range(n: NodeContext) -> Values:
@@ -344,6 +350,7 @@ def import_range(n: NodeContext) -> Values:
                            enumerate(("start", "limit", "delta")))
     if delta == 0:
         raise n.error("delta is 0")
+    n.check_shape([range_size(start, limit, delta)], start.dtype)  # (before numpy allocates it)
     return [_constant(n, 0, np.arange(start, limit, delta).astype(start.dtype))]
 
 

@@ -6,6 +6,12 @@ loc=op.location)`, the insertion point is already set before `op`) and returns t
 replace `op`'s results. All checks come before the first op is built. `apply_rules(module,
 table)` runs a table {OpDef: [rule, ...]} with MLIR's greedy driver (so rules chain until
 nothing applies) and then erases the dlc ops left dead: upstream DCE does not touch IRDL ops.
+
+The driver checks what a rule returns before MLIR sees it (a list with one `ir.Value` per
+result of the op, of the result's type, not the op's own result) and raises `RuleError` (a
+`DlcError`, reported by a pass at the op's location) naming the rule and the op otherwise, or
+when the rule raises. A rule that fails on an op the verifier rejects (IR that did not go
+through `dlc-verify`) does not apply: the verifier reports that op.
 """
 
 from __future__ import annotations
@@ -17,7 +23,9 @@ import numpy as np
 from mlir import ir
 from mlir.rewrite import RewritePatternSet, apply_patterns_and_fold_greedily
 
-from dlc.dialects import ShapeError, build, op_def, ops
+from dlc.dialects import ShapeError, build, check_op, op_def, ops
+from dlc.errors import DlcError
+from dlc.passes.registry import PassFailure
 from dlc.runtime.jit import numpy_dtype
 
 Rule = Callable[[ir.OpView], "list[ir.Value] | None"]
@@ -152,14 +160,78 @@ def erase_dead(module: ir.Operation) -> None:
                 op.erase()
 
 
+class RuleError(DlcError, PassFailure):
+    """A rule failed, or returned values that cannot replace its op: a bug in the rule.
+
+    Raised by the driver before MLIR sees the replacement (MLIR asserts, and the process
+    aborts, on a wrong count); the message names the rule (its function name) and the op, and
+    a pass reports it at the op's location.
+    """
+
+
+def _name(rule: Rule) -> str:
+    return getattr(rule, "__name__", None) or repr(rule)
+
+
+def _unverified(op: ir.Operation) -> bool:
+    """Whether `op` or a dlc op producing one of its operands breaks its shape rules.
+
+    Rules read attributes (a perm, axes) as the verifier guarantees them; on IR that never
+    went through `dlc-verify` they may fail, which is the IR's fault, not the rule's.
+    """
+    producers = [defining_op(v) for v in op.operands]
+    return any(o is not None and check_op(o) is not None for o in [op, *producers])
+
+
+def _checked(rule: Rule, op: ir.OpView, values: Any) -> list[ir.Value]:
+    """`values` when they can replace `op`'s results (count, kind, types); else RuleError."""
+    what = f"rule '{_name(rule)}' on '{op.name}' at {op.location}"
+    if not isinstance(values, list | tuple):
+        raise RuleError(f"{what} returned a {type(values).__name__}; a rule returns a list of "
+                        "values (one per result of the op) or None", op.location)
+    results = list(op.results)
+    if len(values) != len(results):
+        raise RuleError(f"{what} returned {len(values)} replacement value(s) for an op with "
+                        f"{len(results)} result(s)", op.location)
+    for index, (value, result) in enumerate(zip(values, results)):
+        if not isinstance(value, ir.Value):
+            raise RuleError(f"{what}: replacement {index} is a {type(value).__name__}, not an "
+                            "ir.Value", op.location)
+        if value.type != result.type:
+            raise RuleError(f"{what}: replacement {index} has type {value.type} but result "
+                            f"{index} of the op has type {result.type}", op.location)
+        owner = defining_op(value)
+        if owner is not None and owner == op.operation:
+            raise RuleError(f"{what} replaces the op by its own result {index}", op.location)
+    return list(values)
+
+
+def _apply(rule: Rule, op: ir.OpView) -> list[ir.Value] | None:
+    """What `rule` replaces `op` with, checked; None when it does not apply."""
+    try:
+        values = rule(op)
+    except ShapeError:  # a replacement that would not type-check: no match
+        return None
+    except Exception as error:
+        if _unverified(op):
+            return None  # (the verifier reports the op at its location)
+        raise RuleError(f"rule '{_name(rule)}' on '{op.name}' at {op.location} failed: "
+                        f"{type(error).__name__}: {error}", op.location) from error
+    if values is None:
+        return None
+    try:
+        return _checked(rule, op, values)
+    except RuleError:
+        if _unverified(op):
+            return None
+        raise
+
+
 def _dispatch(rules: Sequence[Rule]) -> Callable:
     def rewrite(op: ir.OpView, rewriter) -> bool | None:
         with rewriter.ip, op.location:  # what rules build is located at the op they replace
             for rule in rules:
-                try:
-                    values = rule(op)
-                except ShapeError:  # a replacement that would not type-check: no match
-                    values = None
+                values = _apply(rule, op)
                 if values is not None:
                     rewriter.replace_op(op, values)
                     return None

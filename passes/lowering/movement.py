@@ -50,16 +50,21 @@ def _chained_into(op: ir.Operation) -> bool:
 
 
 def _chain(op: ir.Operation) -> tuple[list[ir.Value], list[ir.Operation]]:
-    """The leaves of the concat chain rooted at `op`, left to right, and its inner concats."""
+    """The leaves of the concat chain rooted at `op`, left to right, and its inner concats.
+
+    Iterative (an explicit stack of operands still to visit): a Concat of 10,000 inputs is
+    imported as a chain of 9,999 binary concats, deeper than Python's recursion limit.
+    """
     leaves: list[ir.Value] = []
     inner: list[ir.Operation] = []
-    for operand in op.operands:
+    pending: list[ir.Value] = list(reversed(list(op.operands)))
+    while pending:
+        operand = pending.pop()
         producer = operand.owner
         if isinstance(producer, ir.OpView | ir.Operation) and \
                 producer.name == movement.CONCAT.name and _chained_into(producer.operation):
-            more_leaves, more_inner = _chain(producer.operation)
-            leaves += more_leaves
-            inner += [producer.operation, *more_inner]
+            inner.append(producer.operation)
+            pending.extend(reversed(list(producer.operation.operands)))
         else:
             leaves.append(operand)
     return leaves, inner
