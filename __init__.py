@@ -16,6 +16,8 @@ _EXPORTS = {
     "CompileError": "dlc.compiler",
     "CompiledModel": "dlc.compiler",
     "compile": "dlc.compiler",
+    "lower": "dlc.compiler",
+    "LoweredModel": "dlc.compiler",
     "DlcError": "dlc.errors",
     "IndexOutOfRangeError": "dlc.errors",
     "FrontendError": "dlc.frontends.onnx_importer",

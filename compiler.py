@@ -2,12 +2,21 @@
 
 `compile` imports the model into the dlc dialect, runs the named pipeline of the opt level
 stage by stage (keeping a snapshot of the IR after each stage for `CompiledModel.ir`), and
-JIT-compiles the result. Errors are `DlcError`s: `FrontendError` for the model,
+JIT-compiles the result. `lower(model, stage)` stops after a stage and generates no machine
+code (`dlc compile --emit=STAGE`). Errors are `DlcError`s: `FrontendError` for the model,
 `CompileError` for a stage that fails (with MLIR's diagnostics), `ValueError` at call time.
+
+Every compile records where its time goes (`CompiledModel.timings`, `LoweredModel.timings`, a
+`dlc.timings.Timings`): the import, each stage and each element of its pipeline (run by a
+PassManager of its own, so that each is timed by itself), the IR snapshots, LLVM's code
+generation (the ExecutionEngine) and the disk cache's save (object dump and link), or the
+cache's load on a hit. `timings=True` adds the peak RSS of each (see `dlc.timings`: it resets
+the process's peak-RSS mark).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -21,10 +30,13 @@ from dlc.dialects import make_context
 from dlc.errors import DlcError
 from dlc.frontends.onnx_importer import ImportedModel, import_model
 from dlc.frontends.torch.tensors import call_with_tensors, holds_torch_tensors, is_torch_model
-from dlc.passes import STAGES, build_pass_manager, pipeline, stage_pipelines
+from dlc.passes import STAGES, build_pass_manager, parse_pipeline, pipeline, stage_pipelines
 from dlc.passes.lowering import checks
 from dlc.runtime import cache
 from dlc.runtime.jit import JitFunction, Signature, TensorSpec, numpy_dtype
+from dlc.timings import Timer, Timings
+
+MACHINE_CODE = "machine code"  # the span of LLVM's optimization and code generation (the JIT)
 
 
 class CompileError(DlcError):
@@ -44,7 +56,8 @@ class CompiledModel:
 
     def __init__(self, context: ir.Context | None, snapshots: dict[str, ir.Operation] | None,
                  function: JitFunction, opt_level: int, compile_seconds: float,
-                 relower: Callable[[], CompiledModel] | None = None, num_threads: int = 1):
+                 relower: Callable[[], CompiledModel] | None = None, num_threads: int = 1,
+                 timings: Timings | None = None):
         self._context = context
         self._snapshots = snapshots
         self._relower = relower  # a model loaded from the disk cache lowers again for `ir`
@@ -53,6 +66,7 @@ class CompiledModel:
         self.opt_level = opt_level
         self.num_threads = num_threads
         self.compile_seconds = compile_seconds
+        self.timings = timings or Timings()  # where the compile's time went
 
     @property
     def input_names(self) -> list[str]:
@@ -92,6 +106,7 @@ def compile(
     constants: Mapping[str, np.ndarray] | None = None,
     example_inputs: Sequence | None = None,
     num_threads: int | None = None,
+    timings: bool = False,
 ) -> CompiledModel:
     """Compile an ONNX model (path, bytes or ModelProto) or a PyTorch module for this CPU.
 
@@ -101,28 +116,98 @@ def compile(
     with `torch.export` on `example_inputs` (a tuple of tensors); see `dlc.frontends.torch`.
     `num_threads` (default: $DLC_NUM_THREADS, else the cores this process may run on) runs the scheduled tile loops
     of matmuls and convolutions on that many threads (OpenMP); 1 compiles serial code.
+    `timings=True` measures each step's peak RSS too (`CompiledModel.timings`; seconds are
+    always recorded).
     """
+    num_threads = _threads(num_threads)
+    stage_pipelines(opt_level)  # (rejects an unknown opt level before importing)
+    start = time.perf_counter()
+    timer = Timer(memory=timings)
+    with timer.active():
+        key = cached = None  # (torch models are not cached)
+        if cache.enabled() and example_inputs is None and not is_torch_model(model):
+            with timer.span("cache lookup"):
+                key = _cache_key(model, opt_level, input_shapes, constants, num_threads)
+                cached = _cached(key, model, opt_level, input_shapes, constants, start,
+                                 num_threads)
+        if cached is not None:
+            if not cached.timings.records:  # (loaded from disk now; a memory hit keeps its own)
+                cached.timings = timer.result()
+            return cached
+        context = make_context()
+        imported = _import(model, context, input_shapes, constants, example_inputs, timer)
+        compiled = compile_imported(context, imported, opt_level, start, num_threads, timer)
+        if key is not None:
+            cache.remember(key, compiled)
+            with timer.span("cache save"):
+                cache.save(key, compiled._function, compiled.compile_seconds)
+    compiled.timings = timer.result()
+    return compiled
+
+
+class LoweredModel:
+    """A model lowered up to a stage, without machine code (`lower`): its IR and timings."""
+
+    def __init__(self, context: ir.Context, snapshots: dict[str, ir.Operation],
+                 opt_level: int, timings: Timings):
+        self._context = context
+        self._snapshots = snapshots
+        self.opt_level = opt_level
+        self.stages = tuple(snapshots)  # the stages run, in order
+        self.timings = timings
+
+    def ir(self, stage: str | None = None, large_elements_limit: int | None = None) -> str:
+        """The IR after `stage` (default: the last stage run) as text."""
+        stage = self.stages[-1] if stage is None else stage
+        if stage not in self._snapshots:
+            raise ValueError(f"stage {stage!r} was not run; this model was lowered through "
+                             f"{', '.join(self.stages)} (of {', '.join(STAGES)})")
+        with self._context:
+            return self._snapshots[stage].get_asm(large_elements_limit=large_elements_limit)
+
+
+def lower(
+    model: str | Path | bytes | onnx.ModelProto,  # or a torch.nn.Module / ExportedProgram
+    stage: str = "llvm",
+    opt_level: int = 2,
+    input_shapes: Mapping[str, Sequence[int]] | None = None,
+    constants: Mapping[str, np.ndarray] | None = None,
+    example_inputs: Sequence | None = None,
+    num_threads: int | None = None,
+    timings: bool = False,
+) -> LoweredModel:
+    """Import `model` and run the stages of `opt_level` up to and including `stage` only:
+    no machine code is generated and the compile cache is not used. The arguments are
+    `compile`'s; `.ir()` is the IR after `stage`, `.ir(earlier)` after an earlier stage."""
+    if stage not in STAGES:
+        raise ValueError(f"unknown stage {stage!r}; stages are {', '.join(STAGES)}")
+    num_threads = _threads(num_threads)
+    stage_pipelines(opt_level)  # (rejects an unknown opt level before importing)
+    timer = Timer(memory=timings)
+    with timer.active():
+        context = make_context()
+        imported = _import(model, context, input_shapes, constants, example_inputs, timer)
+        with context:
+            snapshots = _run_stages(imported.module, opt_level, num_threads, stage, timer)
+    return LoweredModel(context, snapshots, opt_level, timer.result())
+
+
+def _threads(num_threads: int | None) -> int:
     num_threads = default_threads() if num_threads is None else num_threads
     if num_threads < 1:
         raise ValueError(f"num_threads must be at least 1, got {num_threads}")
-    stage_pipelines(opt_level)  # (rejects an unknown opt level before importing)
-    start = time.perf_counter()
-    context = make_context()
-    if example_inputs is not None or is_torch_model(model):
+    return num_threads
+
+
+def _import(model, context: ir.Context, input_shapes, constants, example_inputs,
+            timer: Timer) -> ImportedModel:
+    """The model in the dlc dialect (ONNX, or PyTorch with `example_inputs` or a module)."""
+    with timer.span("import"):
+        if example_inputs is None and not is_torch_model(model):
+            return import_model(model, context, input_shapes, constants)
         from dlc.frontends.torch.importer import import_torch  # (torch is an optional extra)
 
-        imported = import_torch(model, example_inputs, context)
-        return compile_imported(context, imported, opt_level, start, num_threads)
-    key = _cache_key(model, opt_level, input_shapes, constants, num_threads)
-    cached = _cached(key, model, opt_level, input_shapes, constants, start, num_threads)
-    if cached is not None:
-        return cached
-    imported = import_model(model, context, input_shapes, constants)
-    compiled = compile_imported(context, imported, opt_level, start, num_threads)
-    if key is not None:
-        cache.remember(key, compiled)
-        cache.save(key, compiled._function, compiled.compile_seconds)
-    return compiled
+        return import_torch(model, example_inputs, context)
 
 
 def default_threads() -> int:
@@ -173,31 +258,57 @@ def _cached(key: str | None, model, opt_level: int, input_shapes, constants,
 
 
 def compile_imported(context: ir.Context, imported: ImportedModel, opt_level: int = 2,
-                     start: float | None = None, num_threads: int = 1) -> CompiledModel:
+                     start: float | None = None, num_threads: int = 1,
+                     timer: Timer | None = None) -> CompiledModel:
     """JIT-compile a module a frontend imported into the dlc dialect of `context`."""
-    stages = stage_pipelines(opt_level, num_threads)
     start = time.perf_counter() if start is None else start
+    timer = timer or Timer()
     module = imported.module
     with context:
         main = module.body.operations[0]
-        main.attributes["llvm.emit_c_interface"] = ir.UnitAttr.get()
         signature = _signature(main, imported.input_names, imported.output_names)
-        snapshots: dict[str, ir.Operation] = {}
-        for stage, text in stages.items():
-            run_stage(module, stage, text)
-            snapshots[stage] = module.operation.clone()
-        function = JitFunction(module, signature, threads=num_threads > 1,
-                               checks=checks.descriptions(module.operation))
+        snapshots = _run_stages(module, opt_level, num_threads, STAGES[-1], timer)
+        descriptions = checks.descriptions(module.operation)
+        # LLVM: translation, -O2 and code generation (the JIT compiles on the entry's lookup,
+        # which the constructor does)
+        with timer.span(MACHINE_CODE):
+            function = JitFunction(module, signature, threads=num_threads > 1,
+                                   checks=descriptions)
     return CompiledModel(context, snapshots, function, opt_level, time.perf_counter() - start,
-                         num_threads=num_threads)
+                         num_threads=num_threads, timings=timer.result())
 
 
-def run_stage(module: ir.Module, stage: str, text: str) -> None:
-    pm = build_pass_manager(text)
-    try:
-        pm.run(module.operation)
-    except ir.MLIRError as error:
-        raise CompileError(f"stage '{stage}' failed:\n{format_diagnostics(error)}") from None
+def _run_stages(module: ir.Module, opt_level: int, num_threads: int, until: str,
+                timer: Timer) -> dict[str, ir.Operation]:
+    """Run the stages up to and including `until` on `module` (in its context); a snapshot
+    of the IR after each, by stage."""
+    main = module.body.operations[0]
+    main.attributes["llvm.emit_c_interface"] = ir.UnitAttr.get()
+    snapshots: dict[str, ir.Operation] = {}
+    for stage, text in stage_pipelines(opt_level, num_threads).items():
+        with timer.span(stage):
+            run_stage(module, stage, text, timer)
+            with timer.span("(snapshot for ir())"):
+                snapshots[stage] = module.operation.clone()
+        if stage == until:
+            break
+    return snapshots
+
+
+def run_stage(module: ir.Module, stage: str, text: str, timer: Timer | None = None) -> None:
+    """Run the pipeline `text` of `stage` on `module`, each module-level element by a
+    PassManager of its own, timed in `timer` (when given) under the element's name."""
+    with timer.span("(build pass managers)") if timer else contextlib.nullcontext():
+        # (all built before any runs: a bad element fails first; an anchor is named with
+        # its passes, a pass without its options)
+        elements = [(e.text() if e.children is not None else e.name, build_pass_manager(e.text()))
+                    for e in parse_pipeline(text)]
+    for name, pm in elements:
+        try:
+            with timer.span(name) if timer else contextlib.nullcontext():
+                pm.run(module.operation)
+        except ir.MLIRError as error:
+            raise CompileError(f"stage '{stage}' failed:\n{format_diagnostics(error)}") from None
 
 
 def _signature(main: ir.Operation, input_names: list[str], output_names: list[str]) -> Signature:

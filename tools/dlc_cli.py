@@ -1,7 +1,8 @@
 """`dlc`: compile, run and benchmark an ONNX model from the command line.
 
     dlc run MODEL.onnx [--input NAME=FILE.npy ...]   run once (random inputs by default)
-    dlc compile MODEL.onnx --emit=STAGE             print the IR after a stage
+    dlc compile MODEL.onnx --emit=STAGE             print the IR after a stage (runs no later one)
+    dlc compile MODEL.onnx --timings [--json]       where a cold compile's time and memory go
     dlc compile MODEL.onnx --emit=dot --stats       the dlc graph as Graphviz; op counts, memory
     dlc bench MODEL.onnx                            latency of dlc beside onnxruntime
     dlc pipeline [-O N]                             print the pass pipeline of an opt level
@@ -126,21 +127,61 @@ def graph_stats(context, module, before) -> str:
 
 
 def cmd_compile(args) -> int:
+    """--emit=STAGE (default llvm) lowers through that stage only, no machine code; --timings
+    alone compiles to machine code (cache bypassed: a cold compile) and prints only timings."""
+    timings = "json" if args.json else "table" if args.timings else None
+    if timings and args.emit == "dot":
+        raise SystemExit("dlc: error: --timings measures the stages; --emit=dot runs only the "
+                         "dlc stage: use --emit=dlc --timings")
+    if timings and args.emit is None:
+        write_timings(compile_cold(args).timings, timings, sys.stdout)
+        return 0
     graph = optimized_graph(args) if args.emit == "dot" or args.stats else None
+    lowered = None
     if args.emit == "dot":
         from dlc.passes.graph.report import to_dot
 
         with graph[0]:
             text = to_dot(graph[1].operation)
     else:
-        text = compile_model(args).ir(args.emit, large_elements_limit=args.elide)
-    if args.output and args.output != "-":
+        lowered = lower_model(args, args.emit or "llvm", timings is not None)
+        text = lowered.ir(large_elements_limit=args.elide)
+    to_file = args.output and args.output != "-"
+    if to_file:
         Path(args.output).write_text(text)
     else:
         sys.stdout.write(text)
     if args.stats:
         sys.stdout.write(graph_stats(*graph))
+    if timings and lowered is not None:  # (beside the IR on stdout: on stderr)
+        write_timings(lowered.timings, timings, sys.stdout if to_file else sys.stderr)
     return 0
+
+
+def lower_model(args, stage: str, timings: bool):
+    import dlc
+
+    return dlc.lower(args.model, stage=stage, opt_level=args.opt_level,
+                     input_shapes=parse_shapes(args.input_shape), timings=timings)
+
+
+def compile_cold(args):
+    """A whole compile (machine code included), the compile cache bypassed, peak RSS on."""
+    import dlc
+    from dlc.runtime import cache
+
+    with cache.disabled():
+        return dlc.compile(args.model, opt_level=args.opt_level,
+                           input_shapes=parse_shapes(args.input_shape), timings=True)
+
+
+def write_timings(timings, form: str, stream) -> None:
+    import json
+
+    if form == "json":
+        stream.write(json.dumps(timings.as_json(), indent=1) + "\n")
+    else:
+        stream.write(timings.table() + "\n")
 
 
 def alternate_calls(fns: Sequence[Callable[[], object]], repeat: int) -> list[float]:
@@ -243,9 +284,16 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--save", metavar="DIR", help="save each output as DIR/NAME.npy")
     run.set_defaults(handler=cmd_run)
 
-    emit = model_command("compile", "print the IR after a stage")
-    emit.add_argument("--emit", choices=(*STAGES, "dot"), default="llvm",
-                      help="the IR after a stage, or dot: the dlc graph as Graphviz")
+    emit = model_command("compile", "print the IR after a stage, or where the time goes")
+    emit.add_argument("--emit", choices=(*STAGES, "dot"), default=None,
+                      help="the IR after a stage (default llvm; no later stage runs, no machine "
+                           "code is made), or dot: the dlc graph as Graphviz")
+    emit.add_argument("--timings", action="store_true",
+                      help="seconds and peak RSS per stage and pass: alone, of a whole cold "
+                           "compile (machine code, cache bypassed); with --emit, of the stages "
+                           "run (on stderr beside the IR on stdout)")
+    emit.add_argument("--json", action="store_true",
+                      help="the timings as JSON (implies --timings; also --timings=json)")
     emit.add_argument("--stats", action="store_true",
                       help="print dlc op counts before/after the dlc stage and the "
                            "intermediate memory (sum, peak live, planned arena)")
@@ -284,6 +332,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    # --timings=json / --timings=table: spelled as flags (an optional value of --timings would
+    # swallow the model path in `dlc compile --timings model.onnx`)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    argv = [{"--timings=json": "--json", "--timings=table": "--timings"}.get(a, a) for a in argv]
     args = build_parser().parse_args(argv)
     from dlc.errors import DlcError
 
