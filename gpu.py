@@ -1,0 +1,194 @@
+"""The GPU (NVPTX) entry point: `dlc.gpu.compile(model) -> GpuModel`, PTX and host code.
+
+`compile` imports the model as `dlc.compile` does, runs the nvptx pipeline of
+`dlc.passes.gpu.stage_pipelines` stage by stage (snapshots for `GpuModel.ir`) and reads the
+PTX of every kernel module. It needs no GPU, no driver and no CUDA toolkit: LLVM's NVPTX
+backend emits the PTX. `GpuModel.ptx` is that PTX by kernel module, `GpuModel.launches` the
+host's launch plan (each `gpu.launch_func` in program order: kernel, grid and block sizes).
+
+Calling a GpuModel runs it: it needs the NVIDIA driver and a device (see
+`dlc.runtime.cuda.unavailable`), otherwise it raises `CudaUnavailableError` (a DlcError) saying
+what is missing. numpy arrays or torch tensors (any device) in; numpy arrays out, or torch
+tensors on the first input tensor's device. Errors: those of `dlc.compile`, plus `PtxError`
+when the PTX misses a kernel or calls a function the driver cannot link.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import onnx
+from mlir import ir
+
+from dlc.compiler import _signature, run_stage
+from dlc.dialects import make_context
+from dlc.frontends.onnx_importer import ImportedModel, import_model
+from dlc.frontends.torch.tensors import holds_torch_tensors, is_torch_model
+from dlc.passes.gpu import ptx as ptx_text
+from dlc.passes.gpu.pipelines import (
+    DEFAULT_CHIP,
+    DEFAULT_FEATURES,
+    GPU_STAGES,
+    gpu_pipeline,
+    stage_pipelines,
+)
+from dlc.runtime import cuda
+from dlc.runtime.jit import Signature
+
+__all__ = ["GpuModel", "KernelLaunch", "compile", "compile_imported", "cuda"]
+
+
+@dataclass(frozen=True)
+class KernelLaunch:
+    """One `gpu.launch_func` of the host code: `module::kernel` on grid x block threads."""
+
+    module: str
+    kernel: str
+    grid: tuple[int, int, int]
+    block: tuple[int, int, int]
+
+    def __str__(self) -> str:
+        return f"{self.module}::{self.kernel} grid={self.grid} block={self.block}"
+
+
+class GpuModel:
+    """A model compiled for NVIDIA GPUs: its PTX, its launch plan, and a callable."""
+
+    def __init__(self, context: ir.Context, snapshots: dict[str, ir.Operation],
+                 module: ir.Module, signature: Signature, opt_level: int, chip: str,
+                 features: str, compile_seconds: float):
+        self._context = context
+        self._snapshots = snapshots
+        self._module = module
+        self._function: cuda.CudaFunction | None = None
+        self.signature = signature
+        self.opt_level = opt_level
+        self.chip = chip
+        self.features = features
+        self.compile_seconds = compile_seconds
+        with context:
+            self.ptx: dict[str, str] = ptx_text.binaries(module.operation)
+            self.launches: list[KernelLaunch] = _launches(snapshots["gpu"])
+
+    @property
+    def pipeline(self) -> str:
+        return gpu_pipeline(self.opt_level, chip=self.chip, features=self.features)
+
+    @property
+    def kernels(self) -> list[str]:
+        """Every kernel entry point of the PTX, as `module::kernel`."""
+        return [f"{m}::{k}" for m, text in self.ptx.items() for k in ptx_text.entries(text)]
+
+    def ir(self, stage: str = "dlc", large_elements_limit: int | None = None) -> str:
+        """The IR after `stage` (dlc, linalg, bufferized, gpu, nvvm, llvm) as text."""
+        if stage not in self._snapshots:
+            raise ValueError(f"unknown stage {stage!r}; nvptx stages are {', '.join(GPU_STAGES)}")
+        with self._context:
+            return self._snapshots[stage].get_asm(large_elements_limit=large_elements_limit)
+
+    def __call__(self, *args, **kwargs) -> list:
+        if self._function is None:
+            with self._context:
+                self._function = cuda.CudaFunction(self._module, self.signature)
+        if not holds_torch_tensors(args, kwargs):
+            return self._function(*args, **kwargs)
+        return _call_with_tensors(self._function, args, kwargs)
+
+    def __repr__(self) -> str:
+        return (f"GpuModel{self.signature} ({self.chip}, {len(self.launches)} launches, "
+                f"opt_level={self.opt_level})")
+
+
+def compile(
+    model: str | Path | bytes | onnx.ModelProto,  # or a torch.nn.Module / ExportedProgram
+    opt_level: int = 2,
+    input_shapes: Mapping[str, Sequence[int]] | None = None,
+    constants: Mapping[str, np.ndarray] | None = None,
+    example_inputs: Sequence | None = None,
+    chip: str = DEFAULT_CHIP,
+    features: str = DEFAULT_FEATURES,
+) -> GpuModel:
+    """Compile an ONNX model or a PyTorch module for NVIDIA GPUs (PTX for `chip`).
+
+    The arguments are those of `dlc.compile`; `chip` (sm_XY) and `features` (+ptxNN) choose
+    the PTX target (a device of compute capability X.Y or newer runs it)."""
+    stage_pipelines(opt_level, chip, features)  # (rejects bad options before importing)
+    start = time.perf_counter()
+    context = make_context()
+    if example_inputs is not None or is_torch_model(model):
+        from dlc.frontends.torch.importer import import_torch  # (torch is an optional extra)
+
+        imported = import_torch(model, example_inputs, context)
+    else:
+        imported = import_model(model, context, input_shapes, constants)
+    return compile_imported(context, imported, opt_level, chip, features, start)
+
+
+def compile_imported(context: ir.Context, imported: ImportedModel, opt_level: int = 2,
+                     chip: str = DEFAULT_CHIP, features: str = DEFAULT_FEATURES,
+                     start: float | None = None) -> GpuModel:
+    """Lower a module a frontend imported into the dlc dialect of `context` to PTX."""
+    stages = stage_pipelines(opt_level, chip, features)
+    start = time.perf_counter() if start is None else start
+    module = imported.module
+    with context:
+        main = module.body.operations[0]
+        main.attributes["llvm.emit_c_interface"] = ir.UnitAttr.get()
+        signature = _signature(main, imported.input_names, imported.output_names)
+        snapshots: dict[str, ir.Operation] = {}
+        for stage, text in stages.items():
+            run_stage(module, stage, text)
+            snapshots[stage] = module.operation.clone()
+        launches = _launches(snapshots["gpu"])
+        ptx_text.check(ptx_text.binaries(module.operation),
+                       {(launch.module, launch.kernel) for launch in launches})
+    return GpuModel(context, snapshots, module, signature, opt_level, chip, features,
+                    time.perf_counter() - start)
+
+
+def _constant(value: ir.Value) -> int:
+    owner = value.owner
+    owner = owner.operation if isinstance(owner, ir.OpView) else owner
+    if isinstance(owner, ir.Operation) and owner.name == "arith.constant":
+        return ir.IntegerAttr(owner.attributes["value"]).value
+    return -1  # (a size computed at run time)
+
+
+def _launches(module: ir.Operation) -> list[KernelLaunch]:
+    """The gpu.launch_func ops of the host functions, in program order."""
+    found: list[KernelLaunch] = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if op.name != "gpu.launch_func":
+            return ir.WalkResult.ADVANCE
+        module_name, kernel = ir.SymbolRefAttr(op.attributes["kernel"]).value
+        sizes = [_constant(op.operands[i]) for i in range(6)]
+        found.append(KernelLaunch(module_name, kernel,
+                                  tuple(sizes[:3]), tuple(sizes[3:])))
+        return ir.WalkResult.ADVANCE
+
+    module.walk(visit)
+    return found
+
+
+def _call_with_tensors(function: cuda.CudaFunction, args: Sequence, kwargs: Mapping) -> list:
+    """torch tensors (any device) in; torch tensors on the first input tensor's device out."""
+    import torch
+
+    tensors = [v for v in (*args, *kwargs.values()) if isinstance(v, torch.Tensor)]
+    if len(args) == 1 and isinstance(args[0], Mapping):
+        tensors = [v for v in args[0].values() if isinstance(v, torch.Tensor)]
+    target = tensors[0].device if tensors else torch.device("cpu")
+
+    def host(value):
+        return value.detach().cpu().numpy() if isinstance(value, torch.Tensor) else value
+
+    if len(args) == 1 and isinstance(args[0], Mapping) and not kwargs:
+        outputs = function({k: host(v) for k, v in args[0].items()})
+    else:
+        outputs = function(*(host(v) for v in args), **{k: host(v) for k, v in kwargs.items()})
+    return [torch.from_numpy(o).to(target) for o in outputs]

@@ -1,0 +1,186 @@
+"""dlc-gpu-device-buffers: the buffers of bufferized functions move to GPU memory.
+
+Input: functions after `one-shot-bufferize` and `buffer-results-to-out-params` (no
+deallocation pass: this one places the frees). The contract of the rewritten function is the
+CPU one: every argument is a host buffer (numpy's memory), the trailing out-parameters are
+written, the others only read. Inside, every memref the kernels touch lives on the device:
+
+- each argument gets a device twin (`gpu.alloc`): inputs are copied in at entry, arguments
+  the function writes (its out-parameters) are copied out before each return;
+- `memref.alloc` becomes `gpu.alloc`, freed (`gpu.dealloc`) at the end of its block unless the
+  block's terminator passes it on;
+- each constant (`memref.get_global`, host memory) is copied into a device buffer at entry;
+- `memref.copy` (from `tensor.insert_slice`, `tensor.pad`, concat...) becomes `linalg.copy`,
+  so that it runs as a kernel like every other linalg op (the runtime's `memrefCopy` would
+  read device memory on the host).
+
+Constants are copied per call (simple, and correct for any number of calls); keeping them
+resident on the device across calls is left to a later pass.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mlir import ir
+from mlir.dialects import func, gpu, linalg
+
+from dlc.passes.registry import ModulePass, register
+
+# ops through which a memref is still the same buffer (their result aliases operand 0)
+_VIEWS = frozenset({"memref.subview", "memref.collapse_shape", "memref.expand_shape",
+                    "memref.cast", "memref.reinterpret_cast", "memref.transpose"})
+
+
+def _owner(operand_owner) -> ir.Operation:
+    return operand_owner.operation if isinstance(operand_owner, ir.OpView) else operand_owner
+
+
+def is_written(value: ir.Value) -> bool:
+    """Whether anything writes `value`'s buffer (through views): a store, a copy into it,
+    an `outs` operand of a linalg op, or an op dlc cannot see into (a call)."""
+    pending = [value]
+    while pending:
+        current = pending.pop()
+        for use in current.uses:
+            user = _owner(use.owner)
+            if user.name in _VIEWS:
+                pending.extend(user.results)
+            elif user.name in ("memref.store", "memref.copy") and use.operand_number == 1:
+                return True
+            elif user.name.startswith("linalg.") and _is_linalg_output(user, use.operand_number):
+                return True
+            elif user.name in ("func.call", "func.return"):
+                return True
+    return False
+
+
+def _is_linalg_output(op: ir.Operation, number: int) -> bool:
+    if "operandSegmentSizes" not in op.attributes:
+        return False
+    inputs = ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"])[0]
+    return number >= inputs
+
+
+def _device_alloc(memref_type: ir.Type) -> ir.Value:
+    return gpu.AllocOp(memref_type, None, [], [], []).result
+
+
+def _copy(dst: ir.Value, src: ir.Value) -> None:
+    gpu.MemcpyOp(None, [], dst, src)
+
+
+def _returns(function: ir.Operation) -> list[ir.Operation]:
+    return [op for block in function.regions[0].blocks for op in block.operations
+            if op.name == "func.return"]
+
+
+def _replace_uses_except(old: ir.Value, new: ir.Value, keep: ir.Operation) -> None:
+    for use in list(old.uses):
+        user = _owner(use.owner)
+        if user != keep:
+            user.operands[use.operand_number] = new
+
+
+def move_arguments(function: ir.Operation) -> None:
+    """Give each memref argument a device twin: copied in (read-only ones) at entry, copied
+    out (written ones) and freed before each return."""
+    entry = function.regions[0].blocks[0]
+    first = entry.operations[0]
+    twins: list[tuple[ir.Value, ir.Value, bool]] = []
+    for argument in entry.arguments:
+        if not isinstance(argument.type, ir.MemRefType):
+            continue
+        written = is_written(argument)
+        with ir.InsertionPoint(first), function.location:
+            device = _device_alloc(argument.type)
+            copy = gpu.MemcpyOp(None, [], device, argument) if not written else None
+        if copy is not None:
+            _replace_uses_except(argument, device, copy.operation)
+        else:
+            argument.replace_all_uses_with(device)
+        twins.append((argument, device, written))
+    for ret in _returns(function):
+        with ir.InsertionPoint(ret), ret.location:
+            for argument, device, written in twins:
+                if written:
+                    _copy(argument, device)
+                gpu.DeallocOp(None, [], device)
+
+
+def move_allocs(function: ir.Operation) -> None:
+    """memref.alloc -> gpu.alloc (freed at the end of its block unless passed on)."""
+    found: list[ir.Operation] = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if op.name == "memref.alloc":
+            found.append(op)
+        return ir.WalkResult.ADVANCE
+
+    function.walk(visit)
+    for alloc in found:
+        block = alloc.block
+        terminator = block.operations[len(block.operations) - 1]
+        with ir.InsertionPoint(alloc), alloc.location:
+            device = gpu.AllocOp(alloc.result.type, None, [], list(alloc.operands), []).result
+        alloc.result.replace_all_uses_with(device)
+        alloc.erase()
+        if any(_owner(use.owner) == terminator for use in device.uses):
+            continue  # (passed on: its owner frees it)
+        with ir.InsertionPoint(terminator), terminator.location:
+            gpu.DeallocOp(None, [], device)
+
+
+def move_constants(function: ir.Operation) -> None:
+    """Each memref.get_global is copied into a device buffer, freed before each return."""
+    found: list[ir.Operation] = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if op.name == "memref.get_global":
+            found.append(op)
+        return ir.WalkResult.ADVANCE
+
+    function.walk(visit)
+    returns = _returns(function)
+    for get in found:
+        with ir.InsertionPoint.after(get), get.location:
+            device = _device_alloc(get.result.type)
+            copy = gpu.MemcpyOp(None, [], device, get.result)
+        _replace_uses_except(get.result, device, copy.operation)
+        for ret in returns:
+            with ir.InsertionPoint(ret), ret.location:
+                gpu.DeallocOp(None, [], device)
+
+
+def copies_to_linalg(function: ir.Operation) -> None:
+    """memref.copy(src, dst) -> linalg.copy ins(src) outs(dst), a kernel like the others."""
+    found: list[ir.Operation] = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if op.name == "memref.copy":
+            found.append(op)
+        return ir.WalkResult.ADVANCE
+
+    function.walk(visit)
+    for copy in found:
+        with ir.InsertionPoint(copy), copy.location:
+            linalg.copy(copy.operands[0], outs=[copy.operands[1]])
+        copy.erase()
+
+
+@register
+@dataclass(frozen=True)
+class GpuDeviceBuffers(ModulePass):
+    """Move the buffers of bufferized functions to GPU memory (copies in and out at the edges)."""
+
+    name = "dlc-gpu-device-buffers"
+
+    def run(self, module: ir.Operation) -> None:
+        for top in module.regions[0].blocks[0].operations:
+            if not isinstance(top, func.FuncOp) or not len(top.regions[0].blocks):
+                continue
+            function = top.operation
+            copies_to_linalg(function)
+            move_allocs(function)
+            move_constants(function)
+            move_arguments(function)

@@ -1,0 +1,179 @@
+"""dlc-gpu-map-loops: every host-level parallel loop nest becomes a `gpu.launch`, one thread
+per iteration; every other host-level memory access runs in a one-thread launch.
+
+Input: bufferized functions whose linalg ops were lowered by `convert-linalg-to-parallel-loops`
+(one `scf.parallel` over an op's parallel dimensions, its reductions as `scf.for` inside).
+Each top-level `scf.parallel` with constant bounds becomes
+
+    gpu.launch blocks(ceildiv(N, block-size), 1, 1) threads(block-size, 1, 1) {
+      %i = block_id.x * block-size + thread_id.x
+      scf.if %i < N { (ivs) = delinearize(%i, trip counts) ; <loop body> }
+    }
+
+where N is the product of the trip counts: every dimension is mapped, however many there are
+(upstream `gpu-map-parallel-loops` maps three and leaves the others serial; with dynamic tile
+bounds `convert-parallel-loops-to-gpu` leaves the loop on the host). Consecutive threads take
+consecutive iterations of the innermost dimension, so that a warp reads contiguous memory.
+
+Host code may not touch device memory: any other top-level op that reads or writes a memref
+(`memref.load/store/copy`, `scf.for`/`scf.if` containing them, such as the runtime index checks
+of gathers) is moved into a `gpu.launch` of one thread. A `gpu.launch` needs no `memref.copy`:
+copies must be lowered before (`dlc-gpu-device-buffers` turns them into `linalg.copy`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mlir import ir
+from mlir.dialects import arith, func, gpu, scf
+
+from dlc.passes.registry import ModulePass, PassFailure, register
+
+# ops that only compute addresses or scalars: they may stay on the host
+_HOST_OPS = frozenset({
+    "arith.constant", "memref.alloc", "memref.dealloc", "memref.get_global", "memref.subview",
+    "memref.collapse_shape", "memref.expand_shape", "memref.reinterpret_cast", "memref.cast",
+    "memref.extract_strided_metadata", "memref.dim", "func.return", "func.call",
+    "gpu.alloc", "gpu.dealloc", "gpu.memcpy", "gpu.memset", "gpu.launch", "gpu.launch_func",
+    "gpu.wait", "affine.apply", "arith.index_cast", "memref.assume_alignment",
+})
+# ops whose presence in a region means it touches memory
+_MEMORY_OPS = frozenset({"memref.load", "memref.store", "memref.copy", "affine.load",
+                         "affine.store", "vector.transfer_read", "vector.transfer_write",
+                         "vector.load", "vector.store", "linalg.generic"})
+
+
+def _constant(value: ir.Value) -> int | None:
+    owner = value.owner
+    if isinstance(owner, ir.OpView):
+        owner = owner.operation
+    if not isinstance(owner, ir.Operation) or owner.name != "arith.constant":
+        return None
+    attribute = owner.attributes["value"]
+    return ir.IntegerAttr(attribute).value if isinstance(attribute, ir.IntegerAttr) else None
+
+
+def trip_counts(loop: ir.Operation) -> list[int] | None:
+    """The trip count of each dimension of `loop` (an scf.parallel), or None when not static."""
+    rank = (len(loop.operands) - len(loop.results)) // 3
+    bounds = [_constant(v) for v in list(loop.operands)[: 3 * rank]]
+    if any(b is None for b in bounds):
+        return None
+    lows, highs, steps = bounds[:rank], bounds[rank:2 * rank], bounds[2 * rank:]
+    return [max(0, -(-(h - lo) // s)) for lo, h, s in zip(lows, highs, steps, strict=True)]
+
+
+def touches_memory(op: ir.Operation) -> bool:
+    found = False
+
+    def visit(inner: ir.Operation) -> ir.WalkResult:
+        nonlocal found
+        found = found or inner.name in _MEMORY_OPS
+        return ir.WalkResult.INTERRUPT if found else ir.WalkResult.ADVANCE
+
+    op.walk(visit)
+    return found
+
+
+def _launch(before: ir.Operation, blocks: int, threads: int) -> tuple[ir.Block, ir.Value]:
+    """A gpu.launch of `blocks` x `threads` (x only) before `before`: (its body, its linear
+    thread index block_id.x * threads + thread_id.x); the body ends with gpu.terminator."""
+    index = ir.IndexType.get()
+    with ir.InsertionPoint(before), before.location:
+        one = arith.ConstantOp(index, 1).result
+        grid = arith.ConstantOp(index, blocks).result
+        block = arith.ConstantOp(index, threads).result
+        launch = gpu.LaunchOp((grid, one, one), (block, one, one))
+        body = launch.regions[0].blocks[0]  # (its 12 arguments: ids and sizes)
+    with ir.InsertionPoint(body), before.location:
+        size = arith.ConstantOp(index, threads).result
+        linear = arith.AddIOp(arith.MulIOp(body.arguments[0], size).result,
+                              body.arguments[3]).result
+        gpu.TerminatorOp()
+    return body, linear
+
+
+def _affine(position: ir.Value, step: int, low: int) -> ir.Value:
+    """position * step + low, folded where step is 1 or low is 0."""
+    index = ir.IndexType.get()
+    if step != 1:
+        position = arith.MulIOp(position, arith.ConstantOp(index, step).result).result
+    if low != 0:
+        position = arith.AddIOp(position, arith.ConstantOp(index, low).result).result
+    return position
+
+
+def map_parallel(loop: ir.Operation, counts: list[int], block_size: int) -> None:
+    """Replace the scf.parallel `loop` (without results) by a launch of one thread per
+    iteration; its body moves into the launch, its induction variables delinearized."""
+    total = 1
+    for count in counts:
+        total *= count
+    threads = max(1, min(block_size, total))
+    body, linear = _launch(loop, -(-total // threads), threads)
+    index = ir.IndexType.get()
+    rank = len(counts)
+    # (constants, made inside the kernel rather than passed to it as arguments)
+    lows = [_constant(v) for v in list(loop.operands)[:rank]]
+    steps = [_constant(v) for v in list(loop.operands)[2 * rank:3 * rank]]
+    with ir.InsertionPoint.at_block_terminator(body), loop.location:
+        in_range = arith.CmpIOp(arith.CmpIPredicate.ult, linear,
+                                arith.ConstantOp(index, total).result).result
+        guard = scf.IfOp(in_range)
+    with ir.InsertionPoint(guard.then_block), loop.location:
+        terminator = scf.YieldOp([])
+    with ir.InsertionPoint(terminator), loop.location:
+        positions, rest = [], linear
+        for count in reversed(counts[1:]):  # innermost first: x = ((p0 * c1 + p1) * c2 + p2)
+            size = arith.ConstantOp(index, count).result
+            positions.insert(0, arith.RemUIOp(rest, size).result)
+            rest = arith.DivUIOp(rest, size).result
+        positions.insert(0, rest)
+        ivs = [_affine(p, step, low) for p, step, low in zip(positions, steps, lows, strict=True)]
+    old_body = loop.regions[0].blocks[0]
+    for old, new in zip(old_body.arguments, ivs, strict=True):
+        old.replace_all_uses_with(new)
+    for op in list(old_body.operations)[:-1]:  # (not the scf.reduce terminator)
+        op.move_before(terminator)
+    loop.erase()
+
+
+def map_serial(op: ir.Operation) -> None:
+    """Move `op` (no results) into a launch of one thread."""
+    body, _ = _launch(op, 1, 1)
+    op.move_before(body.operations[len(body.operations) - 1])
+
+
+@register
+@dataclass(frozen=True)
+class GpuMapLoops(ModulePass):
+    """Map host-level scf.parallel loops to gpu.launch (one thread per iteration)."""
+
+    name = "dlc-gpu-map-loops"
+    block_size: int = 256
+
+    def run(self, module: ir.Operation) -> None:
+        if not 1 <= self.block_size <= 1024:
+            raise PassFailure(f"dlc-gpu-map-loops: block-size must be in [1, 1024] (threads "
+                              f"per block), got {self.block_size}")
+        for top in module.regions[0].blocks[0].operations:
+            if isinstance(top, func.FuncOp) and len(top.regions[0].blocks):
+                self.map_function(top.operation)
+
+    def map_function(self, function: ir.Operation) -> None:
+        for block in function.regions[0].blocks:
+            for op in list(block.operations):
+                self.map_op(op)
+
+    def map_op(self, op: ir.Operation) -> None:
+        if op.name in _HOST_OPS or not touches_memory(op) and op.name != "scf.parallel":
+            return
+        if len(op.results):
+            raise PassFailure(f"dlc-gpu-map-loops: '{op.name}' reads or writes memory on the "
+                              "host and has results: it cannot run in a kernel", op.location)
+        counts = trip_counts(op) if op.name == "scf.parallel" else None
+        if counts is not None:
+            map_parallel(op, counts, self.block_size)
+            return
+        map_serial(op)
