@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test pytest lit bench install clean
+.PHONY: demo test pytest lit bench compile-bench install clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -41,6 +41,11 @@ $(BENCH_STAMP): $(STAMP)
 bench: $(BENCH_STAMP)
 	$(BIN)/python benchmarks/bench_models.py --all-threads --markdown --chart docs/benchmarks.png \
 		--json build/benchmarks/results.json
+
+# compile time (not part of `make test`): cold and cached compiles of the benchmark models and
+# of 1k-16k node chains, each in its own process under a time limit; the markdown table on stdout
+compile-bench: $(STAMP)
+	$(BIN)/python benchmarks/compile_bench.py --json build/benchmarks/compile.json
 
 clean:
 	rm -rf $(VENV) build *.egg-info examples/mlp.onnx

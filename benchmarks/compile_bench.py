@@ -1,0 +1,243 @@
+"""Compile-time benchmark (issue 20): how long dlc takes to compile, and where the time goes.
+
+    make compile-bench   (or: .venv/bin/python benchmarks/compile_bench.py [-O N ...]
+                          [--chains 1000,2000,...] [-k NAME] [--limit S] [--breakdown]
+                          [--json FILE])
+
+Cases: the models of `bench_models.py` (the MLP, ResNet-50 and SqueezeNet from ONNX's light
+set, the PyTorch exports) and synthetic chains of N elementwise nodes (Relu and Neg
+alternating on a [1, 64] tensor: a graph as long as a real model's, whose ops cost nothing),
+by default N = 1k, 2k, 4k, 8k, 16k, each at every `-O` level asked (default 0 and 2).
+
+Each case runs in a child process of its own, under a wall-clock limit (`--limit`, 300 s): a
+case that does not finish is reported as such ("> 300 s"), not waited for. The child compiles
+the model cold (compile cache disabled, `timings=True`: the process's peak RSS during the
+compile, and the seconds of every stage and pass), writes it to a private disk cache, empties
+the memory level and compiles it again (a cached compile: the shared object is loaded).
+The markdown table gives, per case, the cold and cached seconds, the peak RSS and the spans
+that took most of the cold compile; below it, per opt level, the growth exponent of the chains'
+cold compile time, fitted by least squares on log(time) = k log(N) + c over the chains that
+finished. `--breakdown` prints each case's whole timings table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+CHAINS = (1000, 2000, 4000, 8000, 16000)
+CHAIN_WIDTH = 64
+TOP_SPANS = 3  # the spans (stage/pass) shown per case
+
+
+@dataclass
+class Result:
+    name: str
+    opt_level: int
+    nodes: int | None = None  # chains: N
+    cold_s: float | None = None
+    cached_s: float | None = None
+    peak_rss_mib: float | None = None
+    top: list[tuple[str, float]] = field(default_factory=list)  # (span, share of cold)
+    table: str = ""
+    status: str = "ok"  # "ok", "> N s" (limit), or the error's first line
+
+
+# ----------------------------------------------------------------------------- cases
+
+
+def chain(n: int):
+    """An ONNX model of n nodes: Relu, Neg, Relu, ... on a [1, CHAIN_WIDTH] float input."""
+    from onnx import TensorProto, helper
+
+    nodes = [helper.make_node("Relu" if i % 2 == 0 else "Neg", [f"t{i}"], [f"t{i + 1}"],
+                              name=f"n{i}") for i in range(n)]
+    graph = helper.make_graph(
+        nodes, f"chain{n}", [helper.make_tensor_value_info("t0", TensorProto.FLOAT,
+                                                           [1, CHAIN_WIDTH])],
+        [helper.make_tensor_value_info(f"t{n}", TensorProto.FLOAT, [1, CHAIN_WIDTH])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    return model
+
+
+def model_names() -> list[str]:
+    from bench_models import MODELS_DIR, model_cases
+
+    return [case.name for case in model_cases(MODELS_DIR)]
+
+
+def build(name: str):
+    """The ONNX model of case `name` ("chain N" or a bench_models case)."""
+    if name.startswith("chain "):
+        return chain(int(name.split()[1]))
+    from bench_models import MODELS_DIR, model_cases
+
+    for case in model_cases(MODELS_DIR):
+        if case.name == name:
+            return case.build()[0]
+    raise SystemExit(f"compile_bench: no case {name!r}; cases: {model_names()}")
+
+
+# ----------------------------------------------------------------------------- the child
+
+
+def measure(name: str, opt_level: int) -> dict:
+    """Cold and cached compile of case `name` in this process (the child)."""
+    model = build(name)  # (before dlc is imported: the export does not count)
+    import dlc
+    from dlc.runtime import cache
+
+    with cache.disabled():
+        start = time.perf_counter()
+        compiled = dlc.compile(model, opt_level=opt_level, num_threads=1, timings=True)
+        cold_s = time.perf_counter() - start
+    timings = compiled.timings
+    peaks = [r.peak_rss_mib for r in timings.records if r.peak_rss_mib is not None]
+    key = dlc.compiler._cache_key(model, opt_level, None, None, 1)
+    cached_s = None
+    if key is not None and cache.save(key, compiled._function, seconds=float("inf")):
+        cache.forget_all()
+        start = time.perf_counter()
+        again = dlc.compile(model, opt_level=opt_level, num_threads=1)
+        cached_s = time.perf_counter() - start
+        if again._snapshots is not None:  # (compiled again, not loaded: no cached figure)
+            cached_s = None
+    # the leaves of the span tree (a pass, or a stage without passes) that took most time
+    parents = {r.path[:-1] for r in timings.records}
+    leaves = [r for r in timings.records if r.path not in parents]
+    leaves.sort(key=lambda r: r.seconds, reverse=True)
+    total = timings.total_seconds or 1.0
+    return {"cold_s": cold_s, "cached_s": cached_s, "peak_rss_mib": max(peaks, default=None),
+            "top": [("/".join(r.path), r.seconds / total) for r in leaves[:TOP_SPANS]],
+            "table": timings.table()}
+
+
+def child_main(name: str, opt_level: int) -> None:
+    print("RESULT " + json.dumps(measure(name, opt_level)), flush=True)
+
+
+# ----------------------------------------------------------------------------- the parent
+
+
+def run_case(name: str, opt_level: int, limit_s: float, cache_dir: Path) -> Result:
+    nodes = int(name.split()[1]) if name.startswith("chain ") else None
+    result = Result(name, opt_level, nodes)
+    env = {**os.environ, "DLC_CACHE_DIR": str(cache_dir), "DLC_CACHE_MIN_SECONDS": "0",
+           "DLC_NUM_THREADS": "1"}
+    command = [sys.executable, str(Path(__file__).resolve()), "--child", name,
+               "-O", str(opt_level)]
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=limit_s,
+                              env=env, check=False)
+    except subprocess.TimeoutExpired:
+        result.status = f"> {limit_s:g} s"
+        return result
+    lines = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
+    if done.returncode != 0 or not lines:
+        tail = (done.stderr.strip().splitlines() or [f"exit {done.returncode}"])[-1]
+        result.status = f"failed: {tail[:120]}"
+        return result
+    data = json.loads(lines[-1][len("RESULT "):])
+    result.cold_s, result.cached_s = data["cold_s"], data["cached_s"]
+    result.peak_rss_mib, result.table = data["peak_rss_mib"], data["table"]
+    result.top = [tuple(item) for item in data["top"]]
+    return result
+
+
+def growth_exponent(points: Sequence[tuple[int, float]]) -> float | None:
+    """k of the least-squares fit log(t) = k log(n) + c; None under two points."""
+    if len(points) < 2:
+        return None
+    xs = [math.log(n) for n, _ in points]
+    ys = [math.log(t) for _, t in points]
+    mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
+    var = sum((x - mx) ** 2 for x in xs)
+    if var == 0:
+        return None
+    return sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / var
+
+
+def fmt(value: float | None, digits: int = 2) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def markdown(results: Sequence[Result]) -> str:
+    lines = ["| case | -O | cold s | cached s | peak RSS MiB | most of the cold compile | status |",
+             "|---|---|---|---|---|---|---|"]
+    for r in results:
+        top = ", ".join(f"{span} {share:.0%}" for span, share in r.top) or "-"
+        lines.append(f"| {r.name} | {r.opt_level} | {fmt(r.cold_s)} | {fmt(r.cached_s, 3)} | "
+                     f"{fmt(r.peak_rss_mib, 0)} | {top} | {r.status} |")
+    for level in sorted({r.opt_level for r in results if r.nodes}):
+        chains = [r for r in results if r.nodes and r.opt_level == level]
+        done = [(r.nodes, r.cold_s) for r in chains if r.cold_s]
+        k = growth_exponent(done)
+        unfinished = [str(r.nodes) for r in chains if not r.cold_s]
+        note = f"; not finished: N = {', '.join(unfinished)}" if unfinished else ""
+        lines.append("")
+        lines.append(f"Chains at -O{level}: cold compile time ~ N^{fmt(k)} "
+                     f"(least squares over N = {', '.join(str(n) for n, _ in done)}){note}")
+    return "\n".join(lines)
+
+
+def make_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("-O", "--opt-level", type=int, action="append", choices=range(4),
+                        help="opt levels to compile at (repeatable; default 0 and 2)")
+    parser.add_argument("--chains", default=",".join(map(str, CHAINS)),
+                        help="chain lengths, comma-separated ('' for none)")
+    parser.add_argument("-k", "--filter", default="",
+                        help="only cases whose name contains this ('chain' for the chains)")
+    parser.add_argument("--no-models", action="store_true", help="only the chains")
+    parser.add_argument("--limit", type=float, default=300.0,
+                        help="seconds a case may take (its child is killed after)")
+    parser.add_argument("--breakdown", action="store_true",
+                        help="print each case's timings table (stage / pass / seconds)")
+    parser.add_argument("--json", metavar="FILE", help="write the results to FILE")
+    parser.add_argument("--child", metavar="CASE", help=argparse.SUPPRESS)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = make_parser().parse_args(argv)
+    sys.path[:0] = [str(HERE), str(ROOT / "examples")]
+    levels = args.opt_level or [0, 2]
+    if args.child:
+        child_main(args.child, levels[0])
+        return 0
+    names = [] if args.no_models else model_names()
+    names += [f"chain {int(n)}" for n in args.chains.split(",") if n.strip()]
+    names = [n for n in names if args.filter.lower() in n.lower()]
+    results = []
+    with tempfile.TemporaryDirectory(prefix="dlc-compile-bench-") as cache_dir:
+        os.chmod(cache_dir, 0o700)
+        for name in names:
+            for level in levels:
+                result = run_case(name, level, args.limit, Path(cache_dir))
+                results.append(result)
+                print(f"{name} -O{level}: {fmt(result.cold_s)} s cold, "
+                      f"{fmt(result.cached_s, 3)} s cached, {result.status}",
+                      file=sys.stderr, flush=True)
+                if args.breakdown and result.table:
+                    print(f"\n{name} -O{level}\n{result.table}\n", file=sys.stderr, flush=True)
+    print(markdown(results))
+    if args.json:
+        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.json).write_text(json.dumps([r.__dict__ for r in results], indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
