@@ -36,6 +36,7 @@ from dlc.passes.gpu.pipelines import (
     gpu_pipeline,
     stage_pipelines,
 )
+from dlc.passes.lowering import checks
 from dlc.runtime import cuda
 from dlc.runtime.jit import Signature
 
@@ -60,11 +61,12 @@ class GpuModel:
 
     def __init__(self, context: ir.Context, snapshots: dict[str, ir.Operation],
                  module: ir.Module, signature: Signature, opt_level: int, chip: str,
-                 features: str, compile_seconds: float):
+                 features: str, compile_seconds: float, check_descriptions: list[str]):
         self._context = context
         self._snapshots = snapshots
         self._module = module
         self._function: cuda.CudaFunction | None = None
+        self._checks = check_descriptions
         self.signature = signature
         self.opt_level = opt_level
         self.chip = chip
@@ -93,7 +95,8 @@ class GpuModel:
     def __call__(self, *args, **kwargs) -> list:
         if self._function is None:
             with self._context:
-                self._function = cuda.CudaFunction(self._module, self.signature)
+                self._function = cuda.CudaFunction(self._module, self.signature,
+                                                   checks=self._checks)
         if not holds_torch_tensors(args, kwargs):
             return self._function(*args, **kwargs)
         return _call_with_tensors(self._function, args, kwargs)
@@ -146,8 +149,9 @@ def compile_imported(context: ir.Context, imported: ImportedModel, opt_level: in
         launches = _launches(snapshots["gpu"])
         ptx_text.check(ptx_text.binaries(module.operation),
                        {(launch.module, launch.kernel) for launch in launches})
+        descriptions = list(checks.descriptions(module.operation))
     return GpuModel(context, snapshots, module, signature, opt_level, chip, features,
-                    time.perf_counter() - start)
+                    time.perf_counter() - start, descriptions)
 
 
 def _constant(value: ir.Value) -> int:

@@ -27,7 +27,7 @@ from mlir import ir
 from mlir.execution_engine import ExecutionEngine
 
 from dlc.errors import DlcError
-from dlc.runtime.jit import NativeFunction, Signature, runtime_libraries
+from dlc.runtime.jit import STATUS_SYMBOL, NativeFunction, Signature, runtime_libraries
 
 DRIVER = "libcuda.so.1"
 WRAPPERS = "libmlir_cuda_runtime.so"
@@ -126,6 +126,8 @@ class CudaFunction(NativeFunction):
         self._cells = [ctypes.pointer(d) for d in self._descriptors]
         self._packed = (ctypes.c_void_p * len(self._cells))(
             *[ctypes.addressof(cell) for cell in self._cells])
+        if self.checks:  # (the host code copies the index checks' status back from the device)
+            self._bind_status(self._engine.raw_lookup(STATUS_SYMBOL) or None)
 
     def _invoke(self) -> None:
         self._function(self._packed)

@@ -9,7 +9,8 @@ written, the others only read. Inside, every memref the kernels touch lives on t
   the function writes (its out-parameters) are copied out before each return;
 - `memref.alloc` becomes `gpu.alloc`, freed (`gpu.dealloc`) at the end of its block unless the
   block's terminator passes it on;
-- each constant (`memref.get_global`, host memory) is copied into a device buffer at entry;
+- each global (`memref.get_global`, host memory) is copied into a device buffer at entry,
+  and back before each return when the function writes it (the status of the index checks);
 - `memref.copy` (from `tensor.insert_slice`, `tensor.pad`, concat...) becomes `linalg.copy`,
   so that it runs as a kernel like every other linalg op (the runtime's `memrefCopy` would
   read device memory on the host).
@@ -36,6 +37,15 @@ def _owner(operand_owner) -> ir.Operation:
     return operand_owner.operation if isinstance(operand_owner, ir.OpView) else operand_owner
 
 
+def _writes(user: ir.Operation, number: int) -> bool:
+    """Whether `user` writes its operand `number` (a memref), or may (a call, a return)."""
+    if user.name in ("memref.store", "memref.copy"):
+        return number == 1
+    if user.name.startswith("linalg."):
+        return _is_linalg_output(user, number)
+    return user.name in ("func.call", "func.return")
+
+
 def is_written(value: ir.Value) -> bool:
     """Whether anything writes `value`'s buffer (through views): a store, a copy into it,
     an `outs` operand of a linalg op, or an op dlc cannot see into (a call)."""
@@ -46,11 +56,7 @@ def is_written(value: ir.Value) -> bool:
             user = _owner(use.owner)
             if user.name in _VIEWS:
                 pending.extend(user.results)
-            elif user.name in ("memref.store", "memref.copy") and use.operand_number == 1:
-                return True
-            elif user.name.startswith("linalg.") and _is_linalg_output(user, use.operand_number):
-                return True
-            elif user.name in ("func.call", "func.return"):
+            elif _writes(user, use.operand_number):
                 return True
     return False
 
@@ -132,7 +138,9 @@ def move_allocs(function: ir.Operation) -> None:
 
 
 def move_constants(function: ir.Operation) -> None:
-    """Each memref.get_global is copied into a device buffer, freed before each return."""
+    """Each memref.get_global moves to the entry and is copied into a device buffer there;
+    before each return, a global the function writes (the status of the runtime index checks)
+    is copied back, and the device buffer freed."""
     found: list[ir.Operation] = []
 
     def visit(op: ir.Operation) -> ir.WalkResult:
@@ -141,14 +149,19 @@ def move_constants(function: ir.Operation) -> None:
         return ir.WalkResult.ADVANCE
 
     function.walk(visit)
+    entry = function.regions[0].blocks[0]
     returns = _returns(function)
     for get in found:
+        get.move_before(entry.operations[0])  # (no operands: it may move anywhere)
+        written = is_written(get.result)
         with ir.InsertionPoint.after(get), get.location:
             device = _device_alloc(get.result.type)
             copy = gpu.MemcpyOp(None, [], device, get.result)
         _replace_uses_except(get.result, device, copy.operation)
         for ret in returns:
             with ir.InsertionPoint(ret), ret.location:
+                if written:
+                    _copy(get.result, device)
                 gpu.DeallocOp(None, [], device)
 
 

@@ -139,10 +139,57 @@ def map_parallel(loop: ir.Operation, counts: list[int], block_size: int) -> None
     loop.erase()
 
 
-def map_serial(op: ir.Operation) -> None:
-    """Move `op` (no results) into a launch of one thread."""
-    body, _ = _launch(op, 1, 1)
-    op.move_before(body.operations[len(body.operations) - 1])
+def map_serial(ops: list[ir.Operation]) -> None:
+    """Move `ops` (consecutive, whose results are used only among them) into a launch of
+    one thread."""
+    body, _ = _launch(ops[0], 1, 1)
+    terminator = body.operations[len(body.operations) - 1]
+    for op in ops:
+        op.move_before(terminator)
+
+
+def serial_run(block_ops: list[ir.Operation], start: int) -> list[ir.Operation]:
+    """The consecutive ops from `block_ops[start]` up to the last one that uses a result of
+    the run (the scalar loop of an index check and the `scf.if` that reports it): they move
+    into one kernel together. PassFailure if a result is used later, or if an op of the run
+    must stay on the host."""
+    first = block_ops[start]
+    run, defined = [first], set(first.results)
+    end = start
+    for position in range(start + 1, len(block_ops)):
+        op = block_ops[position]
+        if not any(operand in defined for operand in op.operands) and not _uses_inside(op, defined):
+            continue
+        end = position
+        for between in block_ops[len(run) + start:end + 1]:
+            run.append(between)
+            defined.update(between.results)
+    for op in run:
+        if op.name.startswith("gpu.") or op.name in ("memref.alloc", "func.return"):
+            raise PassFailure(f"dlc-gpu-map-loops: '{first.name}' reads or writes memory on "
+                              f"the host and its results reach '{op.name}', which must stay on "
+                              "the host", first.location)
+    for op in block_ops[end + 1:]:
+        if any(operand in defined for operand in op.operands) or _uses_inside(op, defined):
+            raise PassFailure(f"dlc-gpu-map-loops: '{first.name}' reads or writes memory on "
+                              f"the host and its results are used by '{op.name}' after it",
+                              first.location)
+    return run
+
+
+def _uses_inside(op: ir.Operation, values: set) -> bool:
+    """Whether an op nested in `op`'s regions uses one of `values`."""
+    if not values or not len(op.regions):
+        return False
+    found = False
+
+    def visit(inner: ir.Operation) -> ir.WalkResult:
+        nonlocal found
+        found = found or any(operand in values for operand in inner.operands)
+        return ir.WalkResult.INTERRUPT if found else ir.WalkResult.ADVANCE
+
+    op.walk(visit)
+    return found
 
 
 @register
@@ -163,17 +210,20 @@ class GpuMapLoops(ModulePass):
 
     def map_function(self, function: ir.Operation) -> None:
         for block in function.regions[0].blocks:
-            for op in list(block.operations):
-                self.map_op(op)
+            block_ops = list(block.operations)
+            position = 0
+            while position < len(block_ops):
+                position += self.map_op(block_ops, position)
 
-    def map_op(self, op: ir.Operation) -> None:
+    def map_op(self, block_ops: list[ir.Operation], position: int) -> int:
+        """Map `block_ops[position]` if it must run on the device; how many ops it took."""
+        op = block_ops[position]
         if op.name in _HOST_OPS or not touches_memory(op) and op.name != "scf.parallel":
-            return
-        if len(op.results):
-            raise PassFailure(f"dlc-gpu-map-loops: '{op.name}' reads or writes memory on the "
-                              "host and has results: it cannot run in a kernel", op.location)
+            return 1
         counts = trip_counts(op) if op.name == "scf.parallel" else None
-        if counts is not None:
+        if counts is not None and not len(op.results):
             map_parallel(op, counts, self.block_size)
-            return
-        map_serial(op)
+            return 1
+        run = serial_run(block_ops, position)
+        map_serial(run)
+        return len(run)
