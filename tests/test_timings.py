@@ -7,6 +7,7 @@ Tiny models: a matmul at dlc-schedule's threshold (so the pass has steps) and a 
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -157,3 +158,19 @@ def test_cli_timings_table_of_a_whole_compile(capsys, model_path: str) -> None:
 def test_cli_timings_refuse_dot(capsys, model_path: str) -> None:
     with pytest.raises(SystemExit, match="use --emit=dlc --timings"):
         dlc_cli.main(["compile", model_path, "--emit=dot", "--timings"])
+
+
+def test_compile_bench_fits_the_growth_and_reports_a_timeout(tmp_path: Path) -> None:
+    import importlib.util
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "compile_bench.py"
+    spec = importlib.util.spec_from_file_location("compile_bench", path)
+    bench = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = bench  # (its dataclasses look their module up)
+    spec.loader.exec_module(bench)
+    assert bench.growth_exponent([(1000, 1.0), (2000, 4.0), (4000, 16.0)]) == pytest.approx(2)
+    assert bench.growth_exponent([(1000, 1.0)]) is None
+    late = bench.run_case("chain 100", 0, 0.5, tmp_path)  # (a child cannot import dlc in 0.5 s)
+    assert late.status == "> 0.5 s" and late.cold_s is None
+    assert "| chain 100 | 0 | - | - | - | - | > 0.5 s |" in bench.markdown([late])
+    assert "not finished: N = 100" in bench.markdown([late])
