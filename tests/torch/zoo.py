@@ -4,8 +4,9 @@ The torchvision-like blocks are written here in plain torch.nn, after torchvisio
 (ConvNeXt's CNBlock and head, MobileNetV3's inverted residual with squeeze-excitation and
 hardswish, EfficientNet's MBConv with SiLU, ViT's patch embedding and class token, a
 UNet-style decoder that upsamples with F.interpolate); the `transformers` models are built
-from their configs with random weights (no download), with hidden sizes of 16 and one or
-two layers. Every builder returns (model in eval mode, example inputs); seeds are fixed.
+from their configs with random weights (no download), hidden sizes of 16 and one layer (more
+layers add compile time, not coverage). Every builder returns (model in eval mode, example
+inputs); seeds are fixed.
 """
 
 from __future__ import annotations
@@ -131,7 +132,7 @@ class VisionTransformer(nn.Module):
         self.pos_embedding = nn.Parameter(torch.randn(1, (image // patch) ** 2 + 1, dim) * 0.1)
         layer = nn.TransformerEncoderLayer(dim, 2, 2 * dim, dropout=0.0, activation="gelu",
                                            batch_first=True, norm_first=True)
-        self.encoder = nn.TransformerEncoder(layer, 2, enable_nested_tensor=False)
+        self.encoder = nn.TransformerEncoder(layer, 1, enable_nested_tensor=False)
         self.norm = nn.LayerNorm(dim)
         self.head = nn.Linear(dim, classes)
 
@@ -184,7 +185,7 @@ VISION: dict[str, Callable[[], tuple[nn.Module, tuple]]] = {
 def _transformers(name: str) -> tuple[nn.Module, tuple]:
     import transformers as hf
 
-    small = {"vocab_size": 64, "hidden_size": 16, "num_hidden_layers": 2,
+    small = {"vocab_size": 64, "hidden_size": 16, "num_hidden_layers": 1,
              "num_attention_heads": 2, "intermediate_size": 32, "max_position_embeddings": 32,
              "use_cache": False}
     tokens = torch.randint(0, 64, (2, 6))
@@ -192,7 +193,7 @@ def _transformers(name: str) -> tuple[nn.Module, tuple]:
         model = hf.BertModel(hf.BertConfig(**small))
         inputs = (tokens, torch.tensor([[1] * 6, [1] * 4 + [0] * 2]))  # with a padding mask
     elif name == "gpt2":
-        model = hf.GPT2Model(hf.GPT2Config(vocab_size=64, n_embd=16, n_layer=2, n_head=2,
+        model = hf.GPT2Model(hf.GPT2Config(vocab_size=64, n_embd=16, n_layer=1, n_head=2,
                                            n_positions=32, use_cache=False))
         # (batch 1: torch.export of GPT-2's Conv1D fails on a batch of 2, a torch issue)
         inputs = (tokens[:1],)
@@ -201,15 +202,15 @@ def _transformers(name: str) -> tuple[nn.Module, tuple]:
         inputs = (tokens,)
     elif name == "distilbert":
         model = hf.DistilBertModel(hf.DistilBertConfig(
-            vocab_size=64, dim=16, n_layers=2, n_heads=2, hidden_dim=32,
+            vocab_size=64, dim=16, n_layers=1, n_heads=2, hidden_dim=32,
             max_position_embeddings=32))
         inputs = (tokens,)
     elif name == "t5":
         model = hf.T5EncoderModel(hf.T5Config(vocab_size=64, d_model=16, d_kv=8, d_ff=32,
-                                              num_layers=2, num_heads=2, use_cache=False))
+                                              num_layers=1, num_heads=2, use_cache=False))
         inputs = (tokens,)
     else:
-        model = hf.ViTModel(hf.ViTConfig(hidden_size=16, num_hidden_layers=2,
+        model = hf.ViTModel(hf.ViTConfig(hidden_size=16, num_hidden_layers=1,
                                          num_attention_heads=2, intermediate_size=32,
                                          image_size=8, patch_size=4))
         inputs = (torch.randn(2, 3, 8, 8),)
