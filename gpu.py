@@ -24,7 +24,7 @@ import numpy as np
 import onnx
 from mlir import ir
 
-from dlc.compiler import _signature, run_stage
+from dlc.compiler import CompileError, _signature, run_stage
 from dlc.dialects import make_context
 from dlc.frontends.onnx_importer import ImportedModel, import_model
 from dlc.frontends.torch.tensors import holds_torch_tensors, is_torch_model
@@ -146,12 +146,31 @@ def compile_imported(context: ir.Context, imported: ImportedModel, opt_level: in
         for stage, text in stages.items():
             run_stage(module, stage, text)
             snapshots[stage] = module.operation.clone()
+        _check_host(module.operation)
         launches = _launches(snapshots["gpu"])
         ptx_text.check(ptx_text.binaries(module.operation),
                        {(launch.module, launch.kernel) for launch in launches})
         descriptions = list(checks.descriptions(module.operation))
     return GpuModel(context, snapshots, module, signature, opt_level, chip, features,
                     time.perf_counter() - start, descriptions)
+
+
+def _check_host(module: ir.Operation) -> None:
+    """CompileError unless the host code is all llvm ops, kernel launches and binaries (a gpu
+    op that gpu-to-llvm could not lower would only fail later, in the JIT)."""
+    left: list[ir.Operation] = []
+
+    def visit(inner: ir.Operation) -> ir.WalkResult:
+        if not inner.name.startswith("llvm.") and inner.name != "gpu.launch_func":
+            left.append(inner)
+        return ir.WalkResult.ADVANCE
+
+    for op in module.regions[0].blocks[0].operations:
+        if op.operation.name != "gpu.binary":
+            op.operation.walk(visit)
+    if left:
+        raise CompileError(f"stage 'llvm' left '{left[0].name}' in the host code at "
+                           f"{left[0].location}: the nvptx pipeline cannot lower it")
 
 
 def _constant(value: ir.Value) -> int:

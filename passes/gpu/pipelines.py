@@ -39,7 +39,7 @@ _NVVM = (
     "canonicalize,cse,reconcile-unrealized-casts)"
 )
 _HOST = (
-    "expand-strided-metadata,lower-affine,convert-scf-to-cf,gpu-to-llvm,"
+    "func.func(gpu-async-region),expand-strided-metadata,lower-affine,convert-scf-to-cf,gpu-to-llvm,"
     "finalize-memref-to-llvm,convert-math-to-llvm,convert-arith-to-llvm,convert-index-to-llvm,"
     "convert-cf-to-llvm,convert-func-to-llvm,convert-ub-to-llvm,reconcile-unrealized-casts,"
     "gpu-module-to-binary{format=isa}"
