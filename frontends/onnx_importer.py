@@ -6,7 +6,9 @@ whose results are the graph outputs, and whose body is one dlc op per ONNX node,
 `loc("<node name>")`. Initializers become `dlc.constant`. Import is 1:1 and does no
 optimization (that is the passes' job); ONNX-level conveniences that need no new op (Identity,
 Flatten as a reshape) are resolved here. Every problem is a `FrontendError` that names the
-node and says what to change; unsupported ops are all listed in one error.
+node and says what to change; unsupported ops are all listed in one error. Shapes the nodes
+compute are checked like declared ones (memory, 64-bit sizes), and a graph output declared
+with static sizes must get them (unless `input_shapes` changes a static input size).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from dlc.dialects import ShapeError, build, ops
 from dlc.frontends.onnx_folding import fold, foldable
 from dlc.frontends.onnx_node import (
     FrontendError,
+    ModelValidationError,
     NodeContext,
     UnsupportedOpsError,
     constant_value,
@@ -221,12 +224,50 @@ def import_model(
             if missing:
                 raise FrontendError(f"graph outputs {missing} are produced by no node")
             results = [values[o.name] for o in graph.output]
+            if not _reshaped(graph, shapes):
+                _check_output_shapes(graph, results)
             func.ReturnOp(results)
         function.attributes["function_type"] = ir.TypeAttr.get(
             ir.FunctionType.get(arg_types, [r.type for r in results])
         )
     return ImportedModel(module, [v.name for v in inputs], [o.name for o in graph.output],
                          opset, constants)
+
+
+def _reshaped(graph: onnx.GraphProto, shapes: Mapping[str, Sequence[int]]) -> bool:
+    """Whether `input_shapes` changes a static size of a graph input (the declared output
+    shapes then describe another specialization of the model)."""
+    for value in graph.input:
+        if value.name not in shapes or not value.type.tensor_type.HasField("shape"):
+            continue
+        dims = value.type.tensor_type.shape.dim
+        if any(d.HasField("dim_value") and d.dim_value != int(s)
+               for d, s in zip(dims, shapes[value.name])):
+            return True
+    return False
+
+
+def _check_output_shapes(graph: onnx.GraphProto, results: Sequence[ir.Value]) -> None:
+    """A graph output declared with static sizes must have them (like onnx's strict shape
+    inference; a declared shape that contradicts the computed one is a broken model)."""
+    producers = {name: (i, n) for i, n in enumerate(graph.node) for name in n.output}
+    for output, value in zip(graph.output, results):
+        tensor_type = output.type.tensor_type
+        if not output.type.HasField("tensor_type") or not tensor_type.HasField("shape"):
+            continue
+        declared = [d.dim_value if d.HasField("dim_value") else d.dim_param or "?"
+                    for d in tensor_type.shape.dim]
+        computed = list(ir.RankedTensorType(value.type).shape)
+        if len(declared) == len(computed) and all(
+                isinstance(d, str) or d == c for d, c in zip(declared, computed)):
+            continue
+        source = "it is"
+        if output.name in producers:
+            index, node = producers[output.name]
+            source = f"node '{node.name or f'{node.op_type}_{index}'}' ({node.op_type}) computes it as"
+        raise ModelValidationError(
+            f"graph output '{output.name}' is declared with shape {declared}, but {source} "
+            f"{computed}; fix the output's declared shape (or make its sizes symbolic)")
 
 
 def _import_node(node: onnx.NodeProto, index: int, opset: int, values: dict[str, ir.Value],

@@ -5,11 +5,13 @@ for the first problem it finds, with a message `invalid ONNX model: <what> <prob
 node (`node 'name' (OpType)`) or tensor. It checks, in this order:
 - the IR version and the opset imports (no version newer than the installed `onnx` knows, every
   node's domain imported);
-- names: duplicate graph inputs, initializers, graph outputs, and values produced twice;
+- names: a graph without outputs, duplicate graph inputs, initializers, graph outputs, and
+  values produced twice;
 - the graph's order: inputs that nothing produces, cycles, nodes out of topological order;
 - initializers: negative sizes, data that does not match the declared shape (inline or external);
 - declared shapes (graph inputs, outputs, value_info, initializers) whose size exceeds this
-  machine's memory;
+  machine's memory, or whose non-empty axes overflow 64-bit size arithmetic (`size_problem`
+  of `onnx_node`; the importer checks the shapes nodes compute with the same rule);
 - element types: inputs bound to one type variable of the op's schema must agree, fixed-type
   inputs must have that type, and a declared type (graph output, value_info) must be the one
   its producer gives. Whether a type is one the op allows is left to the op importers: dlc
@@ -121,6 +123,9 @@ def _first_duplicate(names: Iterable[str]) -> str | None:
 
 
 def check_names(graph: onnx.GraphProto) -> None:
+    if not graph.output:  # (onnxruntime: "At least one output should be requested")
+        raise ModelValidationError("the graph has no outputs: a model computes nothing unless "
+                                   "it declares at least one graph output")
     for what, names in (("graph input", [v.name for v in graph.input]),
                         ("initializer", [t.name for t in graph.initializer]),
                         ("graph output", [v.name for v in graph.output])):

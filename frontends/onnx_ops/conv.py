@@ -127,6 +127,7 @@ def _pool(kind: str) -> Importer:
         kernel = _ints(n, "kernel_shape", k, 1)
         strides, dilations = _ints(n, "strides", k, 1), _ints(n, "dilations", k, 1)
         pads = auto_pads(n, list(x.type.shape[2:]), kernel, strides, dilations)
+        _check_pool_pads(n, pads, kernel)
         attrs = {"kind": kind, "kernel": kernel, "strides": strides, "dilations": dilations,
                  "pads": pads, "ceil_mode": int(n.attr("ceil_mode", 0)),
                  "count_include_pad": int(n.attr("count_include_pad", 0)),
@@ -134,6 +135,19 @@ def _pool(kind: str) -> Importer:
         return [n.build(conv_ops.POOL, [x], attrs)]
 
     return import_pool
+
+
+def _check_pool_pads(n: NodeContext, pads: list[int], kernel: list[int]) -> None:
+    # a pad as large as the kernel makes windows of padding only (a max of nothing, an average
+    # over no element); onnxruntime refuses such pools too ("Pad should be smaller than kernel")
+    k = len(kernel)
+    for i, pad in enumerate(pads):
+        if pad >= kernel[i % k]:
+            side = "begin" if i < k else "end"
+            raise n.error(f"pads {pads}: the {side} pad {pad} of spatial axis {i % k} is not "
+                          f"smaller than the kernel size {kernel[i % k]} (kernel_shape "
+                          f"{kernel}), so a window would cover only padding; use pads smaller "
+                          "than the kernel")
 
 
 def _p(n: NodeContext) -> int:

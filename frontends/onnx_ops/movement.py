@@ -233,6 +233,19 @@ def _pad_value(n: NodeContext, x: ir.Value) -> ir.Value | None:
     return _reshape(n, value, [])
 
 
+def _check_crop(n: NodeContext, pads: list[int], axis: int, size: int, before: int,
+                after: int) -> None:
+    # negative pads crop: at most the axis' size on each side, and never below size 0
+    # (onnxruntime fails on a negative result size; the ONNX reference on any over-crop)
+    for side, pad in (("begin", before), ("end", after)):
+        if -pad > size:
+            raise n.error(f"pads {pads}: the {side} pad {pad} of axis {axis} removes {-pad} "
+                          f"elements, but the axis has {size}")
+    if size + before + after < 0:
+        raise n.error(f"pads {pads} leave axis {axis} (size {size}) with {size + before + after} "
+                      "elements; a result size must be >= 0")
+
+
 def import_pad(n: NodeContext) -> Values:
     # Pad(x, pads, value) -> dlc.slice (negative pads crop) then dlc.pad {mode, pads >= 0}
     x = n.inputs[0]
@@ -254,6 +267,8 @@ def import_pad(n: NodeContext) -> Values:
     before, after = [0] * rank, [0] * rank
     for i, axis in enumerate(axes):
         before[axis], after[axis] = pads[i], pads[len(axes) + i]
+    for axis, (size, b, a) in enumerate(zip(shape, before, after)):
+        _check_crop(n, pads, axis, size, b, a)
     if any(p < 0 for p in before + after):  # negative pads remove elements
         starts = [max(0, -b) for b in before]
         sizes = [max(0, d - max(0, -b) - max(0, -a)) for d, b, a in zip(shape, before, after)]
