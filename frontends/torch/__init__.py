@@ -7,8 +7,9 @@
 
 `importer.py` walks a graph of core ATen ops (what `torch.export(...).run_decompositions()`
 and AOTAutograd give) and converts each node through the `ATEN` tables of `aten_ops.py`
-(elementwise), `aten_movement.py`, `aten_reduce.py` and `aten_nn.py`; `dynamo.py` is the torch.compile backend; `tensors.py` lets a CompiledModel take
-and return torch tensors. torch is an optional extra (`pip install dlc[torch]`): nothing here
+(elementwise), `aten_movement.py`, `aten_index.py` (advanced indexing, as_strided),
+`aten_reduce.py`, `aten_nn.py` and `aten_image.py` (upsampling); `dynamo.py` is the
+torch.compile backend; `tensors.py` lets a CompiledModel take and return torch tensors. torch is an optional extra (`pip install dlc[torch]`): nothing here
 is imported by `import dlc`, and the names below load on first use.
 """
 
