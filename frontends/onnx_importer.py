@@ -8,7 +8,7 @@ optimization (that is the passes' job); ONNX-level conveniences that need no new
 Flatten as a reshape) are resolved here. Every problem is a `FrontendError` that names the
 node and says what to change; unsupported ops are all listed in one error. Shapes the nodes
 compute are checked like declared ones (memory, 64-bit sizes), and a graph output declared
-with static sizes must get them (unless `input_shapes` changes a static input size).
+with static sizes must get them (unless `input_shapes` changes or binds an input size).
 """
 
 from __future__ import annotations
@@ -235,13 +235,14 @@ def import_model(
 
 
 def _reshaped(graph: onnx.GraphProto, shapes: Mapping[str, Sequence[int]]) -> bool:
-    """Whether `input_shapes` changes a static size of a graph input (the declared output
-    shapes then describe another specialization of the model)."""
+    """Whether `input_shapes` specializes a graph input: changes a static size or binds a
+    symbolic one (the declared output shapes then describe another specialization of the
+    model, as onnxruntime, which only warns about them, assumes)."""
     for value in graph.input:
         if value.name not in shapes or not value.type.tensor_type.HasField("shape"):
             continue
         dims = value.type.tensor_type.shape.dim
-        if any(d.HasField("dim_value") and d.dim_value != int(s)
+        if any(not d.HasField("dim_value") or d.dim_value != int(s)
                for d, s in zip(dims, shapes[value.name])):
             return True
     return False
