@@ -59,11 +59,47 @@ def load_model(model: str | Path | bytes | onnx.ModelProto) -> onnx.ModelProto:
         )
     validate_model(proto)  # specific messages first; then the checker catches the rest
     load_external_data(proto, base_dir)  # (only a proto read from `base_dir` is changed)
+    _check(proto)
+    return proto
+
+
+def _check(proto: onnx.ModelProto) -> None:
+    """onnx's checker, minus its demand that graph inputs and outputs declare a type and a
+    shape (onnxruntime does not make it: an input's shape may come from `input_shapes`, an
+    output's is computed), with its node errors naming the node."""
+    graph = proto.graph
+    untyped = [(v, onnx.ValueInfoProto.FromString(v.SerializeToString()))
+               for v in [*graph.input, *graph.output]
+               if not v.type.HasField("tensor_type")
+               or not v.type.tensor_type.HasField("shape")]
+    for value, _ in untyped:  # (restored below: the caller's proto is not changed)
+        if not value.type.HasField("tensor_type") and value.type.WhichOneof("value") is None:
+            value.type.tensor_type.elem_type = onnx.TensorProto.FLOAT
+        if value.type.HasField("tensor_type"):
+            value.type.tensor_type.shape.SetInParent()
     try:
         onnx.checker.check_model(proto)
     except (onnx.checker.ValidationError, ValueError) as error:
-        raise FrontendError(f"invalid ONNX model: {str(error).strip()}") from None
-    return proto
+        raise ModelValidationError(_checker_message(proto, error)) from None
+    finally:
+        for value, original in untyped:
+            value.CopyFrom(original)
+
+
+def _checker_message(proto: onnx.ModelProto, error: Exception) -> str:
+    """The checker's message, led by the node it is about (its context names only the op
+    type, and an empty name for unnamed nodes)."""
+    message = str(error).strip().split("\n\n==> Context:")[0].strip()
+    context = onnx.checker.C.CheckerContext()
+    context.ir_version = proto.ir_version
+    context.opset_imports = {e.domain: e.version for e in proto.opset_import}
+    for index, node in enumerate(proto.graph.node):
+        try:
+            onnx.checker.check_node(node, context)
+        except (onnx.checker.ValidationError, ValueError) as node_error:
+            detail = str(node_error).strip().split("\n\n==> Context:")[0].strip()
+            return f"node '{node.name or f'{node.op_type}_{index}'}' ({node.op_type}): {detail}"
+    return message
 
 
 def _parse(data: bytes, where: str) -> onnx.ModelProto:

@@ -41,6 +41,7 @@ __all__ = [
 
 DEFAULT_DOMAINS = ("", "ai.onnx")
 _VARIADIC = OpSchema.FormalParameterOption.Variadic
+_OPTIONAL = OpSchema.FormalParameterOption.Optional
 _PACKED_4BIT = {onnx.TensorProto.INT4, onnx.TensorProto.UINT4}
 if hasattr(onnx.TensorProto, "FLOAT4E2M1"):
     _PACKED_4BIT.add(onnx.TensorProto.FLOAT4E2M1)
@@ -61,9 +62,11 @@ def _type_name(elem_type: int) -> str:
 
 def validate_model(proto: onnx.ModelProto) -> None:
     """Raise ModelValidationError for the first structural problem of `proto`."""
+    check_text(proto)
     check_versions(proto)
     graph = proto.graph
     check_names(graph)
+    check_attributes(graph)
     check_order(graph)
     check_initializers(graph)
     check_sizes(graph)
@@ -79,6 +82,45 @@ def load_external_data(proto: onnx.ModelProto, base_dir: Path | None) -> None:
         tensor.raw_data = data
         tensor.data_location = onnx.TensorProto.DEFAULT
         del tensor.external_data[:]
+
+
+# ----------------------------------------------------------------------------- text
+
+
+def check_text(message) -> None:
+    """Every string field of `message` (names, op types, attributes) is valid UTF-8: protobuf
+    parses ONNX's proto2 strings without checking and hands undecodable ones back as bytes."""
+    path = _undecodable(message)
+    if path is not None:
+        *where, (field, value) = path
+        raise ModelValidationError(
+            f"{', '.join(['the model', *where])}: field '{field}' holds {value[:40]!r}, which "
+            "is not UTF-8 text; the file is corrupt")
+
+
+def _undecodable(message) -> list | None:
+    """The path to the first undecodable string under `message` (its last entry the field
+    and its bytes), or None."""
+    for field in message.DESCRIPTOR.fields:
+        if field.type == field.TYPE_STRING:
+            value = getattr(message, field.name)
+            for item in (value if field.is_repeated else [value]):
+                if isinstance(item, bytes):
+                    return [(field.name, item)]
+        elif field.type == field.TYPE_MESSAGE and not field.message_type.GetOptions().map_entry:
+            if field.is_repeated:
+                children = getattr(message, field.name)
+            elif message.HasField(field.name):
+                children = [getattr(message, field.name)]
+            else:
+                continue
+            for position, child in enumerate(children):
+                path = _undecodable(child)
+                if path is not None:
+                    name = getattr(child, "name", "")
+                    label = f"'{name}'" if isinstance(name, str) and name else f"#{position}"
+                    return [f"{field.name} {label}", *path]
+    return None
 
 
 # ----------------------------------------------------------------------------- versions
@@ -132,6 +174,11 @@ def check_names(graph: onnx.GraphProto) -> None:
         duplicate = _first_duplicate(names)
         if duplicate is not None:
             raise ModelValidationError(f"{what} '{duplicate}' is declared twice")
+    for value in graph.output:
+        if value.type.HasField("tensor_type") and not value.type.tensor_type.elem_type:
+            raise ModelValidationError(
+                f"graph output '{value.name}' is a tensor of no element type; declare its "
+                "type (or leave the output's type out)")
     for tensor in graph.sparse_initializer:
         raise ModelValidationError(
             f"sparse initializer '{tensor.values.name}': dlc does not support sparse tensors; "
@@ -147,6 +194,38 @@ def check_names(graph: onnx.GraphProto) -> None:
                     f"{_node(node, index)}: output '{name}' is already produced by "
                     f"{producers[name]}; every value must have one producer")
             producers[name] = _node(node, index)
+
+
+# attributes that are booleans: ONNX stores them as ints, and runtimes differ on other values
+# (onnxruntime reads keepdims=2 as false but transA=2 as true), so dlc takes only 0 and 1
+FLAGS = frozenset({
+    "keepdims", "noop_with_empty_axes", "select_last_index", "transA", "transB", "ceil_mode",
+    "count_include_pad", "exclusive", "reverse", "center_point_box", "sorted", "largest",
+    "is_case_sensitive", "allowzero", "input_forget", "upper", "training_mode", "new_axis",
+    "align_corners", "exclude_outside", "is_causal", "interleaved", "layout",
+    "detect_negative", "detect_positive", "saturate", "antialias",
+})
+
+
+def check_attributes(graph: onnx.GraphProto) -> None:
+    """Boolean attributes are 0 or 1 and string attributes are UTF-8 text, in the graph and
+    in its bodies."""
+    for index, node in enumerate(graph.node):
+        for attribute in node.attribute:
+            for text in [attribute.s, *attribute.strings]:
+                try:
+                    text.decode()
+                except UnicodeDecodeError:
+                    raise ModelValidationError(
+                        f"{_node(node, index)}: attribute '{attribute.name}' holds "
+                        f"{text[:40]!r}, which is not UTF-8 text; the file is corrupt") from None
+            if attribute.name in FLAGS and attribute.type == onnx.AttributeProto.INT \
+                    and attribute.i not in (0, 1):
+                raise ModelValidationError(
+                    f"{_node(node, index)}: attribute '{attribute.name}' is {attribute.i}; it "
+                    "is a flag and must be 0 or 1")
+            for body in ([attribute.g] if attribute.HasField("g") else []) + list(attribute.graphs):
+                check_attributes(body)
 
 
 def check_order(graph: onnx.GraphProto) -> None:
@@ -411,6 +490,10 @@ def _bind_inputs(node: onnx.NodeProto, index: int, schema: OpSchema,
     bound: dict[str, tuple[int, str]] = {}
     for position, name in enumerate(node.input):
         formal = _formal(schema.inputs, position)
+        if not name and formal is not None and formal.option != _OPTIONAL:
+            raise ModelValidationError(
+                f"{_node(node, index)}: input {position} ('{formal.name}' of {node.op_type}) "
+                "is empty, but only optional inputs may be omitted; give it a value")
         if not name or name not in known or formal is None:
             continue
         if formal.option == _VARIADIC and not formal.is_homogeneous:
