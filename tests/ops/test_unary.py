@@ -246,19 +246,15 @@ def dropout_model(opset: int, n_outputs: int, ratio=None, training=None):
                       initializers=initializers, opset=opset)
 
 
-MASK_BUG = pytest.mark.xfail(
-    reason="storage.py: storage_elements reads a splat bool constant as a full array",
-    strict=False)
-
 # name -> (opset, number of outputs, ratio input, training_mode input)
 DROPOUTS = {
     "opset 7": (7, 1, None, None),
-    "opset 10 bool mask": pytest.param((10, 2, None, None), marks=MASK_BUG),
+    "opset 10 bool mask": (10, 2, None, None),
     "opset 13": (13, 1, None, None),
     "opset 13 ratio": (13, 1, 0.2, None),
     "opset 13 training false": (13, 1, 0.2, False),
     "opset 13 training, ratio 0": (13, 1, 0.0, True),
-    "opset 22 mask": pytest.param((22, 2, None, False), marks=MASK_BUG),
+    "opset 22 mask": (22, 2, None, False),
 }
 
 
