@@ -32,6 +32,7 @@ from dlc.frontends.onnx_importer import ImportedModel, import_model
 from dlc.frontends.torch.tensors import call_with_tensors, holds_torch_tensors, is_torch_model
 from dlc.passes import STAGES, build_pass_manager, parse_pipeline, pipeline, stage_pipelines
 from dlc.passes.lowering import checks
+from dlc.passes.pipelines import extension_key
 from dlc.runtime import cache
 from dlc.runtime.jit import JitFunction, Signature, TensorSpec, numpy_dtype
 from dlc.timings import Timer, Timings
@@ -232,7 +233,7 @@ def _cache_key(model, opt_level: int, input_shapes, constants,
         except (OSError, TypeError):
             return None  # (the importer reports the error)
     return cache.model_key(data, opt_level, input_shapes, constants,
-                           options=f"threads={num_threads}")
+                           options=f"threads={num_threads}{extension_key()}")
 
 
 def _cached(key: str | None, model, opt_level: int, input_shapes, constants,

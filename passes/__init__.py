@@ -2,11 +2,20 @@
 
 `registered_passes()` lists every pass by pipeline name; `build_pass_manager(text)` turns a
 pipeline text mixing them with upstream passes into a PassManager; `pipeline(opt_level)` gives
-the named pipeline of an opt level.
+the named pipeline of an opt level; `load_plugin(path)` loads passes written outside dlc and
+`extend_stage(stage, text)` adds passes to the opt levels' pipelines (`dlc.passes.plugins`).
 """
 
 from dlc.passes.pipeline import build_pass_manager, describe, parse_pipeline
-from dlc.passes.pipelines import OPT_LEVELS, STAGES, pipeline, stage_pipelines
+from dlc.passes.pipelines import (
+    OPT_LEVELS,
+    STAGES,
+    clear_extensions,
+    extend_stage,
+    pipeline,
+    stage_pipelines,
+)
+from dlc.passes.plugins import PluginError, PluginWarning, load_plugin
 from dlc.passes.registry import (
     ModulePass,
     PassFailure,
@@ -21,8 +30,13 @@ __all__ = [
     "ModulePass",
     "PassFailure",
     "PipelineError",
+    "PluginError",
+    "PluginWarning",
     "build_pass_manager",
+    "clear_extensions",
     "describe",
+    "extend_stage",
+    "load_plugin",
     "parse_pipeline",
     "pipeline",
     "register",

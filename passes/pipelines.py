@@ -7,6 +7,8 @@ A stage is a cut point: `dlc` (after graph-level passes), `linalg` (after loweri
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 STAGES = ("dlc", "linalg", "bufferized", "llvm")
 OPT_LEVELS = (0, 1, 2, 3)
 
@@ -79,7 +81,65 @@ def stage_pipelines(opt_level: int = 2, num_threads: int = 1) -> dict[str, str]:
     llvm = to_llvm if opt_level < 1 else "canonicalize,cse," + to_llvm
     if opt_level >= 2:
         llvm = "dlc-lower-vectors," + llvm
-    return {"dlc": dlc, "linalg": linalg, "bufferized": bufferized, "llvm": llvm}
+    stages = {"dlc": dlc, "linalg": linalg, "bufferized": bufferized, "llvm": llvm}
+    for stage, levels, text in _EXTENSIONS:
+        if opt_level in levels:
+            stages[stage] += "," + text
+    return stages
+
+
+# passes added to the end of a stage of some opt levels (plugins' passes, say): (stage, opt
+# levels, pipeline text), in the order they were added
+_EXTENSIONS: list[tuple[str, tuple[int, ...], str]] = []
+
+
+def extend_stage(stage: str, passes: str, opt_levels: Sequence[int] = OPT_LEVELS) -> None:
+    """Run `passes` (pipeline text, a comma-separated list of passes on `builtin.module`) at
+    the end of `stage` at each of `opt_levels`, in every compile of this process from now on
+    (`dlc.compile`, `dlc run`, `dlc-opt -O`). At the end of `dlc` a pass sees the optimized
+    dlc ops; at the end of `linalg`, the scheduled linalg ops; and so on."""
+    from dlc.dialects import make_context
+    from dlc.passes.pipeline import build_pass_manager
+
+    if stage not in STAGES:
+        raise ValueError(f"unknown stage {stage!r}; stages are {', '.join(STAGES)}")
+    levels = tuple(opt_levels)
+    if not levels or any(level not in OPT_LEVELS for level in levels):
+        raise ValueError(f"opt_levels must be some of {OPT_LEVELS}, got {opt_levels!r}")
+    passes = passes.strip().strip(",")
+    with make_context():  # (PipelineError for an unknown pass or a bad option)
+        build_pass_manager(f"builtin.module({passes})")
+    _EXTENSIONS.append((stage, levels, passes))
+
+
+def clear_extensions() -> None:
+    """Forget every `extend_stage`: the opt levels' pipelines are dlc's own again."""
+    _EXTENSIONS.clear()
+
+
+def extension_names() -> list[str]:
+    """The pass names the extensions add (the compile cache keys on their sources)."""
+    from dlc.passes.pipeline import parse_pipeline
+
+    names: list[str] = []
+
+    def walk(elements) -> None:
+        for element in elements:
+            names.append(element.name)
+            walk(element.children or [])
+
+    for _, _, text in _EXTENSIONS:
+        walk(parse_pipeline(text))
+    return names
+
+
+def extension_key() -> str:
+    """What the extensions change in a compile, for the cache key ("" when none)."""
+    if not _EXTENSIONS:
+        return ""
+    from dlc.passes.plugins import source_digest
+
+    return f" extensions={_EXTENSIONS!r} sources={source_digest(extension_names())}"
 
 
 def pipeline(opt_level: int = 2, until: str = "llvm", num_threads: int = 1) -> str:

@@ -99,12 +99,16 @@ def register(cls: type[ModulePass]) -> type[ModulePass]:
 
 
 def registered_passes() -> dict[str, type[ModulePass]]:
-    """Every dlc pass by pipeline name (importing each module of `dlc.passes` registers it)."""
+    """Every pass by pipeline name: dlc's (importing each module of `dlc.passes` registers
+    it), installed plugins' and those of plugins loaded with `dlc.passes.load_plugin`."""
     import dlc.passes as package
 
     for module in pkgutil.iter_modules(package.__path__):
         if not module.ispkg:
             importlib.import_module(f"dlc.passes.{module.name}")
+    from dlc.passes.plugins import load_entry_points
+
+    load_entry_points()  # (installed plugins: the `dlc.passes` entry-point group)
     return dict(sorted(_PASSES.items()))
 
 

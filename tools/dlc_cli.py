@@ -275,7 +275,16 @@ def build_parser() -> argparse.ArgumentParser:
         sub.add_argument("-O", "--opt-level", type=int, default=2, choices=range(4))
         sub.add_argument("--input-shape", action="append", default=[], metavar="NAME=D0,D1",
                          help="static shape for an input with symbolic sizes")
+        plugin_options(sub)
         return sub
+
+    def plugin_options(sub: argparse.ArgumentParser) -> None:
+        sub.add_argument("--load-pass-plugin", action="append", default=[],
+                         metavar="FILE.py|MODULE", help="load the passes of a Python file or "
+                         "module (repeatable)")
+        sub.add_argument("--add-passes", action="append", default=[], metavar="STAGE=PASSES",
+                         help=f"run PASSES (pipeline text) at the end of STAGE ({', '.join(STAGES)})"
+                         " of the opt level (repeatable)")
 
     run = model_command("run", "compile and run once, print each output's checksum")
     run.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy")
@@ -314,6 +323,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     pipe = commands.add_parser("pipeline", help="print the pass pipeline of an opt level")
     pipe.add_argument("-O", "--opt-level", type=int, default=2, choices=range(4))
+    plugin_options(pipe)
     pipe.set_defaults(handler=cmd_pipeline)
 
     conf = commands.add_parser("conformance", help="run the ONNX backend node tests per op")
@@ -331,6 +341,20 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def extend_pipelines(args) -> None:
+    """Load `--load-pass-plugin`s, then add `--add-passes` to the opt levels' stages."""
+    from dlc.passes import extend_stage, load_plugin
+
+    for plugin in getattr(args, "load_pass_plugin", []):
+        load_plugin(plugin)
+    for item in getattr(args, "add_passes", []):
+        stage, eq, passes = item.partition("=")
+        if not eq or not passes.strip():
+            raise ValueError(f"--add-passes {item!r}: expected STAGE=PASSES, e.g. "
+                             "dlc=my-pass,dlc-canonicalize")
+        extend_stage(stage.strip(), passes)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     # --timings=json / --timings=table: spelled as flags (an optional value of --timings would
     # swallow the model path in `dlc compile --timings model.onnx`)
@@ -340,6 +364,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from dlc.errors import DlcError
 
     try:
+        extend_pipelines(args)
         return args.handler(args)
     except (DlcError, ValueError) as error:
         print(f"dlc: error: {error}", file=sys.stderr)

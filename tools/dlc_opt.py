@@ -66,8 +66,10 @@ from dlc.passes import (
     OPT_LEVELS,
     STAGES,
     PipelineError,
+    PluginError,
     build_pass_manager,
     describe,
+    load_plugin,
     pipeline,
     registered_passes,
 )
@@ -657,6 +659,10 @@ def make_parser() -> argparse.ArgumentParser:
                         metavar="BOOL", help="verify the IR after each pass (default 1)")
     parser.add_argument("--version", action="store_true",
                         help="print the versions of dlc and of the MLIR bindings, then exit")
+    parser.add_argument("--load-pass-plugin", action="append", default=[],
+                        metavar="FILE.py|MODULE",
+                        help="load the passes of a Python file or module (repeatable); they "
+                        "can then be named in pipelines and given as flags")
     return parser
 
 
@@ -675,6 +681,7 @@ def normalize(argv: Sequence[str], parser: argparse.ArgumentParser) -> tuple[lis
     dlc pass, or upstream pass `mlir-opt --help` lists) become `cse` and `canonicalize{opt=1}`,
     in the order given. The value after an option that takes one is left alone."""
     options = parser._option_string_actions  # argparse has no public lookup
+    load_plugins(argv)  # (first: a plugin's passes may be given as flags)
     out: list[str] = []
     passes: list[str] = []
     arguments = iter(argv)
@@ -695,6 +702,22 @@ def normalize(argv: Sequence[str], parser: argparse.ArgumentParser) -> tuple[lis
         if action is not None and action.nargs is None and not eq:
             out.append(next(arguments, ""))  # the option's value, whatever it looks like
     return out, passes
+
+
+def load_plugins(argv: Sequence[str]) -> None:
+    """Load every `--load-pass-plugin` of `argv` (either spelling, `=VALUE` or `VALUE`)."""
+    for index, arg in enumerate(argv):
+        name, eq, value = arg.lstrip("-").partition("=")
+        if name != "load-pass-plugin" or not arg.startswith("-"):
+            continue
+        if not eq:
+            value = argv[index + 1] if index + 1 < len(argv) else ""
+        if not value:
+            raise UsageError("--load-pass-plugin needs a Python file or module name")
+        try:
+            load_plugin(value)
+        except PluginError as error:
+            raise UsageError(str(error)) from None
 
 
 def is_pass(name: str) -> bool:
