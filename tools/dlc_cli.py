@@ -5,6 +5,7 @@
     dlc compile MODEL.onnx --timings [--json]       where a cold compile's time and memory go
     dlc compile MODEL.onnx --emit=dot --stats       the dlc graph as Graphviz; op counts, memory
     dlc bench MODEL.onnx                            latency of dlc beside onnxruntime
+    dlc bisect MODEL.onnx [--opt-levels A,B]        the first node (or pass) that goes wrong
     dlc pipeline [-O N]                             print the pass pipeline of an opt level
     dlc conformance [-k NAME] [-v]                  the ONNX backend node tests, per op
     dlc fuzz [-n COUNT] [--seed S] [--out DIR]      random graphs, dlc against onnxruntime
@@ -282,9 +283,10 @@ def build_parser() -> argparse.ArgumentParser:
         sub.add_argument("--load-pass-plugin", action="append", default=[],
                          metavar="FILE.py|MODULE", help="load the passes of a Python file or "
                          "module (repeatable)")
-        sub.add_argument("--add-passes", action="append", default=[], metavar="STAGE=PASSES",
+        sub.add_argument("--add-passes", action="append", default=[],
+                         metavar="STAGE[@LEVELS]=PASSES",
                          help=f"run PASSES (pipeline text) at the end of STAGE ({', '.join(STAGES)})"
-                         " of the opt level (repeatable)")
+                         " at every opt level, or at LEVELS (2,3) only (repeatable)")
 
     run = model_command("run", "compile and run once, print each output's checksum")
     run.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy")
@@ -321,6 +323,13 @@ def build_parser() -> argparse.ArgumentParser:
                        help="compile with the compile cache disabled (a real compile time)")
     bench.set_defaults(handler=cmd_bench)
 
+    from dlc.tools import bisect
+
+    bis = model_command("bisect", "the first node (or pass, --opt-levels A,B) whose result "
+                        "differs from onnxruntime's; a one-node reproducer")
+    bisect.add_arguments(bis)
+    bis.set_defaults(handler=bisect.run)
+
     pipe = commands.add_parser("pipeline", help="print the pass pipeline of an opt level")
     pipe.add_argument("-O", "--opt-level", type=int, default=2, choices=range(4))
     plugin_options(pipe)
@@ -348,11 +357,16 @@ def extend_pipelines(args) -> None:
     for plugin in getattr(args, "load_pass_plugin", []):
         load_plugin(plugin)
     for item in getattr(args, "add_passes", []):
-        stage, eq, passes = item.partition("=")
-        if not eq or not passes.strip():
-            raise ValueError(f"--add-passes {item!r}: expected STAGE=PASSES, e.g. "
-                             "dlc=my-pass,dlc-canonicalize")
-        extend_stage(stage.strip(), passes)
+        where, eq, passes = item.partition("=")
+        stage, at, levels = where.partition("@")
+        try:
+            opt_levels = [int(x) for x in levels.split(",")] if at else [0, 1, 2, 3]
+        except ValueError:
+            opt_levels = []
+        if not eq or not passes.strip() or not opt_levels:
+            raise ValueError(f"--add-passes {item!r}: expected STAGE[@LEVELS]=PASSES, e.g. "
+                             "dlc=my-pass,dlc-canonicalize or linalg@2,3=my-pass")
+        extend_stage(stage.strip(), passes, opt_levels)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
