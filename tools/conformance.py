@@ -14,12 +14,14 @@ import json
 import os
 import pickle
 import subprocess
-import tempfile
 import sys
+import tempfile
 import warnings
 from collections import Counter, defaultdict
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+
+from dlc.tools import progress
 
 TENSOR_DTYPES = {1, 2, 3, 4, 5, 6, 7, 9, 10, 11, 12, 13}  # onnx.TensorProto data types
 
@@ -187,8 +189,15 @@ def run_all(cases: list, jobs: int) -> list[Outcome]:
         cases_file = os.path.join(folder, "cases.pkl")
         with open(cases_file, "wb") as f:
             pickle.dump([c for c in cases if not isinstance(c, str)], f)
-        with ThreadPoolExecutor(jobs) as pool:
-            results = list(pool.map(lambda chunk: _run_chunk(cases_file, chunk), chunks))
+        with progress.bar("conformance", total=len(names)) as advance, \
+                ThreadPoolExecutor(jobs) as pool:
+
+            def run_chunk(chunk: list[str]) -> list[Outcome]:
+                outcomes = _run_chunk(cases_file, chunk)
+                advance(len(chunk))
+                return outcomes
+
+            results = list(pool.map(run_chunk, chunks))
     ops = {c.name: op_of(c) for c in cases if not isinstance(c, str)}
     outcomes = [o for chunk in results for o in chunk]
     for outcome in outcomes:

@@ -79,9 +79,11 @@ def time_calls(fn: Callable[[], object], repeat: int, warmup: int = 3) -> list[f
 
 def compile_model(args):
     import dlc
+    from dlc.tools import progress
 
-    return dlc.compile(args.model, opt_level=args.opt_level,
-                       input_shapes=parse_shapes(args.input_shape))
+    with progress.spinner(f"compiling {args.model} at -O{args.opt_level}"):
+        return dlc.compile(args.model, opt_level=args.opt_level,
+                           input_shapes=parse_shapes(args.input_shape))
 
 
 def cmd_run(args) -> int:
@@ -244,9 +246,13 @@ def cmd_bench(args) -> int:
 
 
 def cmd_pipeline(args) -> int:
+    from dlc.compiler import default_threads
     from dlc.passes import pipeline
 
-    print(pipeline(args.opt_level))
+    threads = default_threads() if args.threads is None else args.threads
+    if threads < 1:
+        raise ValueError(f"--threads must be at least 1, got {threads}")
+    print(pipeline(args.opt_level, num_threads=threads))
     return 0
 
 
@@ -332,6 +338,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     pipe = commands.add_parser("pipeline", help="print the pass pipeline of an opt level")
     pipe.add_argument("-O", "--opt-level", type=int, default=2, choices=range(4))
+    pipe.add_argument("--threads", type=int, default=None, metavar="N",
+                      help="the threads of the compile (default: what `dlc run` uses on this "
+                      "machine: $DLC_NUM_THREADS, else the cores this process may use)")
     plugin_options(pipe)
     pipe.set_defaults(handler=cmd_pipeline)
 

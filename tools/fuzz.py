@@ -930,6 +930,13 @@ class Report:
 
 
 def run_jobs(args) -> Report:
+    from dlc.tools import progress
+
+    with progress.bar("fuzz", total=args.count) as advance:
+        return _run_jobs(args, advance)
+
+
+def _run_jobs(args, advance) -> Report:
     report = Report()
     indices = list(range(args.start, args.start + args.count))
 
@@ -959,6 +966,7 @@ def run_jobs(args) -> Report:
                         print(f"case {index} ({mode}): {outcome['status']}: "
                               f"{outcome['detail']} -> {saved}", flush=True)
                     done = sum(report.counts.values())
+                    advance(1, ", ".join(f"{n} {k}" for k, n in sorted(report.counts.items())))
                     if args.progress and done % args.progress == 0:
                         print(f"{done} cases: {dict(report.counts)}", flush=True)
         finally:
