@@ -62,7 +62,7 @@ def test_bar_and_spinner_on_a_terminal(terminal):
 
 
 def test_nothing_in_a_pipe_or_under_ci(terminal, monkeypatch, tmp_path):
-    stream, drawn = terminal
+    stream, _ = terminal
     with open(tmp_path / "log", "w") as log:
         assert not progress.enabled(log)
         with progress.bar("cases", total=2, stream=log) as advance:
