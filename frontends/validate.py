@@ -12,10 +12,10 @@ node (`node 'name' (OpType)`) or tensor. It checks, in this order:
 - declared shapes (graph inputs, outputs, value_info, initializers) whose size exceeds this
   machine's memory, or whose non-empty axes overflow 64-bit size arithmetic (`size_problem`
   of `onnx_node`; the importer checks the shapes nodes compute with the same rule);
-- element types: inputs bound to one type variable of the op's schema must agree, fixed-type
-  inputs must have that type, and a declared type (graph output, value_info) must be the one
-  its producer gives. Whether a type is one the op allows is left to the op importers: dlc
-  accepts some types the schemas do not list (BitShift on int8, for instance).
+- element types: inputs bound to one type variable of the op's schema must agree and be one of
+  the types the schema of the model's opset allows (as onnxruntime; Max on int32 needs opset
+  12; the few extensions dlc takes are listed in `_EXTRA_TYPES`), fixed-type inputs must have that type, and a declared type (graph output, value_info)
+  must be the one its producer gives.
 `load_external_data(proto, base_dir)` checks external-data tensors (location inside the model's
 folder: no absolute path, no `..`, no symlink out; the file exists and holds the bytes) and
 moves their bytes into the proto. What the checker (`onnx.checker`) verifies after this module
@@ -119,6 +119,9 @@ def _undecodable(message) -> list | None:
                 if path is not None:
                     name = getattr(child, "name", "")
                     label = f"'{name}'" if isinstance(name, str) and name else f"#{position}"
+                    op_type = getattr(child, "op_type", "")
+                    if isinstance(op_type, str) and op_type:
+                        label += f" ({op_type})"
                     return [f"{field.name} {label}", *path]
     return None
 
@@ -168,6 +171,12 @@ def check_names(graph: onnx.GraphProto) -> None:
     if not graph.output:  # (onnxruntime: "At least one output should be requested")
         raise ModelValidationError("the graph has no outputs: a model computes nothing unless "
                                    "it declares at least one graph output")
+    for what, values in (("graph input", graph.input), ("graph output", graph.output),
+                         ("initializer", graph.initializer)):
+        for position, value in enumerate(values):
+            if not value.name:
+                raise ModelValidationError(
+                    f"{what} #{position} has an empty name; every {what} needs one")
     for what, names in (("graph input", [v.name for v in graph.input]),
                         ("initializer", [t.name for t in graph.initializer]),
                         ("graph output", [v.name for v in graph.output])):
@@ -475,6 +484,22 @@ def check_types(proto: onnx.ModelProto) -> None:
                 known[name] = produced
 
 
+# types dlc takes beyond an op's schema (onnxruntime refuses them), each tested in tests/ops:
+# shifts of signed integers (two's complement, as numpy's and C's << and >>); reductions and
+# cumulative ops of narrow integers and bools (numpy's semantics: wrapping sums, bool max/min);
+# Relu of unsigned integers (the identity); QuantizeLinear of float64
+_INTS = ("tensor(int8)", "tensor(uint8)", "tensor(int16)", "tensor(uint16)", "tensor(int32)",
+         "tensor(int64)", "tensor(uint32)", "tensor(uint64)")
+_EXTRA_TYPES = {
+    ("BitShift", "T"): ("tensor(int8)", "tensor(int16)", "tensor(int32)", "tensor(int64)"),
+    ("QuantizeLinear", "T1"): ("tensor(double)",),
+    ("CumProd", "T"): _INTS, ("CumSum", "T"): _INTS,
+    ("Relu", "T"): ("tensor(uint8)", "tensor(uint16)", "tensor(uint32)", "tensor(uint64)"),
+    **{(f"Reduce{fn}", "T"): _INTS for fn in ("Sum", "Mean", "Prod", "SumSquare", "L1", "L2")},
+    **{(f"Reduce{fn}", "T"): (*_INTS, "tensor(bool)") for fn in ("Max", "Min")},
+}
+
+
 def _formal(params: Sequence, position: int):
     if position < len(params):
         return params[position]
@@ -510,11 +535,19 @@ def _bind_inputs(node: onnx.NodeProto, index: int, schema: OpSchema,
             raise ModelValidationError(
                 f"{_node(node, index)}: input '{name}' ('{formal.name}' of {node.op_type}) "
                 f"must be {variable[7:-1]}, but it is {_type_name(elem_type)}")
-        only = constraints.get(variable, [])
-        if len(only) == 1 and only[0].startswith("tensor(") and text != only[0]:
+        allowed = [t for t in constraints.get(variable, []) if t.startswith("tensor(")]
+        extra = _EXTRA_TYPES.get((node.op_type, variable), ())
+        if len(allowed) == 1 and text != allowed[0] and not extra:
             raise ModelValidationError(
                 f"{_node(node, index)}: input '{name}' ('{formal.name}' of {node.op_type}) "
-                f"must be {only[0][7:-1]}, but it is {_type_name(elem_type)}")
+                f"must be {allowed[0][7:-1]}, but it is {_type_name(elem_type)}")
+        if allowed and text not in allowed and text not in extra \
+                and constraints[variable] == allowed:
+            kinds = ", ".join(t[7:-1] for t in allowed)
+            raise ModelValidationError(
+                f"{_node(node, index)}: input '{name}' ('{formal.name}' of {node.op_type}) "
+                f"is {_type_name(elem_type)}, but {node.op_type} of opset "
+                f"{schema.since_version} takes {kinds} only (onnxruntime refuses it too)")
         if variable in constraints:
             bound[variable] = (elem_type, name)
     return bound

@@ -363,10 +363,12 @@ NAMING = ("node '", "input '", "output '", "attribute '", "initializer '", "tens
 
 
 def names_something(message: str, names: list[str]) -> bool:
-    """Whether an error message names what is wrong: a name of the model as a word, or one of
-    the phrases of `NAMING`."""
+    """Whether an error message names what is wrong: a name of the model as a word, one of
+    the phrases of `NAMING`, or a position (`node #3`, `output #0`: what has no usable name)."""
     lowered = message.lower()
     if any(phrase in lowered for phrase in NAMING):
+        return True
+    if re.search(r"\b(node|input|output|initializer|attribute) #\d+", lowered):
         return True
     return any(re.search(rf"(?<![\w.]){re.escape(n)}(?![\w])", message) for n in names)
 

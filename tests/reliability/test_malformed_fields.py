@@ -2,7 +2,8 @@
 
 - A string field that is not UTF-8 (a flipped byte in a node name): protobuf hands it back as
   bytes, and the importer once failed with a TypeError far from the cause.
-- An empty name for a required input ("" omits optional inputs only).
+- An empty name for a required input ("" omits optional inputs only), or for a graph input
+  or output; an element type the op's schema does not allow at the model's opset.
 - A flag attribute outside {0, 1}: onnxruntime reads keepdims=2 as false but transA=2 as true;
   dlc refuses both rather than guess.
 - The checker's errors name the node (its own context names only the op type).
@@ -42,7 +43,8 @@ def test_undecodable_node_name():
     at = data.find(b"relu_node")
     data = data[:at] + b"\xff\xfe" + data[at + 2:]
     with pytest.raises(ModelValidationError,
-                       match=r"graph 'g', node #0: field 'name' holds b'\\xff\\xfelu_node', "
+                       match=r"graph 'g', node #0 \(Relu\): field 'name' holds "
+                             r"b'\\xff\\xfelu_node', "
                              r"which is not UTF-8"):
         dlc.compile(data)
 
@@ -103,6 +105,26 @@ def test_checker_errors_name_the_node():
     node = helper.make_node("Relu", ["x", "x"], ["y"], name="two")
     with pytest.raises(ModelValidationError, match=r"node 'two' \(Relu\): .*input size 2"):
         dlc.compile(model([node], [tensor("x", [2])], [tensor("y", [2])]))
+
+
+@pytest.mark.parametrize("where", ["input", "output"])
+def test_graph_value_with_an_empty_name(where):
+    node = helper.make_node("Relu", ["x"], ["y"])
+    inputs = [tensor("" if where == "input" else "x", [2])]
+    outputs = [tensor("" if where == "output" else "y", [2])]
+    with pytest.raises(ModelValidationError, match=rf"graph {where} #0 has an empty name"):
+        dlc.compile(model([node], inputs, outputs))
+
+
+def test_type_the_opset_does_not_allow():
+    node = helper.make_node("Max", ["x", "x"], ["y"], name="mx")
+    ints = [tensor("x", [2], TensorProto.INT32)], [tensor("y", [2], TensorProto.INT32)]
+    with pytest.raises(ModelValidationError,
+                       match=r"node 'mx' \(Max\): input 'x' \('data_0' of Max\) is int32, but "
+                             r"Max of opset 8 takes float16, float, double only"):
+        dlc.compile(model([node], *ints, opset=8))
+    compiled = dlc.compile(model([node], *ints, opset=13))  # (integer Max since opset 12)
+    np.testing.assert_array_equal(compiled(np.array([3, -4], np.int32))[0], [3, -4])
 
 
 def test_output_of_no_element_type():
