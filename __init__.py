@@ -20,6 +20,7 @@ _EXPORTS = {
     "LoweredModel": "dlc.compiler",
     "DlcError": "dlc.errors",
     "IndexOutOfRangeError": "dlc.errors",
+    "InputError": "dlc.errors",
     "FrontendError": "dlc.frontends.onnx_importer",
     "UnsupportedOpsError": "dlc.frontends.onnx_importer",
     "pipeline": "dlc.passes",

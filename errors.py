@@ -11,3 +11,11 @@ class IndexOutOfRangeError(DlcError, IndexError):
     The message names the op, its ONNX node and the offending value; the call's outputs are
     discarded. Like onnxruntime, dlc refuses such indices instead of clamping them silently.
     """
+
+
+class InputError(DlcError, ValueError):
+    """The inputs of a call do not match the compiled signature (count, names, dtype, shape).
+
+    A ValueError too, as numpy's and onnxruntime's are; the message names the input and
+    shows the expected signature.
+    """

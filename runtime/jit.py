@@ -23,7 +23,7 @@ import numpy as np
 from mlir import ir
 from mlir.execution_engine import ExecutionEngine
 
-from dlc.errors import IndexOutOfRangeError
+from dlc.errors import IndexOutOfRangeError, InputError
 
 _ELEMENT_DTYPES = {
     "f16": np.float16,
@@ -79,37 +79,37 @@ class Signature:
         if len(args) == 1 and isinstance(args[0], Mapping) and not kwargs:
             kwargs, args = args[0], ()
         if args and kwargs:
-            raise ValueError("pass inputs either positionally or by name, not both")
+            raise InputError("pass inputs either positionally or by name, not both")
         if kwargs:
             names = [s.name for s in self.inputs]
             unknown = sorted(set(kwargs) - set(names))
             missing = [n for n in names if n not in kwargs]
             if unknown or missing:
-                raise ValueError(
+                raise InputError(
                     f"inputs by name do not match the signature {self}: "
                     f"missing {missing}, unknown {unknown}"
                 )
             return [kwargs[n] for n in names]
         if len(args) != len(self.inputs):
-            raise ValueError(
+            raise InputError(
                 f"expected {len(self.inputs)} inputs, got {len(args)}; signature: {self}"
             )
         return list(args)
 
     def _check(self, spec: TensorSpec, value) -> np.ndarray:
         if not isinstance(value, np.ndarray | np.generic):
-            raise ValueError(
+            raise InputError(
                 f"input '{spec.name}' must be a numpy array, got {type(value).__name__}; "
                 f"expected {spec}"
             )
         array = np.asarray(value)
         if array.dtype != spec.dtype:
-            raise ValueError(
+            raise InputError(
                 f"input '{spec.name}' has dtype {array.dtype}, expected {spec.dtype} "
                 f"(signature {self})"
             )
         if array.shape != spec.shape:
-            raise ValueError(
+            raise InputError(
                 f"input '{spec.name}' has shape {list(array.shape)}, expected "
                 f"{list(spec.shape)} (signature {self})"
             )

@@ -30,6 +30,7 @@ from dlc.frontends.onnx_node import (
     dense,
     element_type,
 )
+from dlc.frontends.onnx_ops.core import check_same_shapes
 
 
 def _element(value: ir.Value) -> ir.Type:
@@ -60,6 +61,7 @@ def _fold(n: NodeContext, step) -> ir.Value:
 
 def _binary(fn: str) -> Importer:
     def import_binary(n: NodeContext) -> list[ir.Value]:
+        check_same_shapes(n, 7)
         return [n.build(BINARY, n.inputs[:2], {"fn": fn})]
 
     return import_binary
@@ -68,6 +70,7 @@ def _binary(fn: str) -> Importer:
 def _variadic(fn: str) -> Importer:
     def import_variadic(n: NodeContext) -> list[ir.Value]:
         # Max(a, b, c) -> binary{max}(binary{max}(a, b), c)
+        check_same_shapes(n, 8)
         return [_fold(n, lambda a, b: n.build(BINARY, [a, b], {"fn": fn}))]
 
     return import_variadic
@@ -75,6 +78,7 @@ def _variadic(fn: str) -> Importer:
 
 def _compare(fn: str) -> Importer:
     def import_compare(n: NodeContext) -> list[ir.Value]:
+        check_same_shapes(n, 7)
         return [n.build(COMPARE, n.inputs[:2], {"fn": fn})]
 
     return import_compare
@@ -82,11 +86,13 @@ def _compare(fn: str) -> Importer:
 
 def import_sum(n: NodeContext) -> list[ir.Value]:
     # Sum(a, b, c) -> add(add(a, b), c)
+    check_same_shapes(n, 8)
     return [_fold(n, lambda a, b: n.build(ops.ADD, [a, b]))]
 
 
 def import_mean(n: NodeContext) -> list[ir.Value]:
     # Mean(a, b, c) -> div(add(add(a, b), c), 3)
+    check_same_shapes(n, 8)
     total = _fold(n, lambda a, b: n.build(ops.ADD, [a, b]))
     count = len(_present(n))
     if count == 1:
@@ -97,6 +103,7 @@ def import_mean(n: NodeContext) -> list[ir.Value]:
 def import_pow(n: NodeContext) -> list[ir.Value]:
     # Pow(x, y) -> binary{pow}(x, cast(y)); an integer base with a float exponent computes in
     # f64 and truncates back, as numpy's power(int, float).astype(int)
+    check_same_shapes(n, 7)
     base, exponent = n.inputs[:2]
     base_type, exponent_type = _element(base), _element(exponent)
     if is_int(base_type) and is_float(exponent_type):

@@ -10,10 +10,24 @@ from dlc.dialects import ops
 from dlc.frontends.onnx_node import Importer, NodeContext, constant_value, dense
 
 
+def check_same_shapes(n: NodeContext, since: int) -> None:
+    """Before opset `since` (7 for the binary ops, 8 for Max/Min/Sum/Mean) an elementwise op
+    does not broadcast: its inputs must have one shape (onnxruntime and onnx's shape inference
+    refuse others); the legacy `broadcast` attribute of opsets < 7 is not supported."""
+    if n.opset >= since:
+        return
+    if n.attr("broadcast"):
+        raise n.error(f"legacy broadcast attribute (opset < {since}) is not supported")
+    shapes = [list(v.type.shape) for v in n.inputs if v is not None]
+    if any(shape != shapes[0] for shape in shapes):
+        raise n.error(f"inputs of shapes {shapes} differ, but {n.node.op_type} of opset "
+                      f"{n.opset} does not broadcast (numpy broadcasting came with opset "
+                      f"{since}): give the inputs one shape or update the model's opset")
+
+
 def _binary(op: ops.OpDef) -> Importer:
     def import_binary(n: NodeContext) -> list[ir.Value]:
-        if n.opset < 7 and n.attr("broadcast"):
-            raise n.error("legacy broadcast attribute (opset < 7) is not supported")
+        check_same_shapes(n, 7)
         return [n.build(op, n.inputs[:2])]
 
     return import_binary

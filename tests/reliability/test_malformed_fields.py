@@ -147,3 +147,26 @@ def test_inputs_and_outputs_without_shape_or_type():
     np.testing.assert_array_equal(compiled(x)[0], np.maximum(x, 0))
     unshaped_output = model([node], [tensor("x", [2])], [tensor("y", None)])
     np.testing.assert_array_equal(dlc.compile(unshaped_output)(x[0])[0], np.maximum(x[0], 0))
+
+
+def test_wrong_inputs_are_input_errors():
+    compiled = dlc.compile(relu())
+    x = np.zeros((2, 3), F32)
+    for args, message in [((x.astype(np.float64),), "has dtype float64, expected float32"),
+                          ((x[:1],), r"has shape \[1, 3\], expected \[2, 3\]"),
+                          ((x, x), "expected 1 inputs, got 2"),
+                          (({"z": x},), r"missing \['x'\], unknown \['z'\]")]:
+        with pytest.raises(dlc.InputError, match=message) as caught:
+            compiled(*args)
+        assert isinstance(caught.value, ValueError) and isinstance(caught.value, dlc.DlcError)
+
+
+@pytest.mark.parametrize("op_type, since", [("Add", 7), ("Greater", 7), ("Max", 8)])
+def test_no_broadcasting_before_its_opset(op_type, since):
+    node = helper.make_node(op_type, ["x", "w"], ["y"], name="n")
+    inputs = [tensor("x", [4]), tensor("w", [2, 4])]
+    with pytest.raises(dlc.FrontendError,
+                       match=rf"node 'n' \({op_type}\): inputs of shapes \[\[4\], \[2, 4\]\] "
+                             rf"differ, but {op_type} of opset {since - 1} does not broadcast"):
+        dlc.compile(model([node], inputs, [onnx.ValueInfoProto(name="y")], opset=since - 1))
+    dlc.compile(model([node], inputs, [onnx.ValueInfoProto(name="y")], opset=since))
