@@ -87,13 +87,22 @@ def _check(proto: onnx.ModelProto) -> None:
 
 
 def _checker_message(proto: onnx.ModelProto, error: Exception) -> str:
-    """The checker's message, led by the node it is about (its context names only the op
-    type, and an empty name for unnamed nodes)."""
+    """The checker's message, led by the graph value or the node it is about (its context
+    names only the op type, and an empty name for unnamed nodes)."""
     message = str(error).strip().split("\n\n==> Context:")[0].strip()
     context = onnx.checker.C.CheckerContext()
     context.ir_version = proto.ir_version
     context.opset_imports = {e.domain: e.version for e in proto.opset_import}
-    for index, node in enumerate(proto.graph.node):
+    graph = proto.graph
+    for what, values in (("graph input", graph.input), ("graph output", graph.output),
+                         ("value_info", graph.value_info)):
+        for value in values:
+            try:
+                onnx.checker.check_value_info(value, context)
+            except (onnx.checker.ValidationError, ValueError) as value_error:
+                detail = str(value_error).strip().split("\n\n==> Context:")[0].strip()
+                return f"{what} '{value.name}': {detail}"
+    for index, node in enumerate(graph.node):
         try:
             onnx.checker.check_node(node, context)
         except (onnx.checker.ValidationError, ValueError) as node_error:

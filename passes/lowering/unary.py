@@ -58,10 +58,13 @@ def _hard_sigmoid(x: ir.Value, alpha: float, beta: float) -> ir.Value:
     return arith.maximumf(arith.minimumf(line, _c(x, 1)), _c(x, 0))
 
 
-def _elu(x: ir.Value, alpha: float) -> ir.Value:
-    # x > 0 ? x : alpha (exp(x) - 1)
+def _elu(x: ir.Value, alpha: float, zero_is_negative: bool = False) -> ir.Value:
+    # x < 0 ? alpha (exp(x) - 1) : x (ONNX's Elu); Selu's x <= 0 side is alpha's too (which
+    # differs at 0 only for alpha = nan or inf)
     negative = arith.mulf(_c(x, alpha), math.expm1(x))
-    return arith.select(arith.cmpf(OGT, x, _c(x, 0)), x, negative)
+    if zero_is_negative:
+        return arith.select(arith.cmpf(OGT, x, _c(x, 0)), x, negative)
+    return arith.select(arith.cmpf(OLT, x, _c(x, 0)), negative, x)
 
 
 def _celu(x: ir.Value, alpha: float) -> ir.Value:
@@ -71,8 +74,8 @@ def _celu(x: ir.Value, alpha: float) -> ir.Value:
 
 
 def _leaky_relu(x: ir.Value, alpha: float) -> ir.Value:
-    # x > 0 ? x : alpha x
-    return arith.select(arith.cmpf(OGT, x, _c(x, 0)), x, arith.mulf(x, _c(x, alpha)))
+    # x < 0 ? alpha x : x
+    return arith.select(arith.cmpf(OLT, x, _c(x, 0)), arith.mulf(x, _c(x, alpha)), x)
 
 
 def _thresholded_relu(x: ir.Value, alpha: float) -> ir.Value:
@@ -147,7 +150,7 @@ FLOAT_BODIES: dict[str, FloatBody] = {
     "hard_swish": lambda x, p: arith.mulf(x, _hard_sigmoid(x, 0.1666666716337204, 0.5)),
     "elu": lambda x, p: _elu(x, *p),
     # gamma elu(x)
-    "selu": lambda x, p: arith.mulf(_elu(x, p[0]), _c(x, p[1])),
+    "selu": lambda x, p: arith.mulf(_elu(x, p[0], zero_is_negative=True), _c(x, p[1])),
     "celu": lambda x, p: _celu(x, *p),
     "leaky_relu": lambda x, p: _leaky_relu(x, *p),
     "thresholded_relu": lambda x, p: _thresholded_relu(x, *p),

@@ -284,3 +284,24 @@ def test_dropout_training_is_rejected(ratio):
     model = dropout_model(13, 1, ratio=ratio, training=True)
     with pytest.raises(dlc.DlcError, match="training_mode is true"):
         dlc.compile(model)
+
+
+@pytest.mark.parametrize("op_type, attributes", [
+    ("Elu", {"alpha": float("nan")}), ("Elu", {"alpha": float("inf")}),
+    ("LeakyRelu", {"alpha": float("nan")}), ("Selu", {"alpha": float("nan")}),
+    ("Selu", {"alpha": float("inf"), "gamma": 2.0}), ("Celu", {"alpha": float("inf")}),
+], ids=lambda v: str(v))
+@pytest.mark.parametrize("opt_level", [0, 3])
+def test_activations_at_zero_with_a_non_finite_alpha(op_type, attributes, opt_level):
+    # the side a formula takes at x = 0 shows only with alpha nan or inf (found by dlc fuzz
+    # --mutate: Elu took alpha's side at 0, giving nan where onnxruntime gives 0)
+    import onnxruntime
+
+    x = np.array([-1.0, 0.0, 0.5, -0.0], np.float32)
+    node = helper.make_node(op_type, ["x"], ["y"], **attributes)
+    model = make_model([node], {"x": (np.float32, [4])}, {"y": (np.float32, [4])}, check=False)
+    session = onnxruntime.InferenceSession(model.SerializeToString(),
+                                           providers=["CPUExecutionProvider"])
+    (want,) = session.run(None, {"x": x})
+    (got,) = dlc.compile(model, opt_level=opt_level)(x)
+    np.testing.assert_array_equal(got, want)
