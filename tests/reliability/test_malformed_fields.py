@@ -174,7 +174,7 @@ def test_no_broadcasting_before_its_opset(op_type, since):
 
 def test_checker_errors_name_the_graph_value():
     value = tensor("x", [2])
-    value.type.tensor_type.elem_type = 0  # a shape, but no element type
+    value.type.tensor_type.ClearField("elem_type")  # a shape, but no element type
     node = helper.make_node("Relu", ["x"], ["y"])
     with pytest.raises(ModelValidationError, match=r"graph input 'x': Field 'elem_type' of "
                                                    r"'type' is required but missing"):
