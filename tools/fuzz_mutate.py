@@ -359,7 +359,7 @@ def generate(seed: int, index: int, max_depth: int = 20) -> Mutant:
 
 NAMING = ("node '", "input '", "output '", "attribute '", "initializer '", "tensor '",
           "value '", "opset", "ir version", "ir_version", "domain", "not a valid onnx model",
-          "not an onnx model")
+          "not an onnx model", "field '")
 
 
 def names_something(message: str, names: list[str]) -> bool:
