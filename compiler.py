@@ -17,6 +17,7 @@ the process's peak-RSS mark).
 from __future__ import annotations
 
 import contextlib
+import io
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -125,7 +126,7 @@ def compile(
     start = time.perf_counter()
     timer = Timer(memory=timings)
     with timer.active():
-        key = cached = None  # (torch models are not cached)
+        key = cached = None  # (torch models: cached by their imported IR, below)
         if cache.enabled() and example_inputs is None and not is_torch_model(model):
             with timer.span("cache lookup"):
                 key = _cache_key(model, opt_level, input_shapes, constants, num_threads)
@@ -137,6 +138,11 @@ def compile(
             return cached
         context = make_context()
         imported = _import(model, context, input_shapes, constants, example_inputs, timer)
+        if key is None:  # (PyTorch: cached by the imported IR)
+            compiled = compile_imported_cached(context, imported, opt_level, num_threads,
+                                               start, timer)
+            compiled.timings = timer.result()
+            return compiled
         compiled = compile_imported(context, imported, opt_level, start, num_threads, timer)
         if key is not None:
             cache.remember(key, compiled)
@@ -277,6 +283,47 @@ def compile_imported(context: ir.Context, imported: ImportedModel, opt_level: in
                                    checks=descriptions)
     return CompiledModel(context, snapshots, function, opt_level, time.perf_counter() - start,
                          num_threads=num_threads, timings=timer.result())
+
+
+def compile_imported_cached(context: ir.Context, imported: ImportedModel, opt_level: int = 2,
+                            num_threads: int = 1, start: float | None = None,
+                            timer: Timer | None = None) -> CompiledModel:
+    """`compile_imported` through the compile cache, keyed on the imported module itself (its
+    bytecode, locations included): the path of frontends whose input is no ONNX file, PyTorch's
+    (`dlc.compile(module)`, `torch.compile(backend="dlc")`)."""
+    start = time.perf_counter() if start is None else start
+    timer = timer or Timer()
+    if not cache.enabled():
+        return compile_imported(context, imported, opt_level, start, num_threads, timer)
+    with timer.span("cache lookup"):
+        stream = io.BytesIO()
+        imported.module.operation.write_bytecode(stream)
+        data = stream.getvalue()
+        names = f"inputs={imported.input_names} outputs={imported.output_names}"
+        key = cache.model_key(data, opt_level, None, None,
+                              options=f"threads={num_threads} dlc-ir {names}{extension_key()}")
+        hit = cache.recall(key)
+        if hit is not None:
+            return hit
+        function = cache.load(key)
+    if function is not None:
+        def relower() -> CompiledModel:
+            again = make_context()
+            with again:
+                module = ir.Module.parse(data)
+            parsed = ImportedModel(module, imported.input_names, imported.output_names,
+                                   imported.opset, dict(imported.constants))
+            with cache.disabled():
+                return compile_imported(again, parsed, opt_level, num_threads=num_threads)
+
+        compiled = CompiledModel(None, None, function, opt_level, time.perf_counter() - start,
+                                 relower=relower, num_threads=num_threads)
+    else:
+        compiled = compile_imported(context, imported, opt_level, start, num_threads, timer)
+        with timer.span("cache save"):
+            cache.save(key, compiled._function, compiled.compile_seconds)
+    cache.remember(key, compiled)
+    return compiled
 
 
 def _run_stages(module: ir.Module, opt_level: int, num_threads: int, until: str,
