@@ -27,7 +27,7 @@ import warnings
 from pathlib import Path
 
 from dlc.errors import DlcError
-from dlc.passes import registry
+import dlc.passes.registry as registry
 
 ENTRY_POINT_GROUP = "dlc.passes"
 
