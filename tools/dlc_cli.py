@@ -9,6 +9,7 @@
     dlc pipeline [-O N]                             print the pass pipeline of an opt level
     dlc conformance [-k NAME] [-v]                  the ONNX backend node tests, per op
     dlc fuzz [-n COUNT] [--seed S] [--out DIR]      random graphs, dlc against onnxruntime
+    dlc explore MODEL.onnx -o PAGE.html [--serve]   the compile as one HTML page
 
 Every error is one line `dlc: error: ...` and a non-zero exit, never a traceback.
 """
@@ -356,6 +357,13 @@ def build_parser() -> argparse.ArgumentParser:
     fuzz = commands.add_parser("fuzz", parents=[fuzz_parser(add_help=False)],
                                help="random graphs through dlc -O0/-O3 against onnxruntime")
     fuzz.set_defaults(handler=cmd_fuzz)
+
+    from dlc.tools import explore
+
+    exp = model_command("explore", "one self-contained HTML page: the graph, every stage's IR, "
+                        "every pass's diff and time (--serve: on 127.0.0.1)")
+    explore.add_arguments(exp)
+    exp.set_defaults(handler=explore.run)
     return parser
 
 

@@ -1,0 +1,247 @@
+"""`dlc explore`: one self-contained HTML page showing how dlc compiles a model.
+
+`collect(model)` imports the model and runs the stages of an opt level element by element (the
+same pipeline text as `dlc.compile`, each element by a PassManager of its own, as
+`compiler.run_stage` does), keeping the IR after every stage, the unified diff of every pass
+that changed the IR and every pass's seconds. It also records the graph of the dlc stage (one
+node per op, named from its location, i.e. the ONNX node name; its result types; edges from
+SSA uses), the linalg ops just before `dlc-schedule` (their locations survive lowering and
+fusion, so each links back to its ONNX nodes) and the schedule `dlc-schedule` picks for each.
+`render(data)` writes the page: the data as JSON, the vendored layout library (dagre, MIT,
+`explore_assets/dagre.min.js`), the page's script and style, all inline, so that it needs no
+network when viewed. `serve(html, port)` serves it on 127.0.0.1.
+
+Per-op runtimes come from the profiler when there is one: `collect(..., op_times=...)` takes
+seconds per ONNX node name. PROFILER HOOK: `profile_times` is where `CompiledModel.profile`
+plugs in; until it exists the page shows no runtimes ("no profile").
+"""
+
+from __future__ import annotations
+
+import difflib
+import http.server
+import json
+import re
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from mlir import ir
+
+from dlc.compiler import _import
+from dlc.dialects import make_context
+from dlc.passes import build_pass_manager, parse_pipeline, stage_pipelines
+from dlc.timings import Timer
+
+ASSETS = Path(__file__).parent / "explore_assets"
+ELIDE = 16  # constants with more elements are printed elided
+MAX_DIFF_LINES = 20_000  # a longer diff (a whole-module conversion) is cut, and says so
+_QUOTED = re.compile(r'"((?:[^"\\]|\\.)*)"')
+
+
+def collect(model, opt_level: int = 2, input_shapes: Mapping[str, Sequence[int]] | None = None,
+            op_times: Mapping[str, float] | None = None) -> dict:
+    """Everything the page shows, as JSON-ready data (see the module docstring)."""
+    timer = Timer()
+    started = time.perf_counter()
+    context = make_context()
+    imported = _import(model, context, input_shapes, None, None, timer)
+    data: dict = {"opt_level": opt_level, "stages": [], "passes": [], "linalg": [],
+                  "inputs": imported.input_names, "outputs": imported.output_names,
+                  "import_seconds": timer.result().seconds("import")}
+    with context:
+        module = imported.module
+        main = module.body.operations[0]
+        main.attributes["llvm.emit_c_interface"] = ir.UnitAttr.get()
+        text = _asm(module)
+        data["stages"].append({"name": "import", "ir": text})
+        data["onnx"] = _onnx_nodes(module)
+        for stage, pipeline_text in stage_pipelines(opt_level).items():
+            for element in parse_pipeline(pipeline_text):
+                if element.name == "dlc-schedule":
+                    data["linalg"] = _linalg_ops(module, schedules=True)
+                name = element.text() if element.children is not None else element.name
+                pm = build_pass_manager(element.text())
+                start = time.perf_counter()
+                pm.run(module.operation)
+                seconds = time.perf_counter() - start
+                after = _asm(module)
+                data["passes"].append({"stage": stage, "name": name, "seconds": seconds,
+                                       "diff": _diff(text, after, name)})
+                text = after
+            data["stages"].append({"name": stage, "ir": text})
+            if stage == "dlc":
+                data["graph"] = _graph(module, imported.input_names)
+            if stage == "linalg" and not data["linalg"]:  # (-O0, -O1: nothing scheduled)
+                data["linalg"] = _linalg_ops(module, schedules=False)
+    data["op_times"] = dict(op_times) if op_times else None
+    data["seconds"] = time.perf_counter() - started
+    return data
+
+
+def profile_times(model, opt_level: int = 2, input_shapes=None) -> dict[str, float] | None:
+    """PROFILER HOOK: seconds per ONNX node name from `CompiledModel.profile`, or None while
+    dlc has no profiler (the page then says "no profile")."""
+    import dlc
+
+    compiled = dlc.compile(model, opt_level=opt_level, input_shapes=input_shapes)
+    if not hasattr(compiled, "profile"):
+        return None
+    return None  # TODO(issue 24): map CompiledModel.profile()'s per-op times to ONNX names
+
+
+def _asm(module: ir.Module) -> str:
+    return module.operation.get_asm(large_elements_limit=ELIDE)
+
+
+def _diff(before: str, after: str, name: str) -> str | None:
+    """The unified diff of a pass, None when it changed nothing."""
+    if before == after:
+        return None
+    lines = list(difflib.unified_diff(before.splitlines(), after.splitlines(), "before " + name,
+                                      "after " + name, n=2, lineterm=""))
+    if len(lines) > MAX_DIFF_LINES:
+        cut = len(lines) - MAX_DIFF_LINES
+        lines = lines[:MAX_DIFF_LINES] + [f"... ({cut} more diff lines not shown)"]
+    return "\n".join(lines)
+
+
+def _names(location: ir.Location) -> list[str]:
+    """The names in a location: an ONNX node name, or several for a fused location."""
+    return list(dict.fromkeys(_QUOTED.findall(str(location))))
+
+
+def _type(value: ir.Value) -> str:
+    return str(value.type)
+
+
+def _onnx_nodes(module: ir.Module) -> list[dict]:
+    """The ONNX nodes, as imported: name, and the dlc ops each became."""
+    nodes: dict[str, list[str]] = {}
+    for op in module.body.operations[0].regions[0].blocks[0].operations:
+        for name in _names(op.location):
+            nodes.setdefault(name, []).append(op.name)
+    return [{"name": name, "ops": ops} for name, ops in nodes.items()]
+
+
+def _graph(module: ir.Module, input_names: list[str]) -> dict:
+    """The dlc-stage graph: a node per op (and per argument), edges from SSA uses."""
+    block = module.body.operations[0].regions[0].blocks[0]
+    nodes: list[dict] = []
+    edges: list[tuple[int, int]] = []
+    producer: dict[str, int] = {}
+    state = ir.AsmState(module.body.operations[0])  # (names values once, not per call)
+    for index, arg in enumerate(block.arguments):
+        producer[arg.get_name(state)] = len(nodes)
+        name = input_names[index] if index < len(input_names) else f"input {index}"
+        nodes.append({"op": "input", "names": [name], "types": [_type(arg)], "group": "inputs"})
+    for op in block.operations:
+        node = len(nodes)
+        for operand in op.operands:
+            source = producer.get(operand.get_name(state))
+            if source is not None and (source, node) not in edges:
+                edges.append((source, node))
+        for result in op.results:
+            producer[result.get_name(state)] = node
+        names = _names(op.location)
+        nodes.append({"op": op.name.removeprefix("dlc."), "names": names,
+                      "types": [_type(r) for r in op.results],
+                      "group": "outputs" if op.name == "func.return" else _group(names)})
+    return {"nodes": nodes, "edges": edges}
+
+
+def _group(names: list[str]) -> str | None:
+    """The collapsible group of an op: its ONNX name's module path, at most two levels
+    (`/layer1/layer1.0/conv1/Conv`: `/layer1/layer1.0`, without the module and op type);
+    None for names without a path (`Conv_0`)."""
+    for name in names:
+        parts = [p for p in name.split("/") if p][:-2]
+        if parts:
+            return "/" + "/".join(parts[:2])
+    return None
+
+
+def _linalg_ops(module: ir.Module, schedules: bool) -> list[dict]:
+    """Every linalg op (before `dlc-schedule` when it runs): its names, types and schedule."""
+    chosen: list[tuple[ir.Operation, str, str]] = []
+    if schedules:
+        from dlc.passes.schedule import Schedule, candidates
+
+        default = Schedule()
+        chosen = [(op, family.__name__.rsplit(".", 1)[-1], repr(problem))
+                  for op, family, problem in candidates(module.operation, default.min_volume,
+                                                        default.min_elements)]
+    found: list[dict] = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if not op.name.startswith("linalg.") or op.name in ("linalg.yield", "linalg.index"):
+            return ir.WalkResult.ADVANCE
+        schedule = next(({"family": family, "problem": problem}
+                         for other, family, problem in chosen if other == op), None)
+        found.append({"op": op.name, "names": _names(op.location),
+                      "types": [_type(r) for r in op.results], "schedule": schedule})
+        return ir.WalkResult.SKIP
+
+    module.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
+    return found
+
+
+def render(data: dict) -> str:
+    """The page: template, vendored dagre, script, style and the data, all inline."""
+    blob = json.dumps(data, separators=(",", ":")).replace("</", "<\\/")
+    page = (ASSETS / "template.html").read_text()
+    for key, content in (("STYLE", (ASSETS / "explore.css").read_text()),
+                         ("DAGRE", _strip_map((ASSETS / "dagre.min.js").read_text())),
+                         ("SCRIPT", (ASSETS / "explore.js").read_text()),
+                         ("DATA", blob)):
+        page = page.replace(f"/*{key}*/", content, 1)
+    return page
+
+
+def _strip_map(js: str) -> str:
+    return re.sub(r"^//# sourceMappingURL=.*$", "", js, flags=re.M)
+
+
+def serve(html: str, port: int = 8000) -> None:
+    """Serve the page on http://127.0.0.1:PORT/ until interrupted."""
+    body = html.encode()
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", port), Handler)
+    print(f"dlc explore: serving on http://127.0.0.1:{server.server_address[1]}/ (Ctrl-C stops)")
+    try:
+        server.serve_forever()
+    finally:
+        server.server_close()
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument("-o", "--output", default="explore.html", help="the page to write")
+    parser.add_argument("--serve", action="store_true",
+                        help="also serve the page on http://127.0.0.1:PORT/")
+    parser.add_argument("--port", type=int, default=8000)
+    parser.add_argument("--profile", action="store_true",
+                        help="compile and profile the model for per-op runtimes (hook)")
+
+
+def run(args) -> int:
+    from dlc.tools.dlc_cli import parse_shapes
+
+    shapes = parse_shapes(args.input_shape) or None
+    times = profile_times(args.model, args.opt_level, shapes) if args.profile else None
+    data = collect(args.model, args.opt_level, shapes, op_times=times)
+    html = render(data)
+    Path(args.output).write_text(html)
+    print(f"dlc explore: wrote {args.output} ({len(html) / 1e6:.1f} MB, "
+          f"{len(data['graph']['nodes'])} graph nodes, {len(data['passes'])} passes) "
+          f"in {data['seconds']:.1f} s")
+    if args.serve:
+        serve(html, args.port)
+    return 0
