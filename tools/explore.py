@@ -191,15 +191,11 @@ def render(data: dict) -> str:
     blob = json.dumps(data, separators=(",", ":")).replace("</", "<\\/")
     page = (ASSETS / "template.html").read_text()
     for key, content in (("STYLE", (ASSETS / "explore.css").read_text()),
-                         ("DAGRE", _strip_map((ASSETS / "dagre.min.js").read_text())),
+                         ("DAGRE", (ASSETS / "dagre.min.js").read_text()),
                          ("SCRIPT", (ASSETS / "explore.js").read_text()),
                          ("DATA", blob)):
         page = page.replace(f"/*{key}*/", content, 1)
     return page
-
-
-def _strip_map(js: str) -> str:
-    return re.sub(r"^//# sourceMappingURL=.*$", "", js, flags=re.M)
 
 
 def serve(html: str, port: int = 8000) -> None:
@@ -207,7 +203,7 @@ def serve(html: str, port: int = 8000) -> None:
     body = html.encode()
 
     class Handler(http.server.BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+        def do_GET(self) -> None:
             self.send_response(200)
             self.send_header("Content-Type", "text/html; charset=utf-8")
             self.send_header("Content-Length", str(len(body)))

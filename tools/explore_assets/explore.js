@@ -46,7 +46,7 @@ function layoutGraph() {
   g.setGraph({rankdir: "TB", nodesep: 14, ranksep: 26, marginx: 10, marginy: 10});
   g.setDefaultEdgeLabel(() => ({}));
   const groups = new Map();
-  G.nodes.forEach((n, i) => groups.set(n.group, (groups.get(n.group) || 0) + 1));
+  G.nodes.forEach((n) => { if (n.group !== null) groups.set(n.group, (groups.get(n.group) || 0) + 1); });
   for (const [name, count] of groups) {
     if (collapsed.has(name)) g.setNode("g:" + name, {width: 170, height: 34, group: name, count});
     else if (count > 1) g.setNode("c:" + name, {label: name, clusterLabelPos: "top", paddingTop: 18});
@@ -56,7 +56,7 @@ function layoutGraph() {
     const label = n.op, sub = n.types.map(shortType).join(", ");
     const width = Math.max(label.length, Math.min(sub.length, 40)) * 6.6 + 16;
     g.setNode("n" + i, {width, height: 32, index: i});
-    if (groups.get(n.group) > 1) g.setParent("n" + i, "c:" + n.group);
+    if (n.group !== null && groups.get(n.group) > 1) g.setParent("n" + i, "c:" + n.group);
   });
   for (const [a, b] of G.edges) {
     const va = visibleId(a), vb = visibleId(b);
@@ -107,7 +107,10 @@ function drawGraph() {
       el("svg:text", {x: x + 6, y: y + 26, class: "sub"}, node.types.map(shortType).join(", ").slice(0, 40))));
   }
   const size = g.graph();
-  if (!view.w) Object.assign(view, {x: 0, y: 0, w: Math.max(size.width, 400), h: Math.max(size.height, 300)});
+  if (!view.w) {  // first view: the top of the graph, at most 1200 units wide (readable)
+    const w = Math.min(Math.max(size.width, 400), 1200);
+    Object.assign(view, {x: 0, y: 0, w, h: w * (svg.clientHeight / svg.clientWidth || 0.75)});
+  }
   applyView();
   highlight();
 }
@@ -138,7 +141,8 @@ function centerOn(index) {
   const node = document.getElementById("n" + index);
   if (!node) return;
   const b = node.getBBox();
-  view.w = Math.min(view.w, 900); view.h = view.w * 0.75;
+  const svg = document.getElementById("graph");
+  view.w = Math.min(view.w, 900); view.h = view.w * (svg.clientHeight / svg.clientWidth || 0.75);
   view.x = b.x + b.width / 2 - view.w / 2; view.y = b.y + b.height / 2 - view.h / 2;
   applyView();
 }
@@ -302,6 +306,11 @@ function main() {
   buildIR();
   buildPasses();
   drawGraph();
+  // #select=ONNX_NODE_NAME selects that node (a link to share, and the README's screenshot)
+  const wanted = new URLSearchParams(location.hash.slice(1)).get("select");
+  const hit = wanted && byName.get(wanted);
+  const main = hit && (hit.dlc.find((i) => G.nodes[i].op !== "constant") ?? hit.dlc[0]);
+  if (main !== undefined && main !== null && main !== false) select(main, true);
   document.body.dataset.ready = "1";
 }
 main();

@@ -1,0 +1,118 @@
+"""`dlc explore`: the page's data (every stage, every changed pass's diff, every op in the
+graph, the links ONNX node -> dlc ops -> linalg ops -> schedule), the command line, and the page
+loaded in a real headless browser (Debian's chromium; skipped where there is none)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from dlc.passes import STAGES, parse_pipeline, stage_pipelines
+from dlc.tools import explore
+from dlc.tools.dlc_cli import main as dlc_main
+
+from .explore_model import small_cnn
+
+CHROMIUM = next((p for p in (os.environ.get("DLC_CHROMIUM"), shutil.which("chromium"),
+                             shutil.which("chromium-browser"), shutil.which("google-chrome"))
+                 if p), None)
+
+
+@pytest.fixture(scope="module")
+def data() -> dict:
+    return explore.collect(small_cnn())
+
+
+@pytest.fixture(scope="module")
+def page(tmp_path_factory, data) -> Path:
+    path = tmp_path_factory.mktemp("explore") / "small.html"
+    path.write_text(explore.render(data))
+    return path
+
+
+def embedded(html: str) -> dict:
+    blob = re.search(r'<script type="application/json" id="dlc-data">(.*?)</script>', html,
+                     re.DOTALL)
+    return json.loads(blob[1])
+
+
+def test_every_stage_and_pass(data):
+    assert [s["name"] for s in data["stages"]] == ["import", *STAGES]
+    expected = [(stage, e.text() if e.children is not None else e.name)
+                for stage, text in stage_pipelines(2).items() for e in parse_pipeline(text)]
+    assert [(p["stage"], p["name"]) for p in data["passes"]] == expected
+    assert all(p["seconds"] >= 0 for p in data["passes"])
+    changed = {p["name"]: p["diff"] for p in data["passes"] if p["diff"]}
+    # the batchnorm folds into the conv; lowering changes everything; dlc-verify changes nothing
+    assert "dlc-fuse-batchnorm" in changed and "dlc-to-linalg" in changed
+    assert changed["dlc-to-linalg"].startswith("--- before dlc-to-linalg")
+    assert not next(p for p in data["passes"] if p["name"] == "dlc-verify")["diff"]
+    # elided constants: the page holds no weights
+    assert "dense_resource" in data["stages"][0]["ir"] or "..." in data["stages"][0]["ir"]
+
+
+def test_graph_has_every_op_with_names_and_types(data):
+    nodes, edges = data["graph"]["nodes"], data["graph"]["edges"]
+    dlc_ir = next(s["ir"] for s in data["stages"] if s["name"] == "dlc")
+    ops_in_ir = len(re.findall(r'^\s+(?:%\S+ = )?"?(?:dlc\.\w+|return)', dlc_ir,
+                               re.MULTILINE))
+    assert len(nodes) == ops_in_ir + 1  # + the input
+    convs = [n for n in nodes if n["op"] == "conv_nhwc"]
+    assert [c["names"] for c in convs] == [["/stem/bn/BatchNormalization"],
+                                           ["/block1/conv/Conv"]]
+    assert convs[1]["types"] == ["tensor<1x32x32x16xf32>"] and convs[1]["group"] == "/block1"
+    assert all(0 <= a < len(nodes) and 0 <= b < len(nodes) for a, b in edges)
+    add = next(i for i, n in enumerate(nodes) if n["op"] == "add")
+    assert len([a for a, b in edges if b == add]) == 2  # the residual add's two operands
+
+
+def test_links_to_linalg_ops_and_schedules(data):
+    by_name = [op for op in data["linalg"] if "/block1/conv/Conv" in op["names"]]
+    conv = next(op for op in by_name if op["op"].startswith("linalg.conv"))
+    assert conv["schedule"]["family"] == "conv" and "oh=32" in conv["schedule"]["problem"]
+    assert data["op_times"] is None  # PROFILER HOOK: no profiler yet
+
+
+def test_page_is_self_contained(page, data):
+    html = page.read_text()
+    assert not re.search(r'<(?:script|link|img)[^>]+(?:src|href)=', html)  # nothing fetched
+    assert "dagre" in html and embedded(html)["graph"] == json.loads(json.dumps(data["graph"]))
+
+
+def test_command_line(tmp_path, capsys):
+    model = tmp_path / "small.onnx"
+    model.write_bytes(small_cnn().SerializeToString())
+    out = tmp_path / "page.html"
+    assert dlc_main(["explore", str(model), "-O", "1", "-o", str(out)]) == 0
+    assert "wrote" in capsys.readouterr().out
+    assert embedded(out.read_text())["opt_level"] == 1
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="no chromium found (apt-get install chromium, or "
+                    "set DLC_CHROMIUM): the page is not loaded in a browser")
+def test_page_in_headless_chromium(page, data, tmp_path):
+    url = page.as_uri() + "#select=/block1/conv/Conv"
+    flags = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+             "--window-size=1400,850", f"--user-data-dir={tmp_path / 'profile'}"]
+    dom = subprocess.run([*flags, "--dump-dom", url], capture_output=True, text=True,
+                         timeout=120, check=True).stdout
+    assert 'data-ready="1"' in dom  # the script ran to its end
+    drawn = re.findall(r'<g class="node[^"]*" id="n(\d+)"', dom)
+    assert sorted(map(int, drawn)) == list(range(len(data["graph"]["nodes"])))  # one per op
+    assert dom.count('class="cluster"') >= 3  # /stem, /block1, /head
+    assert dom.count('class="edge"') == len(data["graph"]["edges"])
+    assert len(re.findall(r'<details class="stage"', dom)) == len(data["stages"])
+    changed = [p for p in data["passes"] if p["diff"]]
+    assert len(re.findall(r'<details class="pass"', dom)) == len(changed)
+    # the selected node's links: its linalg ops and their schedule in the side panel
+    assert "linalg.conv_2d_nhwc_hwcf" in dom and "schedule: conv Conv(" in dom
+    shot = tmp_path / "explore.png"
+    subprocess.run([*flags, f"--screenshot={shot}", url], capture_output=True, timeout=120,
+                   check=True)
+    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 10_000
