@@ -51,7 +51,9 @@ def test_every_stage_and_pass(data):
     changed = {p["name"]: p["diff"] for p in data["passes"] if p["diff"]}
     # the batchnorm folds into the conv; lowering changes everything; dlc-verify changes nothing
     assert "dlc-fuse-batchnorm" in changed and "dlc-to-linalg" in changed
-    assert changed["dlc-to-linalg"].startswith("--- before dlc-to-linalg")
+    text = explore.diff_text(changed["dlc-to-linalg"])
+    assert text.startswith("--- before dlc-to-linalg") and "+++ after dlc-to-linalg" in text
+    assert changed["dlc-to-linalg"]["added"] == text.count("\n+") - 1  # (not the +++ line)
     assert not next(p for p in data["passes"] if p["name"] == "dlc-verify")["diff"]
     # elided constants: the page holds no weights
     assert "dense_resource" in data["stages"][0]["ir"] or "..." in data["stages"][0]["ir"]
@@ -97,9 +99,10 @@ def test_command_line(tmp_path, capsys):
 @pytest.mark.skipif(CHROMIUM is None, reason="no chromium found (apt-get install chromium, or "
                     "set DLC_CHROMIUM): the page is not loaded in a browser")
 def test_page_in_headless_chromium(page, data, tmp_path):
-    url = page.as_uri() + "#select=/block1/conv/Conv"
+    url = page.as_uri() + "#select=/block1/conv/Conv&open=dlc-to-linalg&open=linalg"
     flags = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
-             "--window-size=1400,850", f"--user-data-dir={tmp_path / 'profile'}"]
+             "--window-size=1400,850", f"--user-data-dir={tmp_path / 'profile'}",
+             "--virtual-time-budget=10000"]  # (time for the diff's async inflate)
     dom = subprocess.run([*flags, "--dump-dom", url], capture_output=True, text=True,
                          timeout=120, check=True).stdout
     assert 'data-ready="1"' in dom  # the script ran to its end
@@ -110,6 +113,9 @@ def test_page_in_headless_chromium(page, data, tmp_path):
     assert len(re.findall(r'<details class="stage"', dom)) == len(data["stages"])
     changed = [p for p in data["passes"] if p["diff"]]
     assert len(re.findall(r'<details class="pass"', dom)) == len(changed)
+    # the opened diff, inflated and coloured; the opened stage's IR, highlighted and foldable
+    assert '<pre class="diff" data-ready="1">' in dom and 'class="d-add"' in dom
+    assert 'class="fold"' in dom and '<span class="k-op">linalg.' in dom
     # the selected node's links: its linalg ops and their schedule in the side panel
     assert "linalg.conv_2d_nhwc_hwcf" in dom and "schedule: conv Conv(" in dom
     shot = tmp_path / "explore.png"

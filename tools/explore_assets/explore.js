@@ -246,9 +246,8 @@ function renderIR(text) {
   return root;
 }
 function lazy(details, make) {
-  details.addEventListener("toggle", () => {
-    if (details.open && !details.dataset.built) { details.dataset.built = "1"; details.append(make()); }
-  });
+  details.build = () => { if (!details.dataset.built) { details.dataset.built = "1"; details.append(make()); } };
+  details.addEventListener("toggle", () => { if (details.open) details.build(); });
 }
 function buildIR() {
   const tab = document.getElementById("tab-ir");
@@ -260,12 +259,20 @@ function buildIR() {
     tab.append(d);
   }
 }
+async function inflate(b64) {
+  const bytes = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+  const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
+  return await new Response(stream).text();
+}
 function renderDiff(diff) {
-  const pre = document.createElement("pre");
-  pre.innerHTML = diff.split("\n").map((l) => {
-    const cls = l.startsWith("@@") ? "d-hunk" : l.startsWith("+") ? "d-add" : l.startsWith("-") ? "d-del" : "";
-    return cls ? `<span class="${cls}">${esc(l)}</span>` : esc(l);
-  }).join("\n");
+  const pre = el("pre", {class: "diff"}, "inflating…");
+  inflate(diff.gz).then((text) => {
+    pre.innerHTML = text.split("\n").map((l) => {
+      const cls = l.startsWith("@@") ? "d-hunk" : l.startsWith("+") ? "d-add" : l.startsWith("-") ? "d-del" : "";
+      return cls ? `<span class="${cls}">${esc(l)}</span>` : esc(l);
+    }).join("\n");
+    pre.dataset.ready = "1";
+  });
   return pre;
 }
 function buildPasses() {
@@ -276,9 +283,8 @@ function buildPasses() {
   for (const p of DATA.passes) {
     let cell;
     if (p.diff) {
-      const adds = p.diff.split("\n").filter((l) => l.startsWith("+") && !l.startsWith("+++")).length;
-      const dels = p.diff.split("\n").filter((l) => l.startsWith("-") && !l.startsWith("---")).length;
-      cell = el("details", {class: "pass", "data-pass": p.name}, el("summary", {}, `${p.name}  (+${adds} −${dels})`));
+      cell = el("details", {class: "pass", "data-pass": p.name},
+        el("summary", {}, `${p.name}  (+${p.diff.added} −${p.diff.removed})`));
       lazy(cell, () => renderDiff(p.diff));
     } else cell = el("span", {class: "unchanged"}, p.name + "  (no change)");
     table.append(el("tr", {}, el("td", {}, p.stage), el("td", {}, cell), el("td", {class: "num"}, ms(p.seconds)),
@@ -306,8 +312,16 @@ function main() {
   buildIR();
   buildPasses();
   drawGraph();
-  // #select=ONNX_NODE_NAME selects that node (a link to share, and the README's screenshot)
-  const wanted = new URLSearchParams(location.hash.slice(1)).get("select");
+  // #select=ONNX_NODE_NAME selects that node (a link to share, and the README's screenshot);
+  // #open=PASS_OR_STAGE (repeatable) opens that pass's diff or stage's IR, #tab=ir|passes
+  const params = new URLSearchParams(location.hash.slice(1));
+  for (const name of params.getAll("open")) {
+    for (const d of document.querySelectorAll("details[data-pass], details[data-stage]")) {
+      if (d.dataset.pass === name || d.dataset.stage === name) { d.open = true; d.build(); }
+    }
+  }
+  if (params.get("tab")) document.querySelector(`header button[data-tab="${params.get("tab")}"]`)?.click();
+  const wanted = params.get("select");
   const hit = wanted && byName.get(wanted);
   const main = hit && (hit.dlc.find((i) => G.nodes[i].op !== "constant") ?? hit.dlc[0]);
   if (main !== undefined && main !== null && main !== false) select(main, true);
