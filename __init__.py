@@ -17,6 +17,7 @@ _EXPORTS = {
     "CompiledModel": "dlc.compiler",
     "compile": "dlc.compiler",
     "lower": "dlc.compiler",
+    "export": "dlc.runtime.export",
     "LoweredModel": "dlc.compiler",
     "DlcError": "dlc.errors",
     "IndexOutOfRangeError": "dlc.errors",

