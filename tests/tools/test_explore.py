@@ -122,3 +122,13 @@ def test_page_in_headless_chromium(page, data, tmp_path):
     subprocess.run([*flags, f"--screenshot={shot}", url], capture_output=True, timeout=120,
                    check=True)
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 10_000
+
+
+def test_diff_without_gnu_diff(monkeypatch):
+    before, after = "a\nb\nc\nd", "a\nB\nc\nd\ne"
+    with_diff = explore._diff(before, after, "p")
+    monkeypatch.setattr(explore.shutil, "which", lambda _: None)  # difflib's path
+    with_difflib = explore._diff(before, after, "p")
+    assert explore.diff_text(with_diff) == explore.diff_text(with_difflib)
+    assert (with_diff["added"], with_diff["removed"]) == (2, 1)
+    assert explore._diff(before, before, "p") is None
