@@ -25,6 +25,8 @@ _EXPORTS = {
     "FrontendError": "dlc.frontends.onnx_importer",
     "UnsupportedOpsError": "dlc.frontends.onnx_importer",
     "pipeline": "dlc.passes",
+    "NaivePathWarning": "dlc.passes.profile",
+    "profile": "dlc.profiler",
 }
 
 __all__ = sorted(_EXPORTS)

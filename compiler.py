@@ -97,6 +97,20 @@ class CompiledModel:
         with self._context:
             return self._snapshots[stage].get_asm(large_elements_limit=large_elements_limit)
 
+    def profile(self, inputs=None, runs: int = 10):
+        """Time each op group of this model (`dlc.profiler.profile`: compiled again with the
+        profile instrumentation, this model's own code is untouched) on `inputs` (positional,
+        by name, or None: random ones), `runs` times; a `dlc.profiler.Profile`."""
+        from dlc.profiler import profile
+
+        source = getattr(self, "_source", None)
+        if source is None:
+            raise ValueError("this model was not compiled by dlc.compile: profile its source "
+                             "with dlc.profiler.profile(model, ...)")
+        model, input_shapes, constants, example_inputs = source
+        return profile(model, inputs, runs, self.opt_level, input_shapes, constants,
+                       example_inputs, self.num_threads)
+
     def __repr__(self) -> str:
         return f"CompiledModel{self.signature} (opt_level={self.opt_level})"
 
@@ -121,6 +135,14 @@ def compile(
     `timings=True` measures each step's peak RSS too (`CompiledModel.timings`; seconds are
     always recorded).
     """
+    compiled = _compile(model, opt_level, input_shapes, constants, example_inputs,
+                        num_threads, timings)
+    compiled._source = (model, input_shapes, constants, example_inputs)  # (for .profile)
+    return compiled
+
+
+def _compile(model, opt_level, input_shapes, constants, example_inputs, num_threads,
+             timings) -> CompiledModel:
     num_threads = _threads(num_threads)
     stage_pipelines(opt_level)  # (rejects an unknown opt level before importing)
     start = time.perf_counter()

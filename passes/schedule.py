@@ -45,6 +45,7 @@ from dlc.passes.codegen import (
     reduction,
 )
 from dlc.passes.codegen.script import Lines, transform_script
+from dlc.passes.profile import record_families, warn_naive
 from dlc.passes.registry import ModulePass, register
 from dlc.timings import step
 
@@ -83,8 +84,16 @@ class Schedule(ModulePass):
     min_elements: int = 4096
 
     def run(self, module: ir.Operation) -> None:
+        self._schedule(module)
+        # a large contraction, conv or reduction left on the naive loop path is a performance
+        # cliff: NaivePathWarning names it (the profiler shows its time)
+        with step("naive-path check"):
+            warn_naive(module, self.min_volume)
+
+    def _schedule(self, module: ir.Operation) -> None:
         with step("match"):
             found = candidates(module, self.min_volume, self.min_elements)
+        record_families(module, found)  # (profile compiles only: `dlc.passes.profile`)
         if not found:
             return
         with step("prepare (rewrites, packing)"), packed_conv.numbering():

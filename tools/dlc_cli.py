@@ -10,6 +10,7 @@
     dlc conformance [-k NAME] [-v]                  the ONNX backend node tests, per op
     dlc fuzz [-n COUNT] [--seed S] [--out DIR]      random graphs, dlc against onnxruntime
     dlc explore MODEL.onnx -o PAGE.html [--serve]   the compile as one HTML page
+    dlc profile MODEL.onnx [--runs N] [--json]      time per op group, schedule, naive path
 
 Every error is one line `dlc: error: ...` and a non-zero exit, never a traceback.
 """
@@ -368,6 +369,10 @@ def build_parser() -> argparse.ArgumentParser:
     from dlc.tools import export as export_command
 
     export_command.add_parser(commands, model_command)
+
+    from dlc.tools import profile_cli
+
+    profile_cli.add_parser(commands, model_command)
     return parser
 
 

@@ -1,0 +1,187 @@
+"""The per-op profiler: where a compiled model's run time goes, op group by op group.
+
+`profile(model, inputs)` (and `CompiledModel.profile`, `dlc profile MODEL`) compiles the model
+again with the profile instrumentation (`dlc.passes.profile`: a timestamp before each top-level
+op group of `main`, i.e. each scheduled tile loop nest with its fused epilogue, each naive
+linalg op, each copy), runs it `runs` times after one warm-up call and reports per group: its
+ONNX node names, their op types, the schedule family that compiled it (`matmul`, `conv`,
+`depthwise`, `pool`, `reduction`, `elementwise`) or `naive` when a linalg op of it runs as
+naive loops, whether it is a large naive op (a `NaivePathWarning` op: a performance cliff), its
+mean time and its share of the total, sorted by time. The instrumented compile is not cached
+and is separate from the model's own: profiling never changes a normal compile's code.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+import onnx
+from mlir import ir
+
+from dlc.dialects import make_context
+from dlc.passes import stage_pipelines
+from dlc.passes.lowering import checks
+from dlc.passes.profile import MODE, naive_ops, segments
+from dlc.runtime.jit import JitFunction
+
+MIN_VOLUME = 32 * 32 * 32  # dlc-schedule's default `min-volume`
+
+
+@dataclass
+class OpTime:
+    """One op group of the profile."""
+
+    nodes: list[str]
+    op_types: list[str]
+    family: str  # a schedule family, "naive" or "-" (copies, glue)
+    naive: bool  # a linalg op of it runs as naive loops
+    large_naive: bool  # ... and is above the schedule thresholds (NaivePathWarning)
+    ms: float  # mean per run
+    share: float  # percent of the total
+
+    @property
+    def node(self) -> str:
+        text = " + ".join(self.nodes[:3]) or "(unnamed)"
+        return text + (f" + {len(self.nodes) - 3} more" if len(self.nodes) > 3 else "")
+
+
+@dataclass
+class Profile:
+    """A profile: op groups sorted by time, the total and the runs it averages."""
+
+    ops: list[OpTime]
+    total_ms: float
+    runs: int
+    opt_level: int
+    num_threads: int
+    warnings: list[str] = field(default_factory=list)
+
+    def as_json(self) -> dict:
+        return {"total_ms": self.total_ms, "runs": self.runs, "opt_level": self.opt_level,
+                "num_threads": self.num_threads, "naive_path_warnings": self.warnings,
+                "ops": [{**asdict(o), "node": o.node} for o in self.ops]}
+
+    def table(self, limit: int | None = None) -> str:
+        header = f"{'node':<40} {'op':<22} {'schedule':<12} {'naive':<6} {'ms':>9} {'share':>7}"
+        lines = [header, "-" * len(header)]
+        shown = self.ops if limit is None else self.ops[:limit]
+        for o in shown:
+            naive = "LARGE" if o.large_naive else "yes" if o.naive else ""
+            lines.append(f"{_clip(o.node, 40):<40} {_clip('+'.join(o.op_types), 22):<22} "
+                         f"{o.family:<12} {naive:<6} {o.ms:>9.3f} {o.share:>6.1f}%")
+        if limit is not None and len(self.ops) > limit:
+            rest = self.ops[limit:]
+            lines.append(f"{f'({len(rest)} more op groups)':<93} {sum(o.ms for o in rest):>9.3f} "
+                         f"{sum(o.share for o in rest):>6.1f}%")
+        lines.append(f"{'total':<93} {self.total_ms:>9.3f} {100.0:>6.1f}%   "
+                     f"(mean of {self.runs} runs, -O{self.opt_level}, "
+                     f"{self.num_threads} thread{'s' if self.num_threads > 1 else ''})")
+        lines += [f"warning: {w}" for w in self.warnings]
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.table()
+
+
+def _clip(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _op_types(model) -> dict[str, str]:
+    """ONNX node name -> op type (empty for other frontends or unreadable models)."""
+    from dlc.errors import DlcError
+    from dlc.frontends.onnx_importer import load_model
+
+    try:
+        proto = model if isinstance(model, onnx.ModelProto) else load_model(model)
+    except (DlcError, ValueError, TypeError, OSError):  # (torch models: no ONNX op types)
+        return {}
+    return {n.name: n.op_type for n in proto.graph.node if n.name}
+
+
+def profile(model, inputs: Sequence | Mapping | None = None, runs: int = 10,
+            opt_level: int = 2, input_shapes: Mapping[str, Sequence[int]] | None = None,
+            constants: Mapping[str, np.ndarray] | None = None,
+            example_inputs: Sequence | None = None, num_threads: int | None = None,
+            seed: int = 0) -> Profile:
+    """Compile `model` with the profile instrumentation and time each op group over `runs`
+    calls on `inputs` (positional, a dict by name, or None: random inputs)."""
+    from dlc import compiler
+
+    num_threads = compiler._threads(num_threads)
+    stage_pipelines(opt_level)
+    context = make_context()
+    timer = compiler.Timer()
+    imported = compiler._import(model, context, input_shapes, constants, example_inputs, timer)
+    with context:
+        module = imported.module
+        module.operation.attributes[MODE] = ir.UnitAttr.get()
+        main = module.body.operations[0]
+        signature = compiler._signature(main, imported.input_names, imported.output_names)
+        main.attributes["llvm.emit_c_interface"] = ir.UnitAttr.get()
+        large: set[str] = set()
+        found: list[str] = []
+        for stage, text in stage_pipelines(opt_level, num_threads).items():
+            if stage == "bufferized":
+                text += ",dlc-profile"
+            compiler.run_stage(module, stage, text)
+            if stage == "linalg" and opt_level >= 2:
+                for naive in naive_ops(module.operation, MIN_VOLUME):
+                    large.update(naive.nodes)
+                    found.append(naive.message(MIN_VOLUME))
+        labels = segments(module.operation)
+        function = JitFunction(module, signature, threads=num_threads > 1,
+                               checks=checks.descriptions(module.operation))
+    address = function._engine.raw_lookup("dlc_profile")
+    stamps = (ctypes.c_double * (len(labels) + 1)).from_address(address)
+    arrays = _inputs(signature, inputs, seed)
+    function(*arrays)  # (warm-up: first touches, OpenMP threads started)
+    totals = np.zeros(len(labels))
+    for _ in range(max(1, runs)):
+        function(*arrays)
+        totals += np.diff(np.frombuffer(stamps, dtype=np.float64))
+    return _report(labels, totals / max(1, runs), _op_types(model), large, found, runs,
+                   opt_level, num_threads)
+
+
+def _inputs(signature, inputs, seed: int = 0) -> list[np.ndarray]:
+    if inputs is None:
+        rng = np.random.default_rng(seed)
+        from dlc.tools.dlc_cli import random_input
+
+        return [random_input(spec, rng) for spec in signature.inputs]
+    if isinstance(inputs, Mapping):
+        return signature.bind((), inputs)
+    if isinstance(inputs, np.ndarray):
+        inputs = [inputs]
+    return signature.bind(list(inputs))
+
+
+def _report(labels: list[dict], seconds: np.ndarray, op_types: dict[str, str],
+            large: set[str], found: list[str], runs: int, opt_level: int,
+            num_threads: int) -> Profile:
+    merged: dict[tuple, OpTime] = {}
+    for label, spent in zip(labels, seconds):
+        nodes = label["nodes"]
+        naive = bool(label["naive"])
+        family = "naive" if naive else "+".join(label["families"]) or "-"
+        key = (tuple(nodes), family)
+        if key not in merged:
+            types = list(dict.fromkeys(op_types.get(n, "") for n in nodes if n in op_types))
+            merged[key] = OpTime(nodes, types or label["ops"], family, naive,
+                                 naive and bool(large & set(nodes)), 0.0, 0.0)
+        merged[key].ms += float(spent) * 1e3
+    total = float(seconds.sum()) * 1e3
+    ops = sorted(merged.values(), key=lambda o: -o.ms)
+    for o in ops:
+        o.share = 100.0 * o.ms / total if total > 0 else 0.0
+    return Profile(ops, total, runs, opt_level, num_threads, found)
+
+
+def dumps(result: Profile) -> str:
+    return json.dumps(result.as_json(), indent=2)
+
