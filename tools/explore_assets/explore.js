@@ -37,6 +37,12 @@ const opTime = (names) => {
 function shortType(t) {
   return t.replace(/^tensor<(.*)>$/, "$1").replace(/x(f32|f16|bf16|i64|i32|i8|i1|f64)$/, " $1");
 }
+function nodeLabel(n) {
+  // the op and its ONNX node's name (its last two path parts: conv2/Conv)
+  if (n.op === "input") return "input " + (n.names[0] || "");
+  const name = n.names.length ? n.names[0].split("/").filter((p) => p).slice(-2).join("/") : "";
+  return name && n.op !== "func.return" ? `${n.op} · ${name.slice(0, 28)}` : n.op;
+}
 function visibleId(i) {
   const g = G.nodes[i].group;
   return collapsed.has(g) ? "g:" + g : "n" + i;
@@ -53,8 +59,8 @@ function layoutGraph() {
   }
   G.nodes.forEach((n, i) => {
     if (collapsed.has(n.group)) return;
-    const label = n.op, sub = n.types.map(shortType).join(", ");
-    const width = Math.max(label.length, Math.min(sub.length, 40)) * 6.6 + 16;
+    const label = nodeLabel(n), sub = n.types.map(shortType).join(", ");
+    const width = Math.max(label.length, Math.min(sub.length, 40)) * 6.7 + 16;
     g.setNode("n" + i, {width, height: 32, index: i});
     if (n.group !== null && groups.get(n.group) > 1) g.setParent("n" + i, "c:" + n.group);
   });
@@ -103,18 +109,23 @@ function drawGraph() {
         "data-index": n.index, on: {click: () => select(n.index)}},
       el("svg:title", {}, (node.names.join(", ") || "(no name)") + "\n" + node.types.join("\n")),
       el("svg:rect", {x, y, width: n.width, height: n.height}),
-      el("svg:text", {x: x + 6, y: y + 13}, node.op + (t === null ? "" : "  " + ms(t))),
+      el("svg:text", {x: x + 6, y: y + 13}, nodeLabel(node) + (t === null ? "" : "  " + ms(t))),
       el("svg:text", {x: x + 6, y: y + 26, class: "sub"}, node.types.map(shortType).join(", ").slice(0, 40))));
   }
   const size = g.graph();
-  if (!view.w) {  // first view: the top of the graph, at most 1200 units wide (readable)
-    const w = Math.min(Math.max(size.width, 400), 1200);
-    Object.assign(view, {x: 0, y: 0, w, h: w * (svg.clientHeight / svg.clientWidth || 0.75)});
+  if (!view.w) {  // first view: the top of the graph around the first input, at most 1200 wide
+    const w = Math.min(Math.max(size.width, 400), 1200), first = g.node(g.nodes().find((id) => id.startsWith("n")) || "");
+    const x = first && size.width > w ? Math.min(Math.max(first.x - w / 2, 0), size.width - w) : 0;
+    Object.assign(view, {x, y: 0, w, h: w * aspect()});
   }
   applyView();
   highlight();
 }
 const view = {};
+function aspect() {
+  const r = document.getElementById("graph").getBoundingClientRect();
+  return r.width ? r.height / r.width : 0.75;
+}
 function applyView() {
   document.getElementById("graph").setAttribute("viewBox", `${view.x} ${view.y} ${view.w} ${view.h}`);
 }
@@ -125,7 +136,7 @@ function setupPanZoom() {
   window.addEventListener("mouseup", () => { drag = null; });
   svg.addEventListener("mousemove", (e) => {
     if (!drag) return;
-    const k = view.w / svg.clientWidth;
+    const k = view.w / svg.getBoundingClientRect().width;
     view.x = drag.vx - (e.clientX - drag.x) * k; view.y = drag.vy - (e.clientY - drag.y) * k;
     applyView();
   });
@@ -141,8 +152,7 @@ function centerOn(index) {
   const node = document.getElementById("n" + index);
   if (!node) return;
   const b = node.getBBox();
-  const svg = document.getElementById("graph");
-  view.w = Math.min(view.w, 900); view.h = view.w * (svg.clientHeight / svg.clientWidth || 0.75);
+  view.w = Math.min(view.w, 900); view.h = view.w * aspect();
   view.x = b.x + b.width / 2 - view.w / 2; view.y = b.y + b.height / 2 - view.h / 2;
   applyView();
 }
