@@ -66,18 +66,18 @@ class Profile:
                 "ops": [{**asdict(o), "node": o.node} for o in self.ops]}
 
     def table(self, limit: int | None = None) -> str:
-        header = f"{'node':<40} {'op':<22} {'schedule':<12} {'naive':<6} {'ms':>9} {'share':>7}"
+        header = f"{'node':<40} {'op':<22} {'schedule':<18} {'naive':<6} {'ms':>9} {'share':>7}"
         lines = [header, "-" * len(header)]
         shown = self.ops if limit is None else self.ops[:limit]
         for o in shown:
             naive = "LARGE" if o.large_naive else "yes" if o.naive else ""
             lines.append(f"{_clip(o.node, 40):<40} {_clip('+'.join(o.op_types), 22):<22} "
-                         f"{o.family:<12} {naive:<6} {o.ms:>9.3f} {o.share:>6.1f}%")
+                         f"{_clip(o.family, 18):<18} {naive:<6} {o.ms:>9.3f} {o.share:>6.1f}%")
         if limit is not None and len(self.ops) > limit:
             rest = self.ops[limit:]
-            lines.append(f"{f'({len(rest)} more op groups)':<93} {sum(o.ms for o in rest):>9.3f} "
+            lines.append(f"{f'({len(rest)} more op groups)':<89} {sum(o.ms for o in rest):>9.3f} "
                          f"{sum(o.share for o in rest):>6.1f}%")
-        lines.append(f"{'total':<93} {self.total_ms:>9.3f} {100.0:>6.1f}%   "
+        lines.append(f"{'total':<89} {self.total_ms:>9.3f} {100.0:>6.1f}%   "
                      f"(mean of {self.runs} runs, -O{self.opt_level}, "
                      f"{self.num_threads} thread{'s' if self.num_threads > 1 else ''})")
         lines += [f"warning: {w}" for w in self.warnings]
