@@ -96,32 +96,60 @@ def test_command_line(tmp_path, capsys):
     assert embedded(out.read_text())["opt_level"] == 1
 
 
-@pytest.mark.skipif(CHROMIUM is None, reason="no chromium found (apt-get install chromium, or "
-                    "set DLC_CHROMIUM): the page is not loaded in a browser")
-def test_page_in_headless_chromium(page, data, tmp_path):
-    url = page.as_uri() + "#select=/block1/conv/Conv&open=dlc-to-linalg&open=linalg"
+needs_chromium = pytest.mark.skipif(
+    CHROMIUM is None, reason="no chromium found (apt-get install chromium, or set "
+    "DLC_CHROMIUM): the page is not loaded in a browser")
+
+
+def load_in_chromium(page: Path, fragment: str, profile: Path) -> str:
+    """The page's DOM after its script ran, in headless chromium."""
     flags = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
-             "--window-size=1400,850", f"--user-data-dir={tmp_path / 'profile'}",
+             "--window-size=1400,850", f"--user-data-dir={profile}",
              "--virtual-time-budget=10000"]  # (time for the diff's async inflate)
-    dom = subprocess.run([*flags, "--dump-dom", url], capture_output=True, text=True,
-                         timeout=120, check=True).stdout
+    return subprocess.run([*flags, "--dump-dom", page.as_uri() + fragment],
+                          capture_output=True, text=True, timeout=300, check=True).stdout
+
+
+def check_dom(dom: str, data: dict) -> None:
+    """Built by the script: one SVG node per op, all edges, every stage and pass diff."""
     assert 'data-ready="1"' in dom  # the script ran to its end
     drawn = re.findall(r'<g class="node[^"]*" id="n(\d+)"', dom)
     assert sorted(map(int, drawn)) == list(range(len(data["graph"]["nodes"])))  # one per op
-    assert dom.count('class="cluster"') >= 3  # /stem, /block1, /head
     assert dom.count('class="edge"') == len(data["graph"]["edges"])
     assert len(re.findall(r'<details class="stage"', dom)) == len(data["stages"])
     changed = [p for p in data["passes"] if p["diff"]]
     assert len(re.findall(r'<details class="pass"', dom)) == len(changed)
+
+
+@needs_chromium
+def test_page_in_headless_chromium(page, data, tmp_path):
+    fragment = "#select=/block1/conv/Conv&open=dlc-to-linalg&open=linalg"
+    dom = load_in_chromium(page, fragment, tmp_path / "profile")
+    check_dom(dom, data)
+    assert dom.count('class="cluster"') >= 3  # /stem, /block1, /head
     # the opened diff, inflated and coloured; the opened stage's IR, highlighted and foldable
     assert '<pre class="diff" data-ready="1">' in dom and 'class="d-add"' in dom
     assert 'class="fold"' in dom and '<span class="k-op">linalg.' in dom
     # the selected node's links: its linalg ops and their schedule in the side panel
     assert "linalg.conv_2d_nhwc_hwcf" in dom and "schedule: conv Conv(" in dom
     shot = tmp_path / "explore.png"
-    subprocess.run([*flags, f"--screenshot={shot}", url], capture_output=True, timeout=120,
-                   check=True)
+    subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu",
+                    "--window-size=1400,850", f"--user-data-dir={tmp_path / 'profile'}",
+                    f"--screenshot={shot}", page.as_uri() + fragment],
+                   capture_output=True, timeout=120, check=True)
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 10_000
+
+
+@needs_chromium
+def test_resnet50_page_in_headless_chromium(tmp_path):
+    """The acceptance model: ResNet-50 (light model zoo, random weights), ~15 s + the load."""
+    from benchmarks.light_models import light_model
+
+    data = explore.collect(light_model("resnet50", tmp_path))
+    assert len(data["graph"]["nodes"]) > 200 and len(data["linalg"]) > 100
+    page = tmp_path / "resnet50.html"
+    page.write_text(explore.render(data))
+    check_dom(load_in_chromium(page, "#open=linalg", tmp_path / "profile"), data)
 
 
 def test_diff_without_gnu_diff(monkeypatch):
