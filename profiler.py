@@ -65,6 +65,14 @@ class Profile:
                 "num_threads": self.num_threads, "naive_path_warnings": self.warnings,
                 "ops": [{**asdict(o), "node": o.node} for o in self.ops]}
 
+    def seconds_by_node(self) -> dict[str, float]:
+        """Mean seconds per ONNX node name (a group's time split evenly among its nodes)."""
+        seconds: dict[str, float] = {}
+        for o in self.ops:
+            for node in o.nodes:
+                seconds[node] = seconds.get(node, 0.0) + o.ms / 1e3 / len(o.nodes)
+        return seconds
+
     def table(self, limit: int | None = None) -> str:
         header = f"{'node':<40} {'op':<22} {'schedule':<18} {'naive':<6} {'ms':>9} {'share':>7}"
         lines = [header, "-" * len(header)]

@@ -74,6 +74,8 @@ def test_profile_reports_every_node_with_its_schedule() -> None:
     assert head.family == "naive" and head.naive and not head.large_naive  # (small)
     assert not any(op.large_naive for op in result.ops) and not result.warnings
     assert "Conv" in {t for op in result.ops for t in op.op_types}
+    by_node = result.seconds_by_node()
+    assert sum(by_node.values()) * 1e3 == pytest.approx(result.total_ms)
 
 
 def test_large_naive_op_is_warned_and_flagged() -> None:
