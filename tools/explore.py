@@ -3,7 +3,7 @@
 `collect(model)` imports the model and runs the stages of an opt level element by element (the
 same pipeline text as `dlc.compile`, each element by a PassManager of its own, as
 `compiler.run_stage` does), keeping the IR after every stage, the unified diff of every pass
-that changed the IR and every pass's seconds. It also records the graph of the dlc stage (one
+that changed the IR and every pass's seconds (texts gzipped: `unpack`). It also records the graph of the dlc stage (one
 node per op, named from its location, i.e. the ONNX node name; its result types; edges from
 SSA uses), the linalg ops just before `dlc-schedule` (their locations survive lowering and
 fusion, so each links back to its ONNX nodes) and the schedule `dlc-schedule` picks for each.
@@ -58,7 +58,7 @@ def collect(model, opt_level: int = 2, input_shapes: Mapping[str, Sequence[int]]
         main = module.body.operations[0]
         main.attributes["llvm.emit_c_interface"] = ir.UnitAttr.get()
         text = _asm(module)
-        data["stages"].append({"name": "import", "ir": text})
+        data["stages"].append({"name": "import", **_pack(text)})
         data["onnx"] = _onnx_nodes(module)
         for stage, pipeline_text in stage_pipelines(opt_level).items():
             for element in parse_pipeline(pipeline_text):
@@ -73,7 +73,7 @@ def collect(model, opt_level: int = 2, input_shapes: Mapping[str, Sequence[int]]
                 data["passes"].append({"stage": stage, "name": name, "seconds": seconds,
                                        "diff": _diff(text, after, name)})
                 text = after
-            data["stages"].append({"name": stage, "ir": text})
+            data["stages"].append({"name": stage, **_pack(text)})
             if stage == "dlc":
                 data["graph"] = _graph(module, imported.input_names)
             if stage == "linalg" and not data["linalg"]:  # (-O0, -O1: nothing scheduled)
@@ -108,9 +108,7 @@ def _diff(before: str, after: str, name: str) -> dict | None:
     lines = _unified_diff(before, after, "before " + name, "after " + name)
     added = sum(1 for line in lines[2:] if line.startswith("+"))
     removed = sum(1 for line in lines[2:] if line.startswith("-"))
-    text = "\n".join(lines).encode()
-    return {"added": added, "removed": removed,
-            "gz": base64.b64encode(gzip.compress(text, compresslevel=6, mtime=0)).decode()}
+    return {"added": added, "removed": removed, **_pack("\n".join(lines))}
 
 
 def _unified_diff(before: str, after: str, old: str, new: str) -> list[str]:
@@ -132,9 +130,16 @@ def _unified_diff(before: str, after: str, old: str, new: str) -> list[str]:
     return done.stdout.splitlines()
 
 
-def diff_text(diff: dict) -> str:
-    """The text of a diff as `collect` stores it."""
-    return gzip.decompress(base64.b64decode(diff["gz"])).decode()
+def _pack(text: str) -> dict:
+    """Text as the page stores it: gzipped in base64 (`gz`), with its size in lines."""
+    data = gzip.compress(text.encode(), compresslevel=6, mtime=0)
+    return {"lines": text.count("\n") + 1, "chars": len(text),
+            "gz": base64.b64encode(data).decode()}
+
+
+def unpack(packed: dict) -> str:
+    """The text of a stage's IR or a pass's diff as `collect` stores it."""
+    return gzip.decompress(base64.b64decode(packed["gz"])).decode()
 
 
 def _names(location: ir.Location) -> list[str]:

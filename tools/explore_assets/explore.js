@@ -262,10 +262,13 @@ function lazy(details, make) {
 function buildIR() {
   const tab = document.getElementById("tab-ir");
   for (const stage of DATA.stages) {
-    const lines = stage.ir.split("\n").length;
     const d = el("details", {class: "stage", "data-stage": stage.name},
-      el("summary", {}, `${stage.name}  (${lines} lines, ${(stage.ir.length / 1024).toFixed(0)} KiB)`));
-    lazy(d, () => renderIR(stage.ir));
+      el("summary", {}, `${stage.name}  (${stage.lines} lines, ${(stage.chars / 1024).toFixed(0)} KiB)`));
+    lazy(d, () => {
+      const box = el("div", {class: "ir"}, "inflating…");
+      inflate(stage.gz).then((text) => { box.replaceChildren(renderIR(text)); box.dataset.ready = "1"; });
+      return box;
+    });
     tab.append(d);
   }
 }
