@@ -234,8 +234,8 @@ def render(data: dict) -> str:
     return page
 
 
-def serve(html: str, port: int = 8000) -> None:
-    """Serve the page on http://127.0.0.1:PORT/ until interrupted."""
+def make_server(html: str, port: int = 8000) -> http.server.ThreadingHTTPServer:
+    """An HTTP server of the page on 127.0.0.1 only (port 0: any free port)."""
     body = html.encode()
 
     class Handler(http.server.BaseHTTPRequestHandler):
@@ -246,8 +246,17 @@ def serve(html: str, port: int = 8000) -> None:
             self.end_headers()
             self.wfile.write(body)
 
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", port), Handler)
-    print(f"dlc explore: serving on http://127.0.0.1:{server.server_address[1]}/ (Ctrl-C stops)")
+        def log_message(self, format: str, *args) -> None:  # (quiet)
+            pass
+
+    return http.server.ThreadingHTTPServer(("127.0.0.1", port), Handler)
+
+
+def serve(html: str, port: int = 8000) -> None:
+    """Serve the page on http://127.0.0.1:PORT/ until interrupted."""
+    server = make_server(html, port)
+    print(f"dlc explore: serving on http://127.0.0.1:{server.server_address[1]}/ (Ctrl-C stops)",
+          flush=True)
     try:
         server.serve_forever()
     finally:

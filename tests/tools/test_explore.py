@@ -160,3 +160,20 @@ def test_diff_without_gnu_diff(monkeypatch):
     assert explore.unpack(with_diff) == explore.unpack(with_difflib)
     assert (with_diff["added"], with_diff["removed"]) == (2, 1)
     assert explore._diff(before, before, "p") is None
+
+
+def test_serve_on_localhost(page):
+    import threading
+    import urllib.request
+
+    server = explore.make_server(page.read_text(), port=0)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        assert server.server_address[0] == "127.0.0.1"
+        url = f"http://127.0.0.1:{server.server_address[1]}/"
+        with urllib.request.urlopen(url, timeout=30) as response:
+            assert response.read().decode() == page.read_text()
+    finally:
+        server.shutdown()
+        server.server_close()
