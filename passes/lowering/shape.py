@@ -17,11 +17,16 @@ def lower_constant(op: ir.OpView, rewriter) -> None:
         rewriter.replace_op(op, [arith.ConstantOp(op.results[0].type, value).result])
 
 
-# A reshape feeding one of these is a tensor.reshape (`builders.reshaped`): the fusion pass
-# would fold collapse_shape/expand_shape into the named contraction, making it a generic that
-# no schedule matches, with its elementwise producer fused into the reduction (MobileNetV2's
-# average pool -> Flatten -> Gemm: a scalar loop dividing each of the 1280 x 1000 products).
+# A reshape feeding one of these, or reading one's result (through the elementwise epilogue
+# after it), is a tensor.reshape (`builders.reshaped`): the fusion pass would fold
+# collapse_shape/expand_shape into the named contraction, making it a generic that no schedule
+# matches, with its elementwise producer fused into the reduction (MobileNetV2's average pool
+# -> Flatten -> Gemm: a scalar loop dividing each of the 1280 x 1000 products; GPT-2's Conv1D,
+# Gemm [128, 768] x [768, 2304] + bias -> Reshape [1, 128, 2304]: the expand_shape propagated
+# up through the bias add into the matmul, a naive 4-loop generic, 130x slower than
+# onnxruntime).
 CONTRACTIONS = ("dlc.matmul", "dlc.gemm", "linalg.matmul", "linalg.batch_matmul")
+EPILOGUE_DEPTH = 4  # elementwise ops between a contraction and the reshape of its result
 
 
 def lower_reshape(op: ir.OpView, rewriter) -> None:
@@ -30,11 +35,27 @@ def lower_reshape(op: ir.OpView, rewriter) -> None:
     (x,) = op.operands
     result_type = op.results[0].type
     with rewriter.ip, op.location:
-        if any(use.owner.name in CONTRACTIONS for use in op.results[0].uses):
+        if (any(use.owner.name in CONTRACTIONS for use in op.results[0].uses)
+                or _contraction_result(x, EPILOGUE_DEPTH)):
             value = reshaped(x, list(result_type.shape))
         else:
             value = _from_rank1(_to_rank1(x), result_type)
         rewriter.replace_op(op, [as_value(value)])
+
+
+def _contraction_result(x: ir.Value, depth: int) -> bool:
+    """x is a contraction's result, or computed from one by up to `depth` ops of x's shape
+    (its bias add, activation, residual add: the ops the fusion pass would expand with it)."""
+    if not isinstance(x, ir.OpResult):
+        return False
+    owner = x.owner
+    if owner.name in CONTRACTIONS:
+        return True
+    if depth == 0:
+        return False
+    shape = list(x.type.shape)
+    return any(isinstance(v.type, ir.RankedTensorType) and list(v.type.shape) == shape
+               and _contraction_result(v, depth - 1) for v in owner.operands)
 
 
 def _to_rank1(x: ir.Value) -> ir.Value:

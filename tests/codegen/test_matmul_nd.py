@@ -129,3 +129,31 @@ def test_linear_gelu_linear_keeps_two_scheduled_matmuls() -> None:
     erf = np.vectorize(math.erf)
     expected = (0.5 * h * (1 + erf(h / np.sqrt(2.0)))) @ w2 + b2
     check(model(x)[0], expected.astype(np.float32), 1e-3)
+
+
+@pytest.mark.parametrize("epilogue", ["bias", "bias+tanh+residual"])
+def test_gemm_between_reshapes_stays_scheduled(epilogue: str) -> None:
+    # GPT-2's Conv1D as exported: Reshape [1,S,D] -> [S,D], Gemm with a bias, (elementwise
+    # ops,) Reshape [S,N] -> [1,S,N]. The expand_shape of the last reshape was propagated up
+    # through the epilogue into the matmul by the fusion pass: a naive 4-loop generic
+    # contraction (GPT-2 small 130x slower than onnxruntime).
+    s, d, n = 64, 96, 128
+    w, b = random([d, n]) * 0.1, random([n])
+    nodes = [helper.make_node("Reshape", ["x", "flat"], ["x2"]),
+             helper.make_node("Gemm", ["x2", "w", "b"], ["h"])]
+    last = "h"
+    if epilogue != "bias":
+        nodes += [helper.make_node("Tanh", ["h"], ["t"]),
+                  helper.make_node("Add", ["t", "r"], ["tr"])]
+        last = "tr"
+    nodes.append(helper.make_node("Reshape", [last, "back"], ["y"]))
+    constants = {"w": w, "b": b, "r": random([s, n]),
+                 "flat": np.array([s, d], np.int64), "back": np.array([1, s, n], np.int64)}
+    model = dlc.compile(make_model(nodes, {"x": (np.float32, [1, s, d])}, ["y"],
+                                   initializers=constants))
+    assert scheduled(model)
+    x = random([1, s, d])
+    expected = x.reshape(s, d) @ w + b
+    if epilogue != "bias":
+        expected = np.tanh(expected) + constants["r"]
+    check(model(x)[0], expected.reshape(1, s, n).astype(np.float32), 1e-3)

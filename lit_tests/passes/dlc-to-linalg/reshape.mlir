@@ -87,3 +87,20 @@ func.func @test_reshape_into_gemm(%x: tensor<1x1x1x64xf32>, %w: tensor<10x64xf32
   %1 = "dlc.gemm"(%0, %w) {alpha = 1.0 : f32, beta = 1.0 : f32, transA = 0 : i64, transB = 1 : i64} : (tensor<1x64xf32>, tensor<10x64xf32>) -> tensor<1x10xf32>
   return %1 : tensor<1x10xf32>
 }
+
+// -----
+
+// So is a reshape of a contraction's result, also through its elementwise epilogue (GPT-2's
+// Conv1D: Gemm + bias -> Reshape [1, S, N]): the fusion pass would propagate an expand_shape
+// up through the bias add into the matmul.
+
+// CHECK-LABEL: func.func @test_reshape_of_gemm_epilogue
+// CHECK:         linalg.matmul
+// CHECK-NOT:     tensor.expand_shape
+// CHECK:         tensor.reshape %{{.*}}(%{{.*}}) : (tensor<4x8xf32>, tensor<3xi64>) -> tensor<1x4x8xf32>
+func.func @test_reshape_of_gemm_epilogue(%x: tensor<4x16xf32>, %w: tensor<16x8xf32>, %b: tensor<8xf32>) -> tensor<1x4x8xf32> {
+  %0 = "dlc.gemm"(%x, %w, %b) {alpha = 1.0 : f32, beta = 1.0 : f32, transA = 0 : i64, transB = 0 : i64} : (tensor<4x16xf32>, tensor<16x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+  %1 = "dlc.relu"(%0) : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  %2 = "dlc.reshape"(%1) {shape = array<i64: 1, 4, 8>} : (tensor<4x8xf32>) -> tensor<1x4x8xf32>
+  return %2 : tensor<1x4x8xf32>
+}
