@@ -247,8 +247,6 @@ def export(model, path: str | Path, *, name: str | None = None, target: str = "n
            constants: Mapping[str, np.ndarray] | None = None) -> dict:
     """Export `model` (what `dlc.compile` takes) into the folder `path`: `libNAME.so`, `NAME.h`
     and `NAME.json` (the manifest, returned). NAME defaults to the model file's stem."""
-    from dlc.compiler import compile as dlc_compile
-
     chosen = find_target(target)
     if name is None:
         name = Path(model).stem if isinstance(model, str | Path) else "model"
@@ -258,17 +256,17 @@ def export(model, path: str | Path, *, name: str | None = None, target: str = "n
         raise ExportError(f"the C compiler {chosen.cc} of target {chosen.name} is not on PATH"
                           + (" (apt-get install gcc-aarch64-linux-gnu)"
                              if chosen.name == "aarch64" else ""))
-    compiled = dlc_compile(model, opt_level=opt_level, input_shapes=input_shapes,
-                           constants=constants, num_threads=1)
-    signature, checks = compiled.signature, tuple(compiled._function.checks)
-    llvm_ir = compiled.ir("llvm", large_elements_limit=None)
+    module, signature, checks = _lower(model, opt_level, input_shapes, constants)
     out = Path(path)
     out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="dlc-export-") as work_dir:
         work = Path(work_dir)
-        (work / "model.mlir").write_text(llvm_ir)
-        _run([llvm_tool("mlir-translate"), "--mlir-to-llvmir", "model.mlir", "-o", "model.ll"],
-             work, "mlir-translate")
+        with open(work / "model.mlirbc", "wb") as file:  # (bytecode: the weights as bytes)
+            module.operation.write_bytecode(file)
+        del module
+        _run([llvm_tool("mlir-translate"), "--mlir-to-llvmir", "model.mlirbc", "-o",
+              "model.ll"], work,
+             "mlir-translate")
         cpu = [f"-mcpu={chosen.cpu}", f"-mtriple={chosen.triple}"]
         _run([llvm_tool("opt"), "-O2", *cpu, "model.ll", "-o", "model.bc"], work, "opt")
         _run([llvm_tool("llc"), "-O2", *cpu, "-relocation-model=pic", "-filetype=obj",
@@ -306,6 +304,30 @@ def export(model, path: str | Path, *, name: str | None = None, target: str = "n
     }
     (out / f"{prefix}.json").write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
     return manifest
+
+
+def _lower(model, opt_level: int, input_shapes, constants):
+    """(the model lowered to the llvm dialect single-threaded, its signature, the runtime
+    checks' descriptions): `dlc.compile`'s stages without the JIT."""
+    from mlir import ir
+
+    from dlc.compiler import _import, _signature, run_stage
+    from dlc.dialects import make_context
+    from dlc.passes import stage_pipelines
+    from dlc.passes.lowering import checks as index_checks
+    from dlc.timings import Timer
+
+    context = make_context()
+    imported = _import(model, context, input_shapes, constants, None, Timer())
+    with context:
+        module = imported.module
+        main = module.body.operations[0]
+        signature = _signature(main, imported.input_names, imported.output_names)
+        main.attributes["llvm.emit_c_interface"] = ir.UnitAttr.get()
+        for stage, text in stage_pipelines(opt_level, 1).items():
+            run_stage(module, stage, text)
+        checks = tuple(index_checks.descriptions(module.operation))
+    return module, signature, checks
 
 
 def _sha256(path: Path) -> str:
