@@ -141,7 +141,8 @@ class NaiveOp:
 def naive_ops(module: ir.Operation, min_volume: int) -> list[NaiveOp]:
     """The top-level linalg ops with a reduction and at least `min_volume` iterations."""
     tops = [op for f in _functions(module) for op in f.regions[0].blocks[0].operations]
-    chosen = [i for i, op in enumerate(tops) if _is_structured(op.operation)]
+    chosen = [i for i, op in enumerate(tops)
+              if _is_structured(op.operation) and _bound(op.operation) >= min_volume]
     if not chosen:
         return []
     spaces = {i: _loop_sizes(tops[i].operation) for i in chosen}
@@ -161,6 +162,17 @@ def naive_ops(module: ir.Operation, min_volume: int) -> list[NaiveOp]:
         found.append(NaiveOp(op.operation.name, tuple(node_names(op.location)), shapes, volume,
                              element))
     return found
+
+
+def _bound(op: ir.Operation) -> int:
+    """An upper bound of the op's iterations (its result's elements times its largest
+    operand's: a matmul's M*N*K, a conv's outputs times C*KH*KW are below it), so that only
+    ops that may be large are looked at closely."""
+    sizes = [prod(v.type.shape) for v in op.operands
+             if isinstance(v.type, ir.ShapedType) and v.type.has_static_shape]
+    results = [prod(r.type.shape) for r in op.results
+               if isinstance(r.type, ir.ShapedType) and r.type.has_static_shape]
+    return max(results or sizes or [0]) * max(sizes or [1])
 
 
 def _generalized_spaces(module: ir.Operation, chosen: list[int], count: int) -> dict:
