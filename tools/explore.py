@@ -11,9 +11,10 @@ fusion, so each links back to its ONNX nodes) and the schedule `dlc-schedule` pi
 `explore_assets/dagre.min.js`), the page's script and style, all inline, so that it needs no
 network when viewed. `serve(html, port)` serves it on 127.0.0.1.
 
-Per-op runtimes come from the profiler when there is one: `collect(..., op_times=...)` takes
-seconds per ONNX node name. PROFILER HOOK: `profile_times` is where `CompiledModel.profile`
-plugs in; until it exists the page shows no runtimes ("no profile").
+Per-op runtimes come from dlc's profiler (`dlc.profiler.profile`, a separate instrumented
+compile run `runs` times): with `collect(..., profile=True)` the page shows every op group's
+time, share and schedule family, and each node's time (`Profile.seconds_by_node`: a group's
+time split evenly among its ONNX nodes); without it the page says "no profile".
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ _QUOTED = re.compile(r'"((?:[^"\\]|\\.)*)"')
 
 
 def collect(model, opt_level: int = 2, input_shapes: Mapping[str, Sequence[int]] | None = None,
-            op_times: Mapping[str, float] | None = None) -> dict:
+            profile: bool = False, runs: int = 10) -> dict:
     """Everything the page shows, as JSON-ready data (see the module docstring)."""
     timer = Timer()
     started = time.perf_counter()
@@ -78,20 +79,15 @@ def collect(model, opt_level: int = 2, input_shapes: Mapping[str, Sequence[int]]
                 data["graph"] = _graph(module, imported.input_names)
             if stage == "linalg" and not data["linalg"]:  # (-O0, -O1: nothing scheduled)
                 data["linalg"] = _linalg_ops(module, schedules=False)
-    data["op_times"] = dict(op_times) if op_times else None
+    data["op_times"] = data["profile"] = None
+    if profile:
+        from dlc.profiler import profile as run_profile
+
+        result = run_profile(model, None, runs, opt_level, input_shapes)
+        data["op_times"] = result.seconds_by_node()
+        data["profile"] = result.as_json()
     data["seconds"] = time.perf_counter() - started
     return data
-
-
-def profile_times(model, opt_level: int = 2, input_shapes=None) -> dict[str, float] | None:
-    """PROFILER HOOK: seconds per ONNX node name from `CompiledModel.profile`, or None while
-    dlc has no profiler (the page then says "no profile")."""
-    import dlc
-
-    compiled = dlc.compile(model, opt_level=opt_level, input_shapes=input_shapes)
-    if not hasattr(compiled, "profile"):
-        return None
-    return None  # TODO(issue 24): map CompiledModel.profile()'s per-op times to ONNX names
 
 
 def _asm(module: ir.Module) -> str:
@@ -268,16 +264,17 @@ def add_arguments(parser) -> None:
     parser.add_argument("--serve", action="store_true",
                         help="also serve the page on http://127.0.0.1:PORT/")
     parser.add_argument("--port", type=int, default=8000)
-    parser.add_argument("--profile", action="store_true",
-                        help="compile and profile the model for per-op runtimes (hook)")
+    parser.add_argument("--no-profile", dest="profile", action="store_false",
+                        help="no per-op runtimes (the profile is a second, instrumented "
+                        "compile and RUNS runs)")
+    parser.add_argument("--runs", type=int, default=10, help="runs the profile averages")
 
 
 def run(args) -> int:
     from dlc.tools.dlc_cli import parse_shapes
 
     shapes = parse_shapes(args.input_shape) or None
-    times = profile_times(args.model, args.opt_level, shapes) if args.profile else None
-    data = collect(args.model, args.opt_level, shapes, op_times=times)
+    data = collect(args.model, args.opt_level, shapes, profile=args.profile, runs=args.runs)
     html = render(data)
     Path(args.output).write_text(html)
     print(f"dlc explore: wrote {args.output} ({len(html) / 1e6:.1f} MB, "

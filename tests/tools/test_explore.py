@@ -26,7 +26,7 @@ CHROMIUM = next((p for p in (os.environ.get("DLC_CHROMIUM"), shutil.which("chrom
 
 @pytest.fixture(scope="module")
 def data() -> dict:
-    return explore.collect(small_cnn())
+    return explore.collect(small_cnn(), profile=True, runs=2)
 
 
 @pytest.fixture(scope="module")
@@ -78,7 +78,14 @@ def test_links_to_linalg_ops_and_schedules(data):
     by_name = [op for op in data["linalg"] if "/block1/conv/Conv" in op["names"]]
     conv = next(op for op in by_name if op["op"].startswith("linalg.conv"))
     assert conv["schedule"]["family"] == "conv" and "oh=32" in conv["schedule"]["problem"]
-    assert data["op_times"] is None  # PROFILER HOOK: no profiler yet
+
+
+def test_profile_times(data):
+    names = {name for node in data["graph"]["nodes"] for name in node["names"]}
+    assert set(data["op_times"]) <= names and "/block1/conv/Conv" in data["op_times"]
+    assert all(t >= 0 for t in data["op_times"].values())
+    conv = next(o for o in data["profile"]["ops"] if "/block1/conv/Conv" in o["nodes"])
+    assert conv["family"] == "conv"
 
 
 def test_page_is_self_contained(page, data):
@@ -91,9 +98,10 @@ def test_command_line(tmp_path, capsys):
     model = tmp_path / "small.onnx"
     model.write_bytes(small_cnn().SerializeToString())
     out = tmp_path / "page.html"
-    assert dlc_main(["explore", str(model), "-O", "1", "-o", str(out)]) == 0
+    assert dlc_main(["explore", str(model), "-O", "1", "-o", str(out), "--no-profile"]) == 0
     assert "wrote" in capsys.readouterr().out
     assert embedded(out.read_text())["opt_level"] == 1
+    assert embedded(out.read_text())["profile"] is None
 
 
 needs_chromium = pytest.mark.skipif(
@@ -132,6 +140,7 @@ def test_page_in_headless_chromium(page, data, tmp_path):
     assert 'class="fold"' in dom and '<span class="k-op">linalg.' in dom
     # the selected node's links: its linalg ops and their schedule in the side panel
     assert "linalg.conv_2d_nhwc_hwcf" in dom and "schedule: conv Conv(" in dom
+    assert re.search(r'<div class="time">[\d.]+ ms per run \(', dom)  # the profiled time
     shot = tmp_path / "explore.png"
     subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu",
                     "--window-size=1400,850", f"--user-data-dir={tmp_path / 'profile'}",

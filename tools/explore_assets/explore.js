@@ -193,8 +193,15 @@ function select(index, center) {
       l.names.length > 1 ? el("div", {class: "hint"}, "fused from: " + l.names.join(", ")) : "");
   })));
   const t = opTime(r.names);
-  detail.append(el("h3", {}, "time"), el("div", {}, DATA.op_times ? (t === null ? "not in the profile" : ms(t))
-    : "no profile (profiler hook: run dlc explore --profile once dlc has CompiledModel.profile)"));
+  detail.append(el("h3", {}, "time"), el("div", {class: "time"}, DATA.profile ? (t === null ? "not in the profile" :
+    `${ms(t)} per run (${(100 * t * 1000 / DATA.profile.total_ms).toFixed(1)}% of ${DATA.profile.total_ms.toFixed(2)} ms)`)
+    : "no profile (dlc explore --no-profile)"));
+  if (DATA.profile) {  // the profiled op groups (a tile loop nest with its fused epilogue...) of these nodes
+    const groups = DATA.profile.ops.filter((o) => o.nodes.some((n) => r.names.includes(n)));
+    detail.append(el("ul", {}, ...groups.map((o) => el("li", {}, `${o.ms.toFixed(3)} ms, ${o.share.toFixed(1)}%: `,
+      el("b", {}, o.family), o.naive ? (o.large_naive ? " (LARGE naive op)" : " (naive loops)") : "",
+      o.nodes.length > 1 ? el("div", {class: "hint"}, "group of: " + o.nodes.join(", ")) : ""))));
+  }
 }
 function setupSearch() {
   const input = document.getElementById("search"), hits = document.getElementById("hits");
@@ -318,7 +325,9 @@ function main() {
   const changed = DATA.passes.filter((p) => p.diff).length;
   document.getElementById("summary").textContent = `-O${DATA.opt_level} · ${G.nodes.length} graph nodes · ` +
     `${DATA.linalg.length} linalg ops · ${DATA.passes.length} passes (${changed} changed the IR) · ` +
-    `${DATA.stages.length} IR snapshots · collected in ${DATA.seconds.toFixed(1)} s`;
+    `${DATA.stages.length} IR snapshots · ` +
+    (DATA.profile ? `run ${DATA.profile.total_ms.toFixed(2)} ms (profile, ${DATA.profile.runs} runs) · ` : "") +
+    `collected in ${DATA.seconds.toFixed(1)} s`;
   setupTabs();
   setupSearch();
   setupPanZoom();
