@@ -235,7 +235,8 @@ def _describe(ops: list[ir.Operation], families: dict[str, str], outer: set[str]
 
     for op in ops:
         names.update(dict.fromkeys(node_names(op.location)))
-        op.operation.walk(visit)
+        if not op.operation.name.startswith("linalg."):  # (a loop nest: what it computes)
+            op.operation.walk(visit)
     for name in outer:  # (the graph's own name: ops the lowering made without a node)
         names.pop(name, None)
     kinds = list(dict.fromkeys(op.operation.name for op in ops))
