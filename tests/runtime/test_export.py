@@ -206,3 +206,24 @@ def test_unknown_target_is_an_error(mlp, tmp_path):
     model, _, _ = mlp
     with pytest.raises(dlc.DlcError, match="unknown target 'riscv'; targets are native"):
         dlc.export(model, tmp_path, target="riscv")
+
+
+CROSS_CC, QEMU = shutil.which("aarch64-linux-gnu-gcc"), shutil.which("qemu-aarch64")
+
+
+@pytest.mark.skipif(CROSS_CC is None or QEMU is None, reason="needs aarch64-linux-gnu-gcc and "
+                    "qemu-aarch64 (apt-get install gcc-aarch64-linux-gnu qemu-user)")
+def test_aarch64_export_runs_under_qemu(mlp, tmp_path):
+    model, _, _ = mlp
+    out = tmp_path / "out"
+    manifest = dlc.export(model, out, target="aarch64")
+    assert manifest["target"]["triple"] == "aarch64-unknown-linux-gnu"
+    program = tmp_path / "run_mlp"
+    subprocess.run([CROSS_CC, "-O2", "-DMODEL=mlp", "-include", str(out / "mlp.h"), str(EXAMPLE),
+                    f"-L{out}", "-lmlp", f"-Wl,-rpath,{out}", "-o", str(program)], check=True)
+    x = _input()
+    np.save(tmp_path / "x.npy", x)
+    subprocess.run([QEMU, "-L", "/usr/aarch64-linux-gnu", str(program), "-o", str(tmp_path),
+                    str(tmp_path / "x.npy")], check=True, capture_output=True)
+    got = np.fromfile(tmp_path / "logits.bin", np.float32).reshape(1, 10)
+    np.testing.assert_allclose(got, _expected(model, x), rtol=1e-5, atol=1e-6)
