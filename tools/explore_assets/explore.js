@@ -298,8 +298,9 @@ function renderDiff(diff) {
 function buildPasses() {
   const tab = document.getElementById("tab-passes");
   const max = Math.max(...DATA.passes.map((p) => p.seconds), 1e-9);
-  const table = el("table", {class: "passes"}, el("tr", {}, el("th", {}, "stage"), el("th", {}, "pass"),
-    el("th", {}, "time"), el("th", {}, "")));
+  // (time first: an opened diff is wide)
+  const table = el("table", {class: "passes"}, el("tr", {}, el("th", {}, "stage"), el("th", {}, "time"),
+    el("th", {}, ""), el("th", {}, "pass")));
   for (const p of DATA.passes) {
     let cell;
     if (p.diff) {
@@ -307,8 +308,8 @@ function buildPasses() {
         el("summary", {}, `${p.name}  (+${p.diff.added} −${p.diff.removed})`));
       lazy(cell, () => renderDiff(p.diff));
     } else cell = el("span", {class: "unchanged"}, p.name + "  (no change)");
-    table.append(el("tr", {}, el("td", {}, p.stage), el("td", {}, cell), el("td", {class: "num"}, ms(p.seconds)),
-      el("td", {}, el("span", {class: "bar", style: `width:${Math.max(1, 120 * p.seconds / max)}px`}))));
+    table.append(el("tr", {}, el("td", {}, p.stage), el("td", {class: "num"}, ms(p.seconds)),
+      el("td", {}, el("span", {class: "bar", style: `width:${Math.max(1, 120 * p.seconds / max)}px`})), el("td", {}, cell)));
   }
   tab.append(table);
 }
