@@ -84,6 +84,9 @@ class ExportedModel:
         self._inputs = ctypes.cast(self._tensors, ctypes.POINTER(Tensor))
         self._outputs = ctypes.cast(ctypes.byref(self._tensors, n * ctypes.sizeof(Tensor)),
                                     ctypes.POINTER(Tensor))
+        # (converted once: each call passes the same session and tensor arrays)
+        self._arguments = (self._session, self._inputs, ctypes.c_size_t(n), self._outputs,
+                           ctypes.c_size_t(len(self.signature.outputs)))
 
     def _function(self, name: str, restype):
         function = getattr(self._library, f"{self.name}_{name}")
@@ -107,8 +110,7 @@ class ExportedModel:
         with self._lock:  # (one session, one thread at a time: the header's contract)
             for tensor, array in zip(self._tensors, (*inputs, *outputs)):
                 tensor.data = array.ctypes.data
-            code = self._run(self._session, self._inputs, ctypes.c_size_t(len(inputs)),
-                             self._outputs, ctypes.c_size_t(len(outputs)))
+            code = self._run(*self._arguments)
             message = (self._message(self._session) or b"").decode() if code else ""
         if code:
             error = {E_INDEX: IndexOutOfRangeError, E_COUNT: InputError, E_DTYPE: InputError,
