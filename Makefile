@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test pytest lit bench compile-bench install clean
+.PHONY: demo test pytest lit bench compile-bench zoo install clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -46,6 +46,11 @@ bench: $(BENCH_STAMP)
 # of 1k-16k node chains, each in its own process under a time limit; the markdown table on stdout
 compile-bench: $(STAMP)
 	$(BIN)/python benchmarks/compile_bench.py --json build/benchmarks/compile.json
+
+# models from real libraries (not part of `make test`): GPT-2 small and ViT-B/16 (transformers,
+# random weights) beside onnxruntime, one thread each, the ratio on stdout (issue 18)
+zoo: $(STAMP)
+	$(BIN)/python benchmarks/zoo.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info examples/mlp.onnx
