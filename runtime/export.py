@@ -261,7 +261,8 @@ def export(model, path: str | Path, *, name: str | None = None, target: str = "n
     out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="dlc-export-") as work_dir:
         work = Path(work_dir)
-        with open(work / "model.mlirbc", "wb") as file:  # (bytecode: the weights as bytes)
+        weights = _outline_weights(module, work)
+        with open(work / "model.mlirbc", "wb") as file:
             module.operation.write_bytecode(file)
         del module
         _run([llvm_tool("mlir-translate"), "--mlir-to-llvmir", "model.mlirbc", "-o",
@@ -278,8 +279,10 @@ def export(model, path: str | Path, *, name: str | None = None, target: str = "n
         (work / "exports.map").write_text(f"{{ global: {prefix}_*; local: *; }};\n")
         _run([compiler, "-std=c11", "-O2", "-fPIC", "-fvisibility=hidden", "-c", "session.c",
               "-o", "session.o"], work, "the C compiler")
+        (work / "weights.s").write_text(weights)
+        _run([compiler, "-c", "weights.s", "-o", "weights.o"], work, "the assembler")
         library = f"lib{prefix}.so"
-        _run([compiler, "-shared", "-o", library, "session.o", "model.o", "-lm", "-lpthread",
+        _run([compiler, "-shared", "-o", library, "session.o", "model.o", "weights.o", "-lm", "-lpthread",
               "-Wl,--version-script=exports.map", "-Wl,-s", f"-Wl,-soname,{library}"],
              work, "the linker")
         for produced in (library, f"{prefix}.h"):
@@ -304,6 +307,48 @@ def export(model, path: str | Path, *, name: str | None = None, target: str = "n
     }
     (out / f"{prefix}.json").write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
     return manifest
+
+
+WEIGHTS_MIN_BYTES = 4096
+
+
+def _outline_weights(module, work: Path) -> str:
+    """Move the data of the module's large constant globals (the weights) out of the IR into
+    `work/weights.bin`, and return the assembly that defines them from it (`.incbin`): LLVM's
+    textual IR would spell each number out (ResNet-50: over 650 MB of text, minutes to write
+    and parse); the globals stay declared, hidden in the library, read-only."""
+    from mlir import ir
+
+    parts, lines, offset = [], [".section .rodata.dlc_weights,\"a\""], 0
+    with module.context:
+        for op in module.body.operations:
+            attributes = op.operation.attributes
+            if (op.operation.name != "llvm.mlir.global" or "constant" not in attributes
+                    or "value" not in attributes):
+                continue
+            value = attributes["value"]
+            if not isinstance(value, ir.DenseIntElementsAttr | ir.DenseFPElementsAttr):
+                value = ir.DenseElementsAttr(value) if ir.DenseElementsAttr.isinstance(
+                    value) else None
+            if value is None or value.is_splat or str(value.type.element_type) == "i1":
+                continue
+            data = np.array(value).tobytes()
+            if len(data) < WEIGHTS_MIN_BYTES:
+                continue
+            name = ir.StringAttr(attributes["sym_name"]).value
+            align = ir.IntegerAttr(attributes["alignment"]).value if "alignment" in attributes \
+                else 64
+            del attributes["value"]
+            attributes["linkage"] = ir.Attribute.parse("#llvm.linkage<external>")
+            attributes["dso_local"] = ir.UnitAttr.get()
+            lines += [f".balign {align}", f".globl {name}", f".hidden {name}",
+                      f".type {name}, %object", f"{name}:",
+                      f'.incbin "weights.bin", {offset}, {len(data)}', f".size {name}, {len(data)}"]
+            parts.append(data)
+            offset += len(data)
+    (work / "weights.bin").write_bytes(b"".join(parts))
+    lines.append('.section .note.GNU-stack,"",%progbits')
+    return "\n".join(lines) + "\n"
 
 
 def _lower(model, opt_level: int, input_shapes, constants):
