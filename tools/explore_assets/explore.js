@@ -43,6 +43,11 @@ function nodeLabel(n) {
   const name = n.names.length ? n.names[0].split("/").filter((p) => p).slice(-2).join("/") : "";
   return name && n.op !== "func.return" ? `${n.op} · ${name.slice(0, 28)}` : n.op;
 }
+function timeLabel(n) {
+  // the profiled time of the node's ONNX node(s); none on constants (they cost nothing at run time)
+  const t = n.op === "constant" || n.op === "input" ? null : opTime(n.names);
+  return t === null ? "" : "  " + ms(t);
+}
 function visibleId(i) {
   const g = G.nodes[i].group;
   return collapsed.has(g) ? "g:" + g : "n" + i;
@@ -59,7 +64,7 @@ function layoutGraph() {
   }
   G.nodes.forEach((n, i) => {
     if (collapsed.has(n.group)) return;
-    const label = nodeLabel(n), sub = n.types.map(shortType).join(", ");
+    const label = nodeLabel(n) + timeLabel(n), sub = n.types.map(shortType).join(", ");
     const width = Math.max(label.length, Math.min(sub.length, 40)) * 6.7 + 16;
     g.setNode("n" + i, {width, height: 32, index: i});
     if (n.group !== null && groups.get(n.group) > 1) g.setParent("n" + i, "c:" + n.group);
@@ -104,12 +109,11 @@ function drawGraph() {
     }
     const node = G.nodes[n.index];
     const kind = node.op === "input" || node.op === "func.return" ? " io" : node.op === "constant" ? " const" : "";
-    const t = opTime(node.names);
     root.append(el("svg:g", {class: "node" + kind + (selected === n.index ? " sel" : ""), id: id,
         "data-index": n.index, on: {click: () => select(n.index)}},
       el("svg:title", {}, (node.names.join(", ") || "(no name)") + "\n" + node.types.join("\n")),
       el("svg:rect", {x, y, width: n.width, height: n.height}),
-      el("svg:text", {x: x + 6, y: y + 13}, nodeLabel(node) + (t === null ? "" : "  " + ms(t))),
+      el("svg:text", {x: x + 6, y: y + 13}, nodeLabel(node) + timeLabel(node)),
       el("svg:text", {x: x + 6, y: y + 26, class: "sub"}, node.types.map(shortType).join(", ").slice(0, 40))));
   }
   const size = g.graph();
