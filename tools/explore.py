@@ -3,9 +3,9 @@
 `collect(model)` imports the model and runs the stages of an opt level element by element (the
 same pipeline text as `dlc.compile`, each element by a PassManager of its own, as
 `compiler.run_stage` does), keeping the IR after every stage, the unified diff of every pass
-that changed the IR and every pass's seconds (texts gzipped: `unpack`). It also records the graph of the dlc stage (one
-node per op, named from its location, i.e. the ONNX node name; its result types; edges from
-SSA uses), the linalg ops just before `dlc-schedule` (their locations survive lowering and
+that changed the IR (texts gzipped, `unpack` reads them) and every pass's seconds. It also
+records the graph of the dlc stage (one node per op, named from its location, i.e. the ONNX
+node name; its result types; edges from SSA uses), the linalg ops just before `dlc-schedule` (their locations survive lowering and
 fusion, so each links back to its ONNX nodes) and the schedule `dlc-schedule` picks for each.
 `render(data)` writes the page: the data as JSON, the vendored layout library (dagre, MIT,
 `explore_assets/dagre.min.js`), the page's script and style, all inline, so that it needs no
@@ -60,7 +60,6 @@ def collect(model, opt_level: int = 2, input_shapes: Mapping[str, Sequence[int]]
         main.attributes["llvm.emit_c_interface"] = ir.UnitAttr.get()
         text = _asm(module)
         data["stages"].append({"name": "import", **_pack(text)})
-        data["onnx"] = _onnx_nodes(module)
         for stage, pipeline_text in stage_pipelines(opt_level).items():
             for element in parse_pipeline(pipeline_text):
                 if element.name == "dlc-schedule":
@@ -145,15 +144,6 @@ def _names(location: ir.Location) -> list[str]:
 
 def _type(value: ir.Value) -> str:
     return str(value.type)
-
-
-def _onnx_nodes(module: ir.Module) -> list[dict]:
-    """The ONNX nodes, as imported: name, and the dlc ops each became."""
-    nodes: dict[str, list[str]] = {}
-    for op in module.body.operations[0].regions[0].blocks[0].operations:
-        for name in _names(op.location):
-            nodes.setdefault(name, []).append(op.name)
-    return [{"name": name, "ops": ops} for name, ops in nodes.items()]
 
 
 def _graph(module: ir.Module, input_names: list[str]) -> dict:
