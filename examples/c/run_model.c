@@ -1,11 +1,13 @@
 /* Run a model exported by `dlc export` from C: inputs from .npy or raw files, each output's
- * shape and checksum printed (and, with -o DIR, its raw bytes written to DIR/NAME.bin).
+ * shape and checksum printed (and, with -o DIR, its raw bytes written to DIR/NAME.bin, characters
+ * other than letters, digits, '.' and '-' in NAME written as '_').
  *
  *   cc -O2 -DMODEL=mlp -include OUT/mlp.h run_model.c -LOUT -lmlp -Wl,-rpath,OUT -o run_mlp
  *   ./run_mlp input.npy            (or raw little-endian bytes of the input's exact size)
  *
  * MODEL is the export's NAME (the C prefix of its functions); see README.md.
  */
+#include <ctype.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -114,7 +116,10 @@ int main(int argc, char **argv) {
         printf("] checksum %.9g\n", checksum(&outputs[i]));
         if (out_dir) {
             char path[4096];
-            snprintf(path, sizeof path, "%s/%s.bin", out_dir, names[i]);
+            int at = snprintf(path, sizeof path, "%s/", out_dir);
+            for (const char *c = names[i]; *c && at < (int)sizeof path - 5; ++c)  /* a/b -> a_b */
+                path[at++] = (isalnum((unsigned char)*c) || *c == '.' || *c == '-') ? *c : '_';
+            strcpy(path + at, ".bin");
             FILE *file = fopen(path, "wb");
             if (!file || fwrite(outputs[i].data, 1, bytes_of(&outputs[i]), file)
                              != bytes_of(&outputs[i])) { perror(path); return 2; }

@@ -227,3 +227,26 @@ def test_aarch64_export_runs_under_qemu(mlp, tmp_path):
                     str(tmp_path / "x.npy")], check=True, capture_output=True)
     got = np.fromfile(tmp_path / "logits.bin", np.float32).reshape(1, 10)
     np.testing.assert_allclose(got, _expected(model, x), rtol=1e-5, atol=1e-6)
+
+
+@needs_cc
+@pytest.mark.skipif(os.environ.get("DLC_SLOW_TESTS") != "1",
+                    reason="ResNet-50 export (~1 min: export, JIT, C build): DLC_SLOW_TESTS=1")
+def test_c_program_reproduces_resnet50(tmp_path):
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    from light_models import light_model
+
+    model = light_model("resnet50", tmp_path)
+    out = tmp_path / "out"
+    dlc.export(model, out, name="resnet50")
+    program = tmp_path / "run_resnet50"
+    subprocess.run([CC, "-O2", "-DMODEL=resnet50", "-include", str(out / "resnet50.h"),
+                    str(EXAMPLE), f"-L{out}", "-lresnet50", f"-Wl,-rpath,{out}", "-o",
+                    str(program)], check=True)
+    x = np.random.default_rng(0).standard_normal((1, 3, 224, 224)).astype(np.float32)
+    np.save(tmp_path / "x.npy", x)
+    subprocess.run([str(program), "-o", str(tmp_path), str(tmp_path / "x.npy")], check=True,
+                   capture_output=True)
+    (expected,) = dlc.compile(model, num_threads=1)(x)
+    got = np.fromfile(tmp_path / "gpu_0_softmax_1.bin", np.float32)
+    assert np.array_equal(got.reshape(expected.shape), expected)
