@@ -113,8 +113,7 @@ def test_load_imports_neither_mlir_nor_onnx(mlp, tmp_path):
 import sys
 import numpy as np
 import dlc.runtime
-from dlc.runtime import loader
-model = loader.load({str(out)!r})
+model = dlc.runtime.load({str(out)!r})
 (y,) = model(np.load({str(tmp_path / 'x.npy')!r}))
 np.save({str(tmp_path / 'y.npy')!r}, y)
 loaded = sorted(m for m in sys.modules if m.split('.')[0] in ('mlir', 'onnx', 'onnxruntime'))
