@@ -249,3 +249,27 @@ def test_c_program_reproduces_resnet50(tmp_path):
     (expected,) = dlc.compile(model, num_threads=1)(x)
     got = np.fromfile(tmp_path / "gpu_0_softmax_1.bin", np.float32)
     assert np.array_equal(got.reshape(expected.shape), expected)
+
+
+@pytest.mark.skipif(CROSS_CC is None or QEMU is None, reason="needs aarch64-linux-gnu-gcc and "
+                    "qemu-aarch64 (apt-get install gcc-aarch64-linux-gnu qemu-user)")
+@pytest.mark.skipif(os.environ.get("DLC_SLOW_TESTS") != "1",
+                    reason="ResNet-50 under qemu-aarch64 (~2 min): DLC_SLOW_TESTS=1")
+def test_aarch64_resnet50_runs_under_qemu(tmp_path):
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    from light_models import light_model
+
+    model = light_model("resnet50", tmp_path)
+    out = tmp_path / "out"
+    dlc.export(model, out, name="resnet50", target="aarch64")
+    program = tmp_path / "run_resnet50"
+    subprocess.run([CROSS_CC, "-O2", "-DMODEL=resnet50", "-include", str(out / "resnet50.h"),
+                    str(EXAMPLE), f"-L{out}", "-lresnet50", f"-Wl,-rpath,{out}", "-o",
+                    str(program)], check=True)
+    x = np.random.default_rng(0).standard_normal((1, 3, 224, 224)).astype(np.float32)
+    np.save(tmp_path / "x.npy", x)
+    subprocess.run([QEMU, "-L", "/usr/aarch64-linux-gnu", str(program), "-o", str(tmp_path),
+                    str(tmp_path / "x.npy")], check=True, capture_output=True)
+    (expected,) = dlc.compile(model, num_threads=1)(x)
+    got = np.fromfile(tmp_path / "gpu_0_softmax_1.bin", np.float32).reshape(expected.shape)
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
