@@ -262,6 +262,7 @@ def export(model, path: str | Path, *, name: str | None = None, target: str = "n
     with tempfile.TemporaryDirectory(prefix="dlc-export-") as work_dir:
         work = Path(work_dir)
         weights = _outline_weights(module, work)
+        _thread_local_state(module)
         with open(work / "model.mlirbc", "wb") as file:
             module.operation.write_bytecode(file)
         del module
@@ -282,7 +283,7 @@ def export(model, path: str | Path, *, name: str | None = None, target: str = "n
         (work / "weights.s").write_text(weights)
         _run([compiler, "-c", "weights.s", "-o", "weights.o"], work, "the assembler")
         library = f"lib{prefix}.so"
-        _run([compiler, "-shared", "-o", library, "session.o", "model.o", "weights.o", "-lm", "-lpthread",
+        _run([compiler, "-shared", "-o", library, "session.o", "model.o", "weights.o", "-lm",
               "-Wl,--version-script=exports.map", "-Wl,-s", f"-Wl,-soname,{library}"],
              work, "the linker")
         for produced in (library, f"{prefix}.h"):
@@ -310,6 +311,20 @@ def export(model, path: str | Path, *, name: str | None = None, target: str = "n
 
 
 WEIGHTS_MIN_BYTES = 4096
+
+
+def _thread_local_state(module) -> None:
+    """Make every mutable global of the compiled code (the static buffer arena of
+    dlc-plan-buffers, the status of the runtime checks) thread-local: the sessions of one
+    library then run in parallel on different threads, each thread with its own arena
+    (allocated by the C runtime on the thread's first run), without a lock."""
+    from mlir import ir
+
+    with module.context:
+        for op in module.body.operations:
+            attributes = op.operation.attributes
+            if op.operation.name == "llvm.mlir.global" and "constant" not in attributes:
+                attributes["thread_local_"] = ir.UnitAttr.get()
 
 
 def _outline_weights(module, work: Path) -> str:

@@ -273,3 +273,19 @@ def test_aarch64_resnet50_runs_under_qemu(tmp_path):
     (expected,) = dlc.compile(model, num_threads=1)(x)
     got = np.fromfile(tmp_path / "gpu_0_softmax_1.bin", np.float32).reshape(expected.shape)
     np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
+
+
+def test_sessions_run_in_parallel_threads(mlp):
+    from concurrent.futures import ThreadPoolExecutor
+
+    model, out, _ = mlp
+    inputs = [_input(seed) for seed in range(4)]
+    expected = [_expected(model, x) for x in inputs]
+
+    def work(index: int) -> bool:
+        session = loader.load(out)  # (one session per thread; the arena is thread-local)
+        return all(np.array_equal(session(inputs[index])[0], expected[index])
+                   for _ in range(200))
+
+    with ThreadPoolExecutor(4) as pool:
+        assert all(pool.map(work, range(4)))
