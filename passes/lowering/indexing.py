@@ -97,12 +97,40 @@ def _str_attr(op: ir.OpView, name: str) -> str:
 # ----------------------------------------------------------------------------- gathers
 
 
+def _constant_index(indices: ir.Value, size: int) -> int | None:
+    """The value of a constant scalar index in [-size, size), made non-negative, else None."""
+    owner = indices.owner
+    if indices.type.rank != 0 or not isinstance(owner, ir.Operation | ir.OpView):
+        return None
+    if owner.name not in ("dlc.constant", "arith.constant"):
+        return None
+    attr = owner.attributes["value"]
+    if not isinstance(attr, ir.DenseIntElementsAttr):
+        return None
+    index = int(attr[0])
+    return index + size if -size <= index < 0 else index if index < size else None
+
+
 def lower_gather(op: ir.OpView, rewriter) -> None:
     # dlc.gather{axis}(data, indices) -> linalg.generic {tensor.extract data[.., idx, ..]}
+    #   (a constant scalar index: tensor.extract_slice data[.., idx, ..], rank-reducing: a
+    #   copy of rows that bufferizes to a view, not a scalar loop; ViT's q/k/v of
+    #   nn.MultiheadAttention and its class token)
     data, indices = op.operands
     result_type = op.results[0].type
     axis, rank, q = _int_attr(op, "axis"), result_type.rank, indices.type.rank
     size = data.type.shape[axis]
+    index = _constant_index(indices, size) if data.type.has_static_shape else None
+    if index is not None:
+        shape = list(data.type.shape)
+        offsets = [0] * len(shape)
+        offsets[axis] = index
+        sizes = shape[:axis] + [1] + shape[axis + 1:]
+        with rewriter.ip, op.location:
+            value = tensor.ExtractSliceOp(result_type, data, [], [], [], offsets, sizes,
+                                          [1] * len(shape)).result
+            rewriter.replace_op(op, [value])
+        return
 
     def body(raw: ir.Value, _out: ir.Value) -> ir.Value:
         position = [loop_index(d) for d in range(axis)] + [safe_index(raw, size)]

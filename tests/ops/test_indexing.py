@@ -380,3 +380,17 @@ def test_scatter_updates_shape_mismatch_is_a_clear_error():
     with pytest.raises(dlc.FrontendError, match=r"'snd'.*updates of shape \[2x4\] must have "
                                                 r"shape \[2x3\]"):
         dlc.compile(model)
+
+
+@pytest.mark.parametrize(("axis", "index"), [(0, 2), (0, -1), (1, 0), (2, -3)])
+def test_gather_constant_scalar_index_is_a_slice(axis: int, index: int) -> None:
+    # a constant scalar index (nn.MultiheadAttention's q/k/v split, ViT's class token) lowers
+    # to tensor.extract_slice, not a loop extracting element by element
+    x = np.random.default_rng(0).standard_normal([3, 5, 64]).astype(np.float32)
+    node = helper.make_node("Gather", ["x", "i"], ["y"], axis=axis)
+    model = make_model([node], {"x": (np.float32, list(x.shape))}, ["y"],
+                       initializers={"i": np.array(index, np.int64)})
+    compiled = dlc.compile(model)
+    text = compiled.ir("linalg")
+    assert "tensor.extract_slice" in text and "tensor.extract " not in text
+    np.testing.assert_array_equal(compiled(x)[0], np.take(x, index, axis=axis))
