@@ -51,7 +51,8 @@ func.func @test_unary_tanh_f16(%x: tensor<4xf16>) -> tensor<4xf16> {
 
 // -----
 
-// Params become constants of the element type: elu{alpha}(x) = x > 0 ? x : alpha expm1(x).
+// Params become constants of the element type: elu{alpha}(x) = x < 0 ? alpha expm1(x) : x
+// (x's side at 0, as ONNX: it matters for alpha nan or inf).
 
 // CHECK-LABEL: func.func @test_unary_elu_alpha
 // CHECK-DAG:     %[[ZERO:.*]] = arith.constant 0.000000e+00 : f64
@@ -60,8 +61,8 @@ func.func @test_unary_tanh_f16(%x: tensor<4xf16>) -> tensor<4xf16> {
 // CHECK-NEXT:    ^bb0(%[[IN:[^:]+]]: f64, %{{[^:]+}}: f64):
 // CHECK-NEXT:      %[[EM1:.*]] = math.expm1 %[[IN]] : f64
 // CHECK-NEXT:      %[[NEG:.*]] = arith.mulf %[[EM1]], %[[ALPHA]] : f64
-// CHECK-NEXT:      %[[POS:.*]] = arith.cmpf ogt, %[[IN]], %[[ZERO]] : f64
-// CHECK-NEXT:      %[[R:.*]] = arith.select %[[POS]], %[[IN]], %[[NEG]] : f64
+// CHECK-NEXT:      %[[BELOW:.*]] = arith.cmpf olt, %[[IN]], %[[ZERO]] : f64
+// CHECK-NEXT:      %[[R:.*]] = arith.select %[[BELOW]], %[[NEG]], %[[IN]] : f64
 // CHECK-NEXT:      linalg.yield %[[R]] : f64
 func.func @test_unary_elu_alpha(%x: tensor<4xf64>) -> tensor<4xf64> {
   %0 = "dlc.unary"(%x) {fn = "elu", params = array<f64: 0.5>} : (tensor<4xf64>) -> tensor<4xf64>
