@@ -8,7 +8,8 @@ LLVM and level as the JIT's. The session API (`runtime/c/session.c.in`, filled i
 the signature, the runtime checks' messages, the CPU features the target needs) is compiled by
 the target's C compiler and linked with the model's object into one shared object whose only
 exported symbols are `NAME_*` (a version script): its static arena, its status global and its
-code stay private, so two exported models coexist in one process.
+code stay private, so two exported models coexist in one process; the arena and the status are
+made thread-local, so that sessions run in parallel on different threads.
 
 Weights are constants of the object (`.rodata`, mapped read-only by the loader and shared
 between processes), never a sidecar file: one file to ship and nothing to find at load time;
