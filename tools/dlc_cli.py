@@ -272,10 +272,19 @@ def cmd_fuzz(args) -> int:
     return fuzz.run(args)
 
 
+def version() -> str:
+    """`dlc X` and the MLIR Python bindings' distribution and version (as `dlc-opt --version`)."""
+    from dlc.tools.dlc_opt import version as opt_version
+
+    return opt_version().replace("dlc-opt (dlc ", "dlc ", 1).replace(")", "", 1)
+
+
 def build_parser() -> argparse.ArgumentParser:
     from dlc.passes import STAGES
 
     parser = argparse.ArgumentParser(prog="dlc", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--version", action="store_true",
+                        help="print the versions of dlc and of the MLIR bindings, then exit")
     commands = parser.add_subparsers(dest="command", required=True)
 
     def model_command(name: str, help_text: str) -> argparse.ArgumentParser:
@@ -400,6 +409,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     # swallow the model path in `dlc compile --timings model.onnx`)
     argv = list(sys.argv[1:] if argv is None else argv)
     argv = [{"--timings=json": "--json", "--timings=table": "--timings"}.get(a, a) for a in argv]
+    if argv[:1] == ["--version"]:  # (before the parser, which requires a command)
+        print(version())
+        return 0
     args = build_parser().parse_args(argv)
     from dlc.errors import DlcError
 

@@ -102,3 +102,11 @@ def test_fuzz_bar_only_on_a_terminal(tmp_path):
     os.close(master)
     text = output.decode(errors="replace")
     assert "fuzz" in text and "3/3" in text, text[-2000:]
+
+
+def test_dlc_version():
+    done = subprocess.run([sys.executable, "-m", "dlc.tools.dlc_cli", "--version"],
+                          capture_output=True, text=True, check=False, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("dlc 0.1.0\n")
+    assert "MLIR Python bindings: xtc-mlir-python-bindings 22." in done.stdout
