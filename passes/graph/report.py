@@ -13,6 +13,8 @@
 
 from __future__ import annotations
 
+import re
+
 from collections import Counter
 from dataclasses import dataclass
 
@@ -135,25 +137,69 @@ def _label(op: ir.Operation) -> str:
     return f"{name}\\n{shapes}"
 
 
+_NAME = re.compile(r'^loc\("([^"]*)"(?!:)')  # a name location, not a file:line:col one
+
+
+def _node_name(op: ir.Operation) -> str:
+    """The ONNX node name of an op's location (`loc("name")`, `loc("name"(...))`), or ""."""
+    match = _NAME.match(str(op.location))
+    return match[1] if match else ""
+
+
+def _group(name: str) -> str:
+    """The cluster of an ONNX node name: the first two parts of a module path
+    (`/layer1/layer1.0/conv1/Conv` -> `/layer1/layer1.0`), "" for flat names."""
+    parts = name.split("/")
+    return "/".join(parts[:3]) if name.startswith("/") and len(parts) > 3 else ""
+
+
+def _quote(text: str) -> str:
+    return text.replace("\\", "\\\\").replace('"', '\\"')
+
+
 def to_dot(module: ir.Operation) -> str:
-    """The dlc graph of each function as Graphviz text (constants in grey)."""
-    lines = ["digraph dlc {", "  node [shape=box, fontname=monospace, fontsize=10];"]
+    """The dlc graph of each function as Graphviz text, readable on real models: each op
+    labelled with its ONNX node name and result shapes, top to bottom; constants not drawn as
+    nodes (whose edges would cross the graph) but listed in their users' labels; ops of one
+    module path (`/layer1/layer1.0/...`) in one cluster."""
+    lines = ["digraph dlc {", "  rankdir=TB; newrank=true;",
+             "  node [shape=box, style=rounded, fontname=monospace, fontsize=10];"]
     names: dict = {}
+    constants: dict = {}
     for f, block in enumerate(functions(module)):
+        clusters: dict[str, list[str]] = {}
         for a, argument in enumerate(block.arguments):
             names[argument] = f"f{f}_arg{a}"
             shape = "x".join(str(d) for d in argument.type.shape)
-            lines.append(f'  f{f}_arg{a} [shape=ellipse, label="input {a}\\n{shape}"];')
+            lines.append(f'  f{f}_arg{a} [shape=ellipse, style=solid, '
+                         f'label="input {a}\\n{shape}"];')
         for i, op in enumerate(block.operations):
             op = op.operation
+            if op.name == ops.CONSTANT.name:
+                shape = "x".join(str(d) for d in op.results[0].type.shape) or "scalar"
+                constants[op.results[0]] = f"const {shape}"
+                continue
             node = f"f{f}_op{i}"
-            style = ", style=filled, fillcolor=lightgrey" if op.name == ops.CONSTANT.name else ""
             label = _label(op) if op_def(op) is not None else op.name
-            lines.append(f'  {node} [label="{label}"{style}];')
+            name = _node_name(op)
+            if name:
+                label = f"{_quote(name)}\\n{label}"
+            operands = [constants[v] for v in op.operands if v in constants]
+            if operands:
+                label += "\\n" + ", ".join(operands[:3]) + (" ..." if len(operands) > 3 else "")
+            if op.name == "func.return":
+                lines.append(f'  {node} [shape=ellipse, style=solid, label="outputs"];')
+            else:
+                lines.append(f'  {node} [label="{label}"];')
+            clusters.setdefault(_group(name), []).append(node)
             for value in op.operands:
                 if value in names:
                     lines.append(f"  {names[value]} -> {node};")
             for result in op.results:
                 names[result] = node
+        for c, (group, members) in enumerate(sorted(clusters.items())):
+            if group and len(members) > 1:
+                lines.append(f'  subgraph cluster_f{f}_{c} {{ label="{_quote(group)}"; '
+                             f'style=dashed; {"; ".join(members)}; }}')
     lines.append("}")
     return "\n".join(lines) + "\n"

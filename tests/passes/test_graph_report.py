@@ -42,8 +42,24 @@ def test_dot_labels_ops_with_shapes() -> None:
     with context:
         dot = to_dot(ir.Module.parse(CHAIN).operation)
     assert dot.startswith("digraph dlc {")
-    assert 'label="dlc.add\\n256"' in dot
+    assert 'label="dlc.add\\n256\\nconst 256"' in dot  # the constant in its user's label ...
+    assert "dlc.constant" not in dot and "f0_op0" not in dot  # ... not a node with long edges
     assert re.search(r"f0_op1 -> f0_op2;", dot)  # relu -> add
+
+
+def test_dot_names_and_groups_ops_by_onnx_module_path() -> None:
+    named = CHAIN.replace('(tensor<256xf32>) -> tensor<256xf32>\n  %1',
+                          '(tensor<256xf32>) -> tensor<256xf32> loc("/layer1/layer1.0/relu/Relu")'
+                          '\n  %1')
+    named = named.replace('(tensor<256xf32>, tensor<256xf32>) -> tensor<256xf32>\n',
+                          '(tensor<256xf32>, tensor<256xf32>) -> tensor<256xf32> '
+                          'loc("/layer1/layer1.0/add/Add")\n')
+    context = make_context()
+    with context:
+        dot = to_dot(ir.Module.parse(named).operation)
+    assert 'f0_op1 [label="/layer1/layer1.0/relu/Relu\\ndlc.relu\\n256"];' in dot
+    assert 'subgraph cluster_f0_1 { label="/layer1/layer1.0"; style=dashed; f0_op1; f0_op2; }' \
+        in dot
 
 
 def test_cli_stats_and_dot(tmp_path, capsys) -> None:
