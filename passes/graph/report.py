@@ -14,7 +14,6 @@
 from __future__ import annotations
 
 import re
-
 from collections import Counter
 from dataclasses import dataclass
 
