@@ -79,7 +79,7 @@ def fold_into_conv(op: ir.OpView) -> list[ir.Value] | None:
     bias = constant_array(conv.operands[2]) if len(conv.operands) > 2 else None
     if weights is None or (len(conv.operands) > 2 and bias is None):
         return None
-    element, loc = w.type.element_type, op.location
+    element, loc = w.type.element_type, conv.location  # (the folded op is the conv: its name)
     if op.name == ops.MUL.name:
         weights = weights * vector.reshape([-1] + [1] * (weights.ndim - 1))
         bias = None if bias is None else bias * vector
@@ -104,7 +104,7 @@ def fold_into_gemm(op: ir.OpView) -> list[ir.Value] | None:
     weights = constant_array(b)
     if weights is None or (has_c and c is None):
         return None
-    element, loc = b.type.element_type, op.location
+    element, loc = b.type.element_type, gemm.location  # (the folded op is the gemm: its name)
     if op.name == ops.MUL.name:
         weights = weights * (vector[:, None] if attrs["transB"] else vector[None, :])
         c = None if c is None else c * (vector if c.ndim <= 1 else vector[None, :])
