@@ -21,8 +21,8 @@ Tile heuristic, from the static shape only:
 Only static f32 ops are matched. A constant B read transposed (Gemm transB=1, PyTorch's Linear)
 is transposed at compile time (`pretranspose_constant_b`), so the tile reads rows of B.
 
-Large 2-D matmuls are data-tiled instead (`packs`: M a multiple of 8, N of 32, K >= 128 and
-M*N*K >= 256^3): `pack` copies A to [M/8][K][8] and B to [N/32][K][32] (a constant B at
+Large 2-D matmuls are data-tiled instead (`packs`: M a multiple of 8 or at least 64, N of 32,
+K >= 128 and M*N*K >= 256^3): `pack` copies A to [M/8][K][8] and B to [N/32][K][32] (a constant B at
 compile time) and `packed_lines` schedules the product on those panels; see "data tiling"
 below. Their elementwise consumer is scheduled on its own (one more pass over the result):
 matmul 1024^3 0.61x -> 0.83x numpy, BERT's FFN matmul 1.45 -> 1.16 ms; B's pack reading B's
@@ -152,9 +152,12 @@ def match(op: ir.Operation) -> Contraction | None:
         return None
     batch = c[0] if op.name == "linalg.batch_matmul" else None
     k = (a[-1] * a[-2]) // m
-    init = fusion.init_producer(op) is not None
+    producer = fusion.init_producer(op)
+    init = producer is not None
     if packs(op, m, n, k):  # (its epilogue is left to the elementwise schedule)
-        return Contraction(None, m, n, k, False, init, packed=True)
+        if m % PACK_M:  # padded (`pack`): only a fill is rebuilt at the padded size
+            init = init and producer.name == "linalg.fill"
+        return Contraction(None, padded_rows(m), n, k, False, init, packed=True)
     return Contraction(batch, m, n, k, fusion.epilogue(op) is not None, init)
 
 
@@ -288,6 +291,17 @@ PACK_KC = 512  # kc of the packed product. The C tile is loaded and stored once 
 # matmul 1024^3 0.88x -> 0.98x OpenBLAS (AVX-512 kernel), BERT 0.79-0.83x -> 0.74x
 # onnxruntime, against kc = 128 (same-process A/B); on the Intel Xeon of earlier sessions,
 # kc = 128 was 1.5-3 % faster than 256 at 512^3 and 1024^3
+PACK_PAD_M = 64  # an M that is not a multiple of PACK_M packs from this size on: A's rows and
+# the accumulator's are padded to the next multiple of 8 (zeros; the extra rows, at most 7 of
+# >= 72, about 10 % more work at worst, are computed and dropped, `pack`). ViT-B/16's
+# sequence 197 took the plain schedule: its [197,768]x[768,3072] ran 50 ms against 30.7 ms
+# for M = 192 and 30.4 ms for M = 200 (issue 18). Below 64 rows the plain schedule keeps
+# them (its M split handles a remainder of rows without the padding's waste).
+
+
+def padded_rows(m: int) -> int:
+    """M rounded up to a multiple of the packed register tile's rows."""
+    return -(-m // PACK_M) * PACK_M
 
 
 def _plain_maps(op: ir.Operation) -> str | None:
@@ -302,7 +316,9 @@ def _plain_maps(op: ir.Operation) -> str | None:
 
 def packs(op: ir.Operation, m: int, n: int, k: int) -> bool:
     """Whether matmul `op` (static f32) takes the packed schedule."""
-    if op.name != "linalg.matmul" or m % PACK_M or n % PACK_N or k < PACK_K:
+    if op.name != "linalg.matmul" or n % PACK_N or k < PACK_K:
+        return False
+    if m % PACK_M and m < PACK_PAD_M:
         return False
     if m * n * k < PACK_VOLUME:
         return False
@@ -346,20 +362,59 @@ def _packed_operand(value: ir.Value, rows: int, tile: int, transposed: bool) -> 
     return built if isinstance(built, ir.Value) else built.results[0]
 
 
+def _zeros(shape: list[int]) -> ir.Value:
+    f32 = ir.F32Type.get()
+    zero = arith.ConstantOp(f32, ir.FloatAttr.get(f32, 0.0)).result
+    return linalg.fill(zero, outs=[tensor.EmptyOp(shape, f32).result])
+
+
+def _pad_rows(value: ir.Value, rows: int) -> ir.Value:
+    """[M, X] -> [rows, X], the new rows zero (a constant padded at compile time)."""
+    shape = list(value.type.shape)
+    attr = _constant(value)
+    if attr is not None:
+        array = np.array(attr)
+        padded = np.zeros([rows, shape[1]], dtype=array.dtype)
+        padded[: shape[0]] = array
+        return arith.ConstantOp(ir.RankedTensorType.get([rows, shape[1]], ir.F32Type.get()),
+                                ir.DenseElementsAttr.get(padded)).result
+    return tensor.InsertSliceOp(value, _zeros([rows, shape[1]]), [], [], [], [0, 0], shape,
+                                [1, 1]).result
+
+
+def _padded_accumulator(c: ir.Value, rows: int) -> ir.Value:
+    """The accumulator at `rows` rows: its fill rebuilt at that size (still fused into the
+    forall, `match`), else C copied into zeros."""
+    owner = c.owner
+    if isinstance(owner, ir.Operation | ir.OpView) and owner.name == "linalg.fill":
+        empty = tensor.EmptyOp([rows, c.type.shape[1]], c.type.element_type).result
+        return linalg.fill(owner.operands[0], outs=[empty])
+    return _pad_rows(c, rows)
+
+
 def pack(op: ir.Operation) -> ir.Operation:
-    """matmul(A, B, C) -> generic(A4, B4, C) (see above); returns the generic."""
+    """matmul(A, B, C) -> generic(A4, B4, C) (see above); returns the generic. An M that is
+    not a multiple of PACK_M (`PACK_PAD_M`) is padded: the generic computes A and C padded
+    with zero rows, its result's first M rows replace the matmul's."""
     transposed_b = _plain_maps(op) == "abt"
     a, b, c = op.operands
     m, n = c.type.shape
+    rows = padded_rows(m)
     with ir.InsertionPoint(op), op.location:
-        a4 = _packed_operand(a, m, PACK_M, True)
+        if rows != m:
+            a, c = _pad_rows(a, rows), _padded_accumulator(c, rows)
+        a4 = _packed_operand(a, rows, PACK_M, True)
         b4 = _packed_operand(b, n, PACK_N, transposed_b)
         d = [ir.AffineDimExpr.get(i) for i in range(5)]  # mb, nb, m0, n0, k
         maps = [ir.AffineMap.get(5, 0, [d[0], d[4], d[2]]),
                 ir.AffineMap.get(5, 0, [d[1], d[4], d[3]]),
                 ir.AffineMap.get(5, 0, [d[0] * PACK_M + d[2], d[1] * PACK_N + d[3]])]
         generic = multiply_add([a4, b4, c], maps, ["parallel"] * 4 + ["reduction"])
-    op.results[0].replace_all_uses_with(generic.results[0])
+        result = generic.results[0]
+        if rows != m:
+            result = tensor.ExtractSliceOp(op.results[0].type, result, [], [], [], [0, 0],
+                                           [m, n], [1, 1]).result
+    op.results[0].replace_all_uses_with(result)
     op.erase()
     return generic
 

@@ -1,0 +1,56 @@
+"""Matmuls whose M is not a multiple of the packed register tile's 8 rows (issue 18): ViT-B/16's
+sequence of 197 tokens took the plain schedule, 1.6x slower than M = 192 or 200. From
+PACK_PAD_M rows on, A and the accumulator are padded with zero rows to the next multiple of 8
+and the packed kernel runs on all of them (its first 192 rows of 197 as for M = 192), the
+result's first M rows kept; fewer rows (decode's M = 1, small M) keep the plain schedule.
+Numbers against numpy: a plain MatMul, a Gemm with a constant B^T and a bias (its accumulator
+a broadcast, copied into the padded one) and an elementwise epilogue, and small M.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from onnx import helper
+
+import dlc
+from dlc.passes.codegen.matmul import PACK_PAD_M
+from tests.codegen.test_matmul_packed import check, matmul_model, packed, random
+from tests.conftest import make_model
+
+N, K = 704, 128  # 197 x 704 x 128 >= PACK_VOLUME
+
+
+def packed_rows(model: dlc.CompiledModel, m: int, k: int) -> bool:
+    """A packed into [ceil(M/8)][K][8] panels: every row of M on the packed kernel."""
+    return packed(model) and f"tensor<{-(-m // 8)}x{k}x8xf32>" in model.ir("linalg")
+
+
+@pytest.mark.parametrize("m, k", [(197, K), (77, 384), (PACK_PAD_M + 1, 384)], ids=str)
+def test_ragged_m_takes_the_packed_path(m: int, k: int) -> None:
+    model = dlc.compile(matmul_model(m, N, k))
+    assert packed_rows(model, m, k)
+    a, b = random(m, k), random(k, N)
+    check(model, [a, b], a @ b)
+
+
+def test_gemm_with_bias_and_epilogue_at_vit_sequence() -> None:
+    m = 197
+    weight, bias = random(N, K), random(N)
+    nodes = [helper.make_node("Gemm", ["x", "w", "bias"], ["g"], transB=1),
+             helper.make_node("Relu", ["g"], ["y"])]
+    model = make_model(nodes, {"x": (np.float32, [m, K])}, ["y"],
+                       initializers={"w": weight, "bias": bias})
+    compiled = dlc.compile(model)
+    assert packed_rows(compiled, m, K)
+    x = random(m, K)
+    check(compiled, [x], np.maximum(x @ weight.T + bias, 0))
+
+
+@pytest.mark.parametrize("m", [1, 7, 9])
+def test_small_m_keeps_the_plain_schedule(m: int) -> None:
+    n, k = 2048, 1024  # (large enough to pack were M a multiple of 8)
+    model = dlc.compile(matmul_model(m, n, k))
+    assert not packed(model) and "vector.fma" in model.ir("linalg")
+    a, b = random(m, k), random(k, n)
+    check(model, [a, b], a @ b)
