@@ -66,7 +66,7 @@ def test_graph_has_every_op_with_names_and_types(data):
                                re.MULTILINE))
     assert len(nodes) == ops_in_ir + 1  # + the input
     convs = [n for n in nodes if n["op"] == "conv_nhwc"]
-    assert [c["names"] for c in convs] == [["/stem/bn/BatchNormalization"],
+    assert [c["names"] for c in convs] == [["/stem/conv/Conv"],  # (its BatchNorm folded in)
                                            ["/block1/conv/Conv"]]
     assert convs[1]["types"] == ["tensor<1x32x32x16xf32>"] and convs[1]["group"] == "/block1"
     assert all(0 <= a < len(nodes) and 0 <= b < len(nodes) for a, b in edges)
