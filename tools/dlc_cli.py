@@ -30,6 +30,22 @@ import numpy as np
 EXIT_ERROR, EXIT_INTERNAL = 1, 2
 
 
+def at_least(minimum: int):
+    """An argparse type: an integer >= `minimum` (argparse words the error as a CLI error)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be at least {minimum}, got {value}")
+        return value
+
+    parse.__name__ = f"integer >= {minimum}"
+    return parse
+
+
 def parse_shapes(items: Sequence[str]) -> dict[str, list[int]]:
     shapes = {}
     for item in items:
@@ -308,7 +324,7 @@ def build_parser() -> argparse.ArgumentParser:
     run = model_command("run", "compile and run once, print each output's checksum")
     run.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy")
     run.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
-    run.add_argument("--repeat", type=int, default=10, help="runs timed after the first")
+    run.add_argument("--repeat", type=at_least(1), default=10, help="runs timed after the first")
     run.add_argument("--save", metavar="DIR", help="save each output as DIR/NAME.npy")
     run.set_defaults(handler=cmd_run)
 
@@ -333,8 +349,8 @@ def build_parser() -> argparse.ArgumentParser:
     bench = model_command("bench", "median latency of dlc and of onnxruntime, side by side")
     bench.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy")
     bench.add_argument("--seed", type=int, default=0)
-    bench.add_argument("--repeat", type=int, default=100)
-    bench.add_argument("--threads", type=int, default=1,
+    bench.add_argument("--repeat", type=at_least(1), default=100)
+    bench.add_argument("--threads", type=at_least(1), default=1,
                        help="onnxruntime intra-op threads (and dlc's, where it has threads)")
     bench.add_argument("--no-cache", action="store_true",
                        help="compile with the compile cache disabled (a real compile time)")
@@ -349,7 +365,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     pipe = commands.add_parser("pipeline", help="print the pass pipeline of an opt level")
     pipe.add_argument("-O", "--opt-level", type=int, default=2, choices=range(4))
-    pipe.add_argument("--threads", type=int, default=None, metavar="N",
+    pipe.add_argument("--threads", type=at_least(1), default=None, metavar="N",
                       help="the threads of the compile (default: what `dlc run` uses on this "
                       "machine: $DLC_NUM_THREADS, else the cores this process may use)")
     plugin_options(pipe)
@@ -357,7 +373,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     conf = commands.add_parser("conformance", help="run the ONNX backend node tests per op")
     conf.add_argument("-k", "--filter", default="", help="only cases whose name contains this")
-    conf.add_argument("-j", "--jobs", type=int, default=2)
+    conf.add_argument("-j", "--jobs", type=at_least(1), default=2)
     conf.add_argument("-v", "--verbose", action="store_true", help="list every non-pass case")
     conf.add_argument("--json", metavar="FILE", help="write every outcome to FILE")
     conf.set_defaults(handler=cmd_conformance)

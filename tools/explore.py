@@ -250,14 +250,16 @@ def serve(html: str, port: int = 8000) -> None:
 
 
 def add_arguments(parser) -> None:
+    from dlc.tools.dlc_cli import at_least
+
     parser.add_argument("-o", "--output", default="explore.html", help="the page to write")
     parser.add_argument("--serve", action="store_true",
                         help="also serve the page on http://127.0.0.1:PORT/")
-    parser.add_argument("--port", type=int, default=8000)
+    parser.add_argument("--port", type=at_least(0), default=8000)
     parser.add_argument("--no-profile", dest="profile", action="store_false",
                         help="no per-op runtimes (the profile is a second, instrumented "
                         "compile and RUNS runs)")
-    parser.add_argument("--runs", type=int, default=10, help="runs the profile averages")
+    parser.add_argument("--runs", type=at_least(1), default=10, help="runs the profile averages")
 
 
 def run(args) -> int:

@@ -12,14 +12,16 @@ import argparse
 
 
 def add_parser(commands, model_command) -> None:
+    from dlc.tools.dlc_cli import at_least
+
     sub = model_command("profile", "time per op group: node, op, schedule family, naive "
                         "path, share of the total")
     sub.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy")
     sub.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
-    sub.add_argument("--runs", type=int, default=10, help="timed runs after one warm-up")
-    sub.add_argument("--threads", type=int, default=None, metavar="N",
+    sub.add_argument("--runs", type=at_least(1), default=10, help="timed runs after one warm-up")
+    sub.add_argument("--threads", type=at_least(1), default=None, metavar="N",
                      help="threads of the compile (default: dlc.compile's)")
-    sub.add_argument("--top", type=int, default=None, metavar="N",
+    sub.add_argument("--top", type=at_least(1), default=None, metavar="N",
                      help="show the N slowest op groups only")
     sub.add_argument("--json", action="store_true", help="the profile as JSON")
     sub.set_defaults(handler=run)

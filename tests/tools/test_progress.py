@@ -110,3 +110,15 @@ def test_dlc_version():
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("dlc 0.1.0\n")
     assert "MLIR Python bindings: xtc-mlir-python-bindings 22." in done.stdout
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["run", "m.onnx", "--repeat", "0"], "dlc run: error: argument --repeat: must be at least 1, got 0"),
+    (["bench", "m.onnx", "--threads", "x"], "argument --threads: expected an integer, got 'x'"),
+    (["profile", "m.onnx", "--runs", "-1"], "argument --runs: must be at least 1, got -1"),
+    (["conformance", "-j", "0"], "argument -j/--jobs: must be at least 1, got 0"),
+])
+def test_counts_are_checked_as_command_line_errors(argv, message):
+    done = subprocess.run([sys.executable, "-m", "dlc.tools.dlc_cli", *argv],
+                          capture_output=True, text=True, check=False, timeout=60)
+    assert done.returncode == 2 and message in done.stderr, done.stderr
