@@ -288,15 +288,17 @@ def _cached(key: str | None, model, opt_level: int, input_shapes, constants,
 
 def compile_imported(context: ir.Context, imported: ImportedModel, opt_level: int = 2,
                      start: float | None = None, num_threads: int = 1,
-                     timer: Timer | None = None) -> CompiledModel:
-    """JIT-compile a module a frontend imported into the dlc dialect of `context`."""
+                     timer: Timer | None = None,
+                     pipelines: Mapping[str, str] | None = None) -> CompiledModel:
+    """JIT-compile a module a frontend imported into the dlc dialect of `context`;
+    `pipelines` (stage -> pipeline text) replaces the opt level's (`dlc bisect` uses it)."""
     start = time.perf_counter() if start is None else start
     timer = timer or Timer()
     module = imported.module
     with context:
         main = module.body.operations[0]
         signature = _signature(main, imported.input_names, imported.output_names)
-        snapshots = _run_stages(module, opt_level, num_threads, STAGES[-1], timer)
+        snapshots = _run_stages(module, opt_level, num_threads, STAGES[-1], timer, pipelines)
         descriptions = checks.descriptions(module.operation)
         # LLVM: translation, -O2 and code generation (the JIT compiles on the entry's lookup,
         # which the constructor does)
@@ -349,15 +351,18 @@ def compile_imported_cached(context: ir.Context, imported: ImportedModel, opt_le
 
 
 def _run_stages(module: ir.Module, opt_level: int, num_threads: int, until: str,
-                timer: Timer) -> dict[str, ir.Operation]:
+                timer: Timer, pipelines: Mapping[str, str] | None = None
+                ) -> dict[str, ir.Operation]:
     """Run the stages up to and including `until` on `module` (in its context); a snapshot
-    of the IR after each, by stage."""
+    of the IR after each, by stage. `pipelines` replaces the opt level's stage texts."""
     main = module.body.operations[0]
     main.attributes["llvm.emit_c_interface"] = ir.UnitAttr.get()
     snapshots: dict[str, ir.Operation] = {}
-    for stage, text in stage_pipelines(opt_level, num_threads).items():
+    texts = stage_pipelines(opt_level, num_threads) if pipelines is None else pipelines
+    for stage, text in texts.items():
         with timer.span(stage):
-            run_stage(module, stage, text, timer)
+            if text:
+                run_stage(module, stage, text, timer)
             with timer.span("(snapshot for ir())"):
                 snapshots[stage] = module.operation.clone()
         if stage == until:

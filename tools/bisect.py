@@ -30,7 +30,6 @@ from pathlib import Path
 
 import numpy as np
 import onnx
-from mlir import ir
 from onnx import helper, numpy_helper
 
 from dlc.tools.fuzz import compare
@@ -180,25 +179,15 @@ def pipeline_steps(low: int, high: int, num_threads: int = 1) -> list[Step]:
 
 def compile_steps(model, steps: list[Step], input_shapes=None):
     """A callable of `model` compiled by the pipeline of `steps`, or the CompileError."""
-    from dlc.compiler import _signature, run_stage
+    from dlc.compiler import compile_imported
     from dlc.dialects import make_context
     from dlc.frontends.onnx_importer import import_model
     from dlc.passes import STAGES
-    from dlc.passes.lowering import checks
-    from dlc.runtime.jit import JitFunction
 
     context = make_context()
     imported = import_model(model, context, input_shapes)
-    module = imported.module
-    with context:
-        main = module.body.operations[0]
-        signature = _signature(main, imported.input_names, imported.output_names)
-        main.attributes["llvm.emit_c_interface"] = ir.UnitAttr.get()
-        for stage in STAGES:
-            text = ",".join(s.text for s in steps if s.stage == stage)
-            if text:
-                run_stage(module, stage, text)
-        return JitFunction(module, signature, checks=checks.descriptions(module.operation))
+    pipelines = {stage: ",".join(s.text for s in steps if s.stage == stage) for stage in STAGES}
+    return compile_imported(context, imported, pipelines=pipelines)
 
 
 def bisect_passes(model: onnx.ModelProto, inputs: dict[str, np.ndarray], low: int, high: int,
