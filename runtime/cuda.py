@@ -119,6 +119,9 @@ class CudaFunction(NativeFunction):
         self.entry = entry
         libraries = [*runtime_libraries(), wrappers_library()]
         self._engine = ExecutionEngine(module, opt_level=2, shared_libs=libraries)
+        # the global constructors load every kernel module (`mgpuModuleLoadJIT` of its PTX):
+        # the engine runs them only when asked
+        self._engine.initialize()
         address = self._engine.raw_lookup("_mlir_ciface_" + entry)
         if not address:
             raise CudaUnavailableError(f"the compiled module has no function {entry!r}")
