@@ -29,6 +29,7 @@ from dlc.dialects import make_context
 from dlc.frontends.onnx_importer import ImportedModel, import_model
 from dlc.frontends.torch.tensors import holds_torch_tensors, is_torch_model
 from dlc.passes.gpu import ptx as ptx_text
+from dlc.passes.gpu.device_buffers import resident_globals
 from dlc.passes.gpu.pipelines import (
     DEFAULT_CHIP,
     DEFAULT_FEATURES,
@@ -36,6 +37,7 @@ from dlc.passes.gpu.pipelines import (
     gpu_pipeline,
     stage_pipelines,
 )
+from dlc.passes.graph.match import elements_to_numpy
 from dlc.passes.lowering import checks
 from dlc.runtime import cuda
 from dlc.runtime.jit import Signature
@@ -92,11 +94,31 @@ class GpuModel:
         with self._context:
             return self._snapshots[stage].get_asm(large_elements_limit=large_elements_limit)
 
+    def resident_constants(self) -> list[np.ndarray]:
+        """The data of the constants that stay on the device across calls (the weights), in
+        the order of main's `{dlc.resident}` arguments, read from the bufferized IR."""
+        snapshot = self._snapshots["bufferized"]
+        with self._context:
+            body = snapshot.regions[0].blocks[0].operations
+            main = next(op.operation for op in body if op.operation.name == "func.func"
+                        and ir.StringAttr(op.attributes["sym_name"]).value == "main")
+            globals_ = {ir.StringAttr(op.attributes["sym_name"]).value: op.operation
+                        for op in body if op.operation.name == "memref.global"}
+            arrays = []
+            for name in resident_globals(main):
+                array = elements_to_numpy(globals_[name].attributes["initial_value"])
+                if array is None:
+                    raise CompileError(f"the resident constant @{name} has an element type "
+                                       "dlc cannot read into a numpy array")
+                arrays.append(array)
+        return arrays
+
     def __call__(self, *args, **kwargs) -> list:
         if self._function is None:
             with self._context:
                 self._function = cuda.CudaFunction(self._module, self.signature,
-                                                   checks=self._checks)
+                                                   checks=self._checks,
+                                                   resident=self.resident_constants())
         if not holds_torch_tensors(args, kwargs):
             return self._function(*args, **kwargs)
         return _call_with_tensors(self._function, args, kwargs)

@@ -16,6 +16,7 @@ and synchronizes. The driver JIT-compiles the PTX for the device on first use.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -23,11 +24,19 @@ from functools import cache
 from pathlib import Path
 
 import mlir
+import numpy as np
 from mlir import ir
 from mlir.execution_engine import ExecutionEngine
 
 from dlc.errors import DlcError
-from dlc.runtime.jit import STATUS_SYMBOL, NativeFunction, Signature, runtime_libraries
+from dlc.runtime.jit import (
+    STATUS_SYMBOL,
+    NativeFunction,
+    Signature,
+    _static_descriptor,
+    runtime_libraries,
+)
+from dlc.runtime.signature import TensorSpec
 
 DRIVER = "libcuda.so.1"
 WRAPPERS = "libmlir_cuda_runtime.so"
@@ -109,13 +118,86 @@ def device(ordinal: int = 0) -> Device:
     return Device(name.value.decode(errors="replace"), (major.value, minor.value))
 
 
+class _Context:
+    """Device 0's primary context (the one the MLIR runtime wrappers use), made current for
+    the driver calls of a `with` block."""
+
+    def __init__(self, library: ctypes.CDLL):
+        self.library = library
+        device, context = ctypes.c_int(0), ctypes.c_void_p()
+        _checked(library, library.cuDeviceGet(ctypes.byref(device), 0), "cuDeviceGet")
+        _checked(library, library.cuDevicePrimaryCtxRetain(ctypes.byref(context), device),
+                 "cuDevicePrimaryCtxRetain")
+        self.handle = context
+
+    def __enter__(self) -> ctypes.CDLL:
+        _checked(self.library, self.library.cuCtxPushCurrent_v2(self.handle), "cuCtxPushCurrent")
+        return self.library
+
+    def __exit__(self, *_) -> None:
+        self.library.cuCtxPopCurrent_v2(ctypes.byref(ctypes.c_void_p()))
+
+
+def _checked(library: ctypes.CDLL, status: int, what: str) -> None:
+    if status != 0:
+        name = ctypes.c_char_p()
+        library.cuGetErrorName(status, ctypes.byref(name))
+        text = name.value.decode() if name.value else f"CUresult {status}"
+        raise CudaUnavailableError(f"{what} failed: {text}")
+
+
+class ResidentBuffers:
+    """Device copies of a model's constants (its weights), uploaded once and freed with this
+    object: the `{dlc.resident}` arguments of the host code (`dlc-gpu-device-buffers`)."""
+
+    def __init__(self, arrays: Sequence[np.ndarray]):
+        library = require()
+        self._context = _Context(library)
+        self.pointers: list[int] = []
+        self.nbytes = 0
+        with self._context as driver:
+            driver.cuMemAlloc_v2.argtypes = [ctypes.POINTER(ctypes.c_uint64), ctypes.c_size_t]
+            driver.cuMemcpyHtoD_v2.argtypes = [ctypes.c_uint64, ctypes.c_void_p, ctypes.c_size_t]
+            for array in arrays:
+                data = np.ascontiguousarray(array)
+                pointer = ctypes.c_uint64(0)
+                _checked(driver, driver.cuMemAlloc_v2(ctypes.byref(pointer), max(data.nbytes, 1)),
+                         f"cuMemAlloc of {data.nbytes} bytes")
+                self.pointers.append(pointer.value)
+                if data.nbytes:
+                    _checked(driver, driver.cuMemcpyHtoD_v2(pointer.value, data.ctypes.data,
+                                                            data.nbytes), "cuMemcpyHtoD")
+                self.nbytes += data.nbytes
+        self.descriptors = []
+        for array, pointer in zip(arrays, self.pointers, strict=True):
+            descriptor = _static_descriptor(TensorSpec("", tuple(array.shape), array.dtype))
+            descriptor.allocated = descriptor.aligned = pointer
+            self.descriptors.append(descriptor)
+
+    def free(self) -> None:
+        pointers, self.pointers = self.pointers, []
+        if pointers:
+            with self._context as driver:
+                driver.cuMemFree_v2.argtypes = [ctypes.c_uint64]
+                for pointer in pointers:
+                    driver.cuMemFree_v2(pointer)
+
+    def __del__(self) -> None:
+        with contextlib.suppress(Exception):  # (at interpreter exit the driver may be gone)
+            self.free()
+
+
 class CudaFunction(NativeFunction):
-    """The host code of an nvptx-lowered module, JIT-compiled, called with numpy arrays."""
+    """The host code of an nvptx-lowered module, JIT-compiled, called with numpy arrays.
+
+    `resident` holds the data of the module's resident constants (the trailing
+    `{dlc.resident}` arguments of `entry`, in order): uploaded to the device once, here."""
 
     def __init__(self, module: ir.Module, signature: Signature, *, entry: str = "main",
-                 checks: Sequence[str] = ()):
+                 checks: Sequence[str] = (), resident: Sequence[np.ndarray] = ()):
         require()
         super().__init__(signature, checks, lock_key=None)
+        self.resident = ResidentBuffers(resident)
         self.entry = entry
         libraries = [*runtime_libraries(), wrappers_library()]
         self._engine = ExecutionEngine(module, opt_level=2, shared_libs=libraries)
@@ -126,7 +208,8 @@ class CudaFunction(NativeFunction):
         if not address:
             raise CudaUnavailableError(f"the compiled module has no function {entry!r}")
         self._function = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(address)
-        self._cells = [ctypes.pointer(d) for d in self._descriptors]
+        self._cells = [ctypes.pointer(d)
+                       for d in (*self._descriptors, *self.resident.descriptors)]
         self._packed = (ctypes.c_void_p * len(self._cells))(
             *[ctypes.addressof(cell) for cell in self._cells])
         if self.checks:  # (the host code copies the index checks' status back from the device)

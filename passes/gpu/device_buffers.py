@@ -15,8 +15,11 @@ written, the others only read. Inside, every memref the kernels touch lives on t
   so that it runs as a kernel like every other linalg op (the runtime's `memrefCopy` would
   read device memory on the host).
 
-Constants are copied per call (simple, and correct for any number of calls); keeping them
-resident on the device across calls is left to a later pass.
+- each constant global the function only reads (the weights) becomes a trailing argument of
+  the function, marked `{dlc.resident = @global}`: the caller passes a device buffer holding
+  the global's data, uploaded once (`dlc.runtime.cuda.CudaFunction` does it when the model is
+  loaded), so that no call copies the weights again. Globals of element types the runtime
+  cannot read from the IR (bf16, f8...) stay per-call copies.
 """
 
 from __future__ import annotations
@@ -95,7 +98,8 @@ def move_arguments(function: ir.Operation) -> None:
     first = entry.operations[0]
     twins: list[tuple[ir.Value, ir.Value, bool]] = []
     for argument in entry.arguments:
-        if not isinstance(argument.type, ir.MemRefType):
+        if not isinstance(argument.type, ir.MemRefType) or is_resident(function,
+                                                                       argument.arg_number):
             continue
         written = is_written(argument)
         with ir.InsertionPoint(first), function.location:
@@ -165,6 +169,77 @@ def move_constants(function: ir.Operation) -> None:
                 gpu.DeallocOp(None, [], device)
 
 
+RESIDENT = "dlc.resident"
+
+
+def _private(function: ir.Operation) -> bool:
+    return ("sym_visibility" in function.attributes
+            and ir.StringAttr(function.attributes["sym_visibility"]).value == "private")
+
+
+def _resident_type(element: ir.Type) -> bool:
+    """Element types whose dense data the runtime reads from the IR as numpy arrays."""
+    if isinstance(element, ir.F32Type | ir.F64Type | ir.F16Type):
+        return True
+    return isinstance(element, ir.IntegerType) and element.width in (1, 8, 16, 32, 64)
+
+
+def is_resident(function: ir.Operation, number: int) -> bool:
+    """Whether argument `number` of `function` is a resident constant (a device buffer)."""
+    if "arg_attrs" not in function.attributes:
+        return False
+    attributes = ir.ArrayAttr(function.attributes["arg_attrs"])
+    return number < len(attributes) and RESIDENT in ir.DictAttr(attributes[number])
+
+
+def resident_globals(function: ir.Operation) -> list[str]:
+    """The global behind each resident argument of `function`, in argument order."""
+    if "arg_attrs" not in function.attributes:
+        return []
+    return [ir.FlatSymbolRefAttr(ir.DictAttr(a)[RESIDENT]).value
+            for a in ir.ArrayAttr(function.attributes["arg_attrs"]) if RESIDENT in ir.DictAttr(a)]
+
+
+def make_constants_resident(function: ir.Operation, globals_: dict[str, ir.Operation]) -> None:
+    """Each constant global that `function` reads and never writes becomes a trailing argument
+    marked `{dlc.resident = @global}` (one per global), in place of its `memref.get_global`s."""
+    found: list[ir.Operation] = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if op.name == "memref.get_global":
+            found.append(op)
+        return ir.WalkResult.ADVANCE
+
+    function.walk(visit)
+    entry = function.regions[0].blocks[0]
+    arguments: dict[str, ir.Value] = {}
+    for get in found:
+        name = ir.FlatSymbolRefAttr(get.attributes["name"]).value
+        declaration = globals_.get(name)
+        memref_type = ir.MemRefType(get.result.type)
+        if declaration is None or "constant" not in declaration.attributes \
+                or "initial_value" not in declaration.attributes \
+                or not isinstance(declaration.attributes["initial_value"], ir.DenseElementsAttr) \
+                or not _resident_type(memref_type.element_type) or is_written(get.result):
+            continue
+        if name not in arguments:
+            arguments[name] = entry.add_argument(memref_type, function.location)
+        get.result.replace_all_uses_with(arguments[name])
+        get.erase()
+    if not arguments:
+        return
+    old = ir.FunctionType(ir.TypeAttr(function.attributes["function_type"]).value)
+    inputs = [*old.inputs, *(a.type for a in arguments.values())]
+    function.attributes["function_type"] = ir.TypeAttr.get(
+        ir.FunctionType.get(inputs, old.results))
+    previous = (list(ir.ArrayAttr(function.attributes["arg_attrs"]))
+                if "arg_attrs" in function.attributes
+                else [ir.DictAttr.get({})] * len(old.inputs))
+    function.attributes["arg_attrs"] = ir.ArrayAttr.get(
+        [*previous, *(ir.DictAttr.get({RESIDENT: ir.FlatSymbolRefAttr.get(name)})
+                      for name in arguments)])
+
+
 def copies_to_linalg(function: ir.Operation) -> None:
     """memref.copy(src, dst) -> linalg.copy ins(src) outs(dst), a kernel like the others."""
     found: list[ir.Operation] = []
@@ -187,13 +262,19 @@ class GpuDeviceBuffers(ModulePass):
     """Move the buffers of bufferized functions to GPU memory (copies in and out at the edges)."""
 
     name = "dlc-gpu-device-buffers"
+    resident_constants: bool = True  # (False: every constant copied per call, as before)
 
     def run(self, module: ir.Operation) -> None:
-        for top in module.regions[0].blocks[0].operations:
+        body = module.regions[0].blocks[0].operations
+        globals_ = {ir.StringAttr(op.attributes["sym_name"]).value: op.operation
+                    for op in body if op.operation.name == "memref.global"}
+        for top in body:
             if not isinstance(top, func.FuncOp) or not len(top.regions[0].blocks):
                 continue
             function = top.operation
             copies_to_linalg(function)
             move_allocs(function)
+            if self.resident_constants and not _private(function):
+                make_constants_resident(function, globals_)  # (the runtime's entry points)
             move_constants(function)
             move_arguments(function)

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import onnx
 import pytest
-from onnx import helper
+from onnx import helper, numpy_helper
 
 import dlc.gpu
 from dlc.passes.gpu import ptx
@@ -127,6 +127,24 @@ def test_bert_benchmark_model_to_ptx(tmp_path: Path) -> None:
     assert_complete(model)
 
 
+def test_weights_stay_on_the_device() -> None:
+    """The constants become resident arguments of main (uploaded once by the runtime): the
+    host code copies the input in and the output out, and nothing else."""
+    model = dlc.gpu.compile(resnet_like())
+    bufferized = model.ir("bufferized")
+    main = re.search(r"func\.func @main\((.*)\)", bufferized).group(1)
+    resident = re.findall(r"memref<([0-9x]*)x?(?:f32|i64)> \{dlc\.resident = @(\w+)\}", main)
+    arrays = model.resident_constants()
+    assert len(resident) == len(arrays) >= 6  # (the model's 6 weights, and shape constants)
+    for (shape, _), array in zip(resident, arrays, strict=True):
+        assert [int(d) for d in shape.split("x") if d] == list(array.shape)
+    assert bufferized.count("gpu.memcpy") == 2
+    # the weights, as given: the gemm's bias is one of them, unchanged
+    bias = numpy_helper.to_array(next(i for i in resnet_like().graph.initializer
+                                      if i.name == "bf"))
+    assert any(a.shape == bias.shape and np.array_equal(a, bias) for a in arrays)
+
+
 def test_chip_and_features_reach_the_ptx() -> None:
     model = dlc.gpu.compile(resnet_like(), chip="sm_80", features="+ptx70")
     assert_complete(model)
@@ -167,6 +185,20 @@ def test_numbers_match_onnx_reference(build) -> None:
         assert_same(got, want, MATMUL_TOLERANCES)
     again = model(feeds)  # (a second call: buffers freed and allocated again, same numbers)
     np.testing.assert_array_equal(again[0], actual[0])
+
+
+@needs_gpu
+def test_two_models_alive_at_once() -> None:
+    """Each model's resident weights are its own; freeing one leaves the other intact."""
+    first, second = resnet_like(), bert_like()
+    compiled = [dlc.gpu.compile(first), dlc.gpu.compile(second)]
+    x = np.random.default_rng(2).standard_normal((1, 3, 16, 16)).astype(np.float32)
+    ids = np.arange(8, dtype=np.int64).reshape(1, 8)
+    for _ in range(2):
+        assert_same(compiled[0](x)[0], reference(first, {"x": x})[0], MATMUL_TOLERANCES)
+        assert_same(compiled[1](ids)[0], reference(second, {"ids": ids})[0], MATMUL_TOLERANCES)
+    del compiled[0]
+    assert_same(compiled[0](ids)[0], reference(second, {"ids": ids})[0], MATMUL_TOLERANCES)
 
 
 @needs_gpu
