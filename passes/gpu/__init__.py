@@ -1,6 +1,7 @@
 """dlc's GPU (NVPTX) backend: the passes and pipelines from the linalg stage to PTX.
 
-The dlc and linalg stages are the CPU's (without the CPU schedules); then
+The dlc and linalg stages are the CPU's (without the CPU schedules; long reductions with few
+outputs split in two by `dlc-gpu-split-reductions`); then
 `dlc-gpu-device-buffers` moves buffers to device memory, `dlc-gpu-map-loops` maps every
 parallel loop nest to a `gpu.launch`, upstream MLIR outlines the kernels, lowers them to NVVM
 and emits PTX with LLVM's NVPTX backend (`gpu-module-to-binary{format=isa}`: no CUDA toolkit).
@@ -9,7 +10,7 @@ Importing this package registers its passes (`dlc.passes.gpu_passes` imports it,
 `registered_passes()` and dlc-opt see them).
 """
 
-from dlc.passes.gpu import device_buffers, map_loops, ptx
+from dlc.passes.gpu import device_buffers, map_loops, ptx, split_reductions
 from dlc.passes.gpu.pipelines import (
     DEFAULT_CHIP,
     DEFAULT_FEATURES,
@@ -26,5 +27,6 @@ __all__ = [
     "gpu_pipeline",
     "map_loops",
     "ptx",
+    "split_reductions",
     "stage_pipelines",
 ]

@@ -64,6 +64,10 @@ def stage_pipelines(opt_level: int = 2, chip: str = DEFAULT_CHIP,
         # elementwise chains fuse into one kernel; exp/tanh/erf become polynomials (no libdevice)
         linalg += (",dlc-generalize-elementwise,func.func(linalg-fuse-elementwise-ops),"
                    "canonicalize,cse,dlc-polynomial-math")
+    if opt_level >= 1:
+        # (after fusion: the reductions as they will run) a layer norm's 128 threads reading
+        # 768 elements each become 4096 threads reading 24, neighbours at neighbouring addresses
+        linalg += ",dlc-gpu-split-reductions"
     return {
         "dlc": cpu["dlc"],
         "linalg": linalg,
