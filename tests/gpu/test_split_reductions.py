@@ -1,0 +1,77 @@
+"""dlc-gpu-split-reductions: which reductions it splits, and that the split computes the same.
+
+The numbers are checked without a GPU: the nvptx pipeline's linalg stage (the split included)
+is followed by the CPU's later stages and run by the CPU JIT, against onnxruntime.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+from onnx import helper
+
+from dlc.compiler import compile_imported
+from dlc.dialects import make_context
+from dlc.frontends.onnx_importer import import_model
+from dlc.passes.gpu.pipelines import stage_pipelines as gpu_stage_pipelines
+from dlc.passes.pipelines import stage_pipelines
+from tests.conftest import make_model
+
+ort = pytest.importorskip("onnxruntime")
+
+# (nodes, input shape, the partial reductions' R expected: None when nothing is split)
+CASES = {
+    "layernorm_softmax": ([helper.make_node("LayerNormalization", ["x", "g", "b"], ["y"], axis=-1),
+                           helper.make_node("Softmax", ["y"], ["z"], axis=-1)], [1, 128, 768], 32),
+    "reduce_max": ([helper.make_node("ReduceMax", ["x"], ["z"], axes=[-1], keepdims=0)],
+                   [3, 5, 256], 32),
+    "reduce_sum_k1000": ([helper.make_node("ReduceSum", ["x", "axes"], ["z"], keepdims=1)],
+                         [4, 1000], 8),
+    "reduce_min_keepdims": ([helper.make_node("ReduceMin", ["x"], ["z"], axes=[2], keepdims=1)],
+                            [2, 3, 144], 16),
+    "short_reduction_kept": ([helper.make_node("ReduceSum", ["x", "axes"], ["z"], keepdims=0)],
+                             [8, 64], None),
+    "prime_length_kept": ([helper.make_node("ReduceSum", ["x", "axes"], ["z"], keepdims=0)],
+                          [8, 251], None),
+    "many_outputs_kept": ([helper.make_node("ReduceSum", ["x", "axes"], ["z"], keepdims=0)],
+                          [40000, 128], None),
+}
+
+
+def model(nodes, shape):
+    rng = np.random.default_rng(0)
+    weights = {"g": rng.standard_normal(shape[-1]).astype(np.float32),
+               "b": rng.standard_normal(shape[-1]).astype(np.float32),
+               "axes": np.array([-1], np.int64)}
+    used = {name for node in nodes for name in node.input}
+    return make_model(nodes, {"x": (np.float32, shape)}, ["z"],
+                      {k: v for k, v in weights.items() if k in used})
+
+
+def partial_sizes(linalg_ir: str) -> set[int]:
+    """The R of each partial reduction: a generic reading a [..., K1, R] expand_shape."""
+    return {int(m) for m in re.findall(r"tensor\.expand_shape .* into tensor<[0-9x]*x(\d+)xf32>",
+                                       linalg_ir)
+            if re.search(rf"outs\(.*x{m}xf32>\)", linalg_ir)}
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_split_reduction_matches_onnxruntime(name: str) -> None:
+    nodes, shape, parts = CASES[name]
+    proto = model(nodes, shape)
+    x = (np.random.default_rng(1).standard_normal(shape) * 3 + 1).astype(np.float32)
+    expected = ort.InferenceSession(proto.SerializeToString()).run(None, {"x": x})[0]
+    pipelines = dict(stage_pipelines(2))
+    pipelines["linalg"] = gpu_stage_pipelines(2)["linalg"]
+    context = make_context()
+    compiled = compile_imported(context, import_model(proto, context, None, None), 2,
+                                pipelines=pipelines)
+    linalg_ir = compiled.ir("linalg")
+    if parts is None:
+        assert "reduction" in linalg_ir and not partial_sizes(linalg_ir)
+    else:
+        assert parts in partial_sizes(linalg_ir), linalg_ir[:3000]
+    got = compiled({"x": x})[0]
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-4 * max(1, shape[-1] / 100))
