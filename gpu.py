@@ -53,6 +53,7 @@ class KernelLaunch:
     kernel: str
     grid: tuple[int, int, int]
     block: tuple[int, int, int]
+    location: str = ""  # (the ONNX node(s) the kernel computes, as the IR locates it)
 
     def __str__(self) -> str:
         return f"{self.module}::{self.kernel} grid={self.grid} block={self.block}"
@@ -212,8 +213,8 @@ def _launches(module: ir.Operation) -> list[KernelLaunch]:
             return ir.WalkResult.ADVANCE
         module_name, kernel = ir.SymbolRefAttr(op.attributes["kernel"]).value
         sizes = [_constant(op.operands[i]) for i in range(6)]
-        found.append(KernelLaunch(module_name, kernel,
-                                  tuple(sizes[:3]), tuple(sizes[3:])))
+        found.append(KernelLaunch(module_name, kernel, tuple(sizes[:3]), tuple(sizes[3:]),
+                                  str(op.location)))
         return ir.WalkResult.ADVANCE
 
     module.walk(visit)

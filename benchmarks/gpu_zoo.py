@@ -167,30 +167,44 @@ def run_model(name: str, args, chip: str | None) -> dict:
         row["dlc_torch_tensors_ms"] = round(median_ms(lambda: compiled(named), args.repeat), 3)
         if args.profile:
             try:
-                row["top_kernels"] = profile_kernels(compiled, feeds)
+                row["gpu_profile"] = profile_kernels(compiled, feeds)
             except Exception as error:  # noqa: BLE001 (the profiler is a bonus: report, go on)
-                row["top_kernels"] = f"{type(error).__name__}: {error}"[:500]
+                row["gpu_profile"] = f"{type(error).__name__}: {error}"[:500]
     row["dlc_over_ort"] = round(row["dlc_ms"] / row["ort_ms"], 2)
     return row
 
 
-def profile_kernels(compiled, feeds: dict, top: int = 8) -> list:
-    """The kernels of one dlc call by CUDA time (torch's profiler sees every kernel launched
-    in the process, the MLIR runtime's too), with the memcpy total."""
+def profile_kernels(compiled, feeds: dict, top: int = 10) -> dict:
+    """One dlc call's GPU time by kernel and by ONNX op type (torch's profiler sees every
+    kernel launched in the process, the MLIR runtime's too; dlc-gpu-name-kernels makes each
+    kernel's name unique, GpuModel.launches maps it to its ONNX node), with the copies."""
+    import re
+
     from torch.profiler import ProfilerActivity, profile
 
-    with profile(activities=[ProfilerActivity.CUDA, ProfilerActivity.CPU]) as prof:
+    where = {launch.kernel: launch.location for launch in compiled.launches}
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
         compiled(feeds)
-    totals: dict[str, list] = {}
+    by_kernel: dict[str, float] = {}
     for event in prof.events():
-        if getattr(event, "device_type", None) is None or "CUDA" not in str(event.device_type):
+        if "CUDA" not in str(getattr(event, "device_type", "")):
             continue
-        entry = totals.setdefault(event.name, [0.0, 0])
-        entry[0] += event.device_time_total if hasattr(event, "device_time_total") \
-            else event.cuda_time_total
-        entry[1] += 1
-    ranked = sorted(totals.items(), key=lambda item: -item[1][0])
-    return [[name[:60], round(us / 1e3, 3), count] for name, (us, count) in ranked[:top]]
+        time_us = getattr(event, "device_time_total", None)
+        if time_us is None:
+            time_us = event.cuda_time_total
+        by_kernel[event.name] = by_kernel.get(event.name, 0.0) + time_us
+    by_op: dict[str, float] = {}
+    for name, time_us in by_kernel.items():
+        node = where.get(name)
+        quoted = re.search(r'"([^"]*)"', node or "")
+        kind = name if quoted is None else re.sub(r"_\d+$", "", quoted.group(1).split("/")[-1])
+        by_op[kind] = by_op.get(kind, 0.0) + time_us
+    ranked = sorted(by_kernel.items(), key=lambda item: -item[1])[:top]
+    return {
+        "gpu_ms": round(sum(by_kernel.values()) / 1e3, 3),
+        "by_op": {k: round(v / 1e3, 3) for k, v in sorted(by_op.items(), key=lambda i: -i[1])},
+        "top_kernels": [[name, where.get(name, ""), round(us / 1e3, 3)] for name, us in ranked],
+    }
 
 
 def main() -> None:

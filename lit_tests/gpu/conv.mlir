@@ -24,7 +24,7 @@
 // CHECK:                 scf.for
 // CHECK:                   arith.mulf
 
-// PTX-COUNT-4: .visible .entry test_conv_kernel(
+// PTX-COUNT-4: .visible .entry test_conv_kernel{{(_[0-9]+)?}}(
 func.func @test_conv(%x: tensor<1x3x8x8xf32>, %w: tensor<8x3x3x3xf32>) -> tensor<1x8x8x8xf32> {
   %0 = "dlc.conv"(%x, %w) {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, group = 1} : (tensor<1x3x8x8xf32>, tensor<8x3x3x3xf32>) -> tensor<1x8x8x8xf32>
   return %0 : tensor<1x8x8x8xf32>

@@ -19,7 +19,7 @@
 // CHECK:               arith.addf
 // CHECK:               memref.store
 
-// PTX:       gpu.binary @test_matmul_kernel_0 {{.*}}.visible .entry test_matmul_kernel({{.*}}mul.rn.f32{{.*}}add.rn.f32
+// PTX:       gpu.binary @test_matmul_kernel_0 {{.*}}.visible .entry test_matmul_kernel_0({{.*}}mul.rn.f32{{.*}}add.rn.f32
 func.func @test_matmul(%a: tensor<64x32xf32>, %b: tensor<32x48xf32>) -> tensor<64x48xf32> {
   %0 = "dlc.matmul"(%a, %b) : (tensor<64x32xf32>, tensor<32x48xf32>) -> tensor<64x48xf32>
   return %0 : tensor<64x48xf32>

@@ -14,7 +14,7 @@
 // CHECK:             scf.for
 // CHECK:               arith.maximumf
 
-// PTX:       gpu.binary @test_max_pool_kernel_0 {{.*}}.visible .entry test_max_pool_kernel({{.*}}max{{.*}}.f32
+// PTX:       gpu.binary @test_max_pool_kernel_0 {{.*}}.visible .entry test_max_pool_kernel_0({{.*}}max{{.*}}.f32
 func.func @test_max_pool(%x: tensor<1x4x5x5xf32>) -> tensor<1x4x4x4xf32> {
   %0 = "dlc.pool"(%x) {kind = "max", kernel = array<i64: 2, 2>, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, ceil_mode = 0, count_include_pad = 0, p = 2} : (tensor<1x4x5x5xf32>) -> tensor<1x4x4x4xf32>
   return %0 : tensor<1x4x4x4xf32>

@@ -10,7 +10,7 @@ Importing this package registers its passes (`dlc.passes.gpu_passes` imports it,
 `registered_passes()` and dlc-opt see them).
 """
 
-from dlc.passes.gpu import device_buffers, map_loops, ptx, split_reductions
+from dlc.passes.gpu import device_buffers, map_loops, names, ptx, split_reductions
 from dlc.passes.gpu.pipelines import (
     DEFAULT_CHIP,
     DEFAULT_FEATURES,
@@ -26,6 +26,7 @@ __all__ = [
     "device_buffers",
     "gpu_pipeline",
     "map_loops",
+    "names",
     "ptx",
     "split_reductions",
     "stage_pipelines",

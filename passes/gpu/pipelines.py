@@ -31,7 +31,7 @@ _BUFFERIZE = (
 # inside), then one kernel with a thread per iteration
 _KERNELS = (
     "func.func(convert-linalg-to-parallel-loops),dlc-gpu-map-loops{{block-size={block}}},"
-    "gpu-kernel-outlining,canonicalize,cse"
+    "gpu-kernel-outlining,dlc-gpu-name-kernels,canonicalize,cse"
 )
 _NVVM = (
     "nvvm-attach-target{{chip={chip} features={features} O=3}},"
