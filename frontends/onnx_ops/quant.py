@@ -5,10 +5,20 @@
   13+) and blocked (`block_size`, 21+); the quantized type is the zero point's, else
   `output_dtype` (21+), else uint8; `precision` (23+) is the type the division is done in;
   `saturate` only concerns float8 types. A one-element scale is per tensor.
-- MatMulInteger, QLinearMatMul: widen to i32, subtract the zero points (per tensor, per row of
-  A, per column of B), i32 `dlc.matmul`; QLinearMatMul then requantizes:
-  `quantize(f64(C) * (a_scale * b_scale / y_scale), scale 1, y_zero_point)` (the multiplier in
-  the scales' type, the product in f64, as numpy computes the reference).
+- MatMulInteger, QLinearMatMul: the zero points (per tensor, per row of A, per column of B)
+  are subtracted from the operands and the product is accumulated exactly in i32. It is
+  computed by f32 `dlc.matmul`s, which the codegen schedules (packing, tiling, FMAs: the
+  integer matmul had no schedule and ran as naive loops, ~130x slower than onnxruntime, issue
+  18): 8-bit operands minus their zero points are integers of at most 255 in magnitude, exact
+  in f32, and so is every sum of their products up to 2^24 in magnitude (in any order, FMA or
+  not). K is split into chunks that keep `K_chunk * max|a - za| * max|b - zb| <= 2^24` (from
+  the types, or from the values of a constant operand and zero points: 384 rows of
+  u8 x symmetric i8 weights, 256 in the worst case), one f32 matmul per chunk, each converted
+  to i32 (exact) and summed in i32. A constant B (a weight) is centered, converted and sliced at
+  import, so the schedule packs it at compile time. Operands whose bound leaves chunks under
+  `MIN_CHUNK` (16-bit types) keep the i32 `dlc.matmul` (naive loops, exact). QLinearMatMul then
+  requantizes: `quantize(f64(C) * (a_scale * b_scale / y_scale), scale 1, y_zero_point)` (the
+  multiplier in the scales' type, the product in f64, as numpy computes the reference).
 - ConvInteger, QLinearConv: `dlc.conv` has float operands only, so the zero-point-corrected
   operands convolve in f64, which is exact for 8-bit data (each product < 2^17, sums far below
   2^53); ConvInteger converts back to i32, QLinearConv requantizes as QLinearMatMul does (the
@@ -26,7 +36,8 @@ from mlir import ir
 from dlc.dialects import ops
 from dlc.dialects.binary import BINARY, CAST, COMPARE, SELECT
 from dlc.dialects.conv import CONV
-from dlc.dialects.quant import BITCAST, DEQUANTIZE, QUANTIZE
+from dlc.dialects.movement import SLICE
+from dlc.dialects.quant import BITCAST, DEQUANTIZE, QUANTIZE, integer_range
 from dlc.dialects.reduction import REDUCE
 from dlc.dialects.unary import UNARY
 from dlc.frontends.onnx_node import FrontendError, Importer, NodeContext, dense, element_type
@@ -177,22 +188,111 @@ def _scalar_or(n: NodeContext, value: ir.Value, shape: list[int] | None) -> ir.V
     return value
 
 
+F32_EXACT = 1 << 24  # every integer up to this magnitude is exact in f32
+MIN_CHUNK = 64  # smaller K chunks (operands wider than 8 bits) keep the i32 matmul
+CHUNK_STEPS = (64, 16, 8, 1)  # chunk sizes are rounded up to a multiple of one of these
+
+
+def _constant_input(n: NodeContext, index: int) -> np.ndarray | None:
+    """The value of input `index` when it is a constant (initializer, Constant node)."""
+    names = n.node.input
+    if index < len(names) and names[index] and names[index] in n.constants:
+        return np.asarray(n.constants[names[index]])
+    return None
+
+
+def _value_range(n: NodeContext, value: ir.Value | None, index: int) -> tuple[int, int]:
+    """The smallest and largest value input `index` may hold: its values when constant, else
+    its type's range ((0, 0) when absent)."""
+    if value is None:
+        return 0, 0
+    array = _constant_input(n, index)
+    if array is not None and array.size:
+        return int(array.min()), int(array.max())
+    return integer_range(_element(value))
+
+
+def _magnitude(n: NodeContext, x: ir.Value, index: int, zero_point: ir.Value | None,
+               zero_index: int) -> int:
+    """The largest |x - zero_point| of operand `index` (at least 1)."""
+    low, high = _value_range(n, x, index)
+    zero_low, zero_high = _value_range(n, zero_point, zero_index)
+    return max(high - zero_low, zero_high - low, 1)
+
+
+def k_chunks(k: int, bound: int) -> list[tuple[int, int]]:
+    """(start, size) of the chunks of K, each at most `bound`: as few as possible, of one size
+    rounded up to a multiple of 64 (else 16, 8, 1) where that stays within the bound, the last
+    one the remainder."""
+    count = -(-k // bound)
+    even = -(-k // count)
+    size = next(s for s in (-(-even // step) * step for step in CHUNK_STEPS) if s <= bound)
+    return [(start, min(size, k - start)) for start in range(0, k, size)]
+
+
+def _k_slice(n: NodeContext, x: ir.Value, axis: int, start: int, size: int) -> ir.Value:
+    shape = _shape(x)
+    if start == 0 and size == shape[axis]:
+        return x
+    starts, sizes = [0] * len(shape), list(shape)
+    starts[axis], sizes[axis] = start, size
+    return n.build(SLICE, [x], {"starts": starts, "sizes": sizes, "steps": [1] * len(shape)})
+
+
+def _centered_constant(b: np.ndarray, zero_point: np.ndarray | None) -> np.ndarray:
+    """b - zero_point (numpy broadcasting: a 1-D one is per column of B) as f32, computed in
+    i64: exact."""
+    value = b.astype(np.int64)
+    if zero_point is not None:
+        zero = zero_point.astype(np.int64)
+        value = value - (zero.reshape(()) if zero.size == 1 else zero)
+    return value.astype(np.float32)
+
+
+def _integer_matmul(n: NodeContext, a: ir.Value, b: ir.Value, a_zero: ir.Value | None,
+                    b_zero: ir.Value | None, indices: tuple[int, int, int, int]) -> ir.Value:
+    """sum_k (a - za)(b - zb) in i32 (numpy matmul shapes), as f32 matmuls of K chunks (see the
+    module's docstring); `indices` are the node inputs of a, b, za and zb."""
+    a_index, b_index, a_zero_index, b_zero_index = indices
+    bound = F32_EXACT // (_magnitude(n, a, a_index, a_zero, a_zero_index)
+                          * _magnitude(n, b, b_index, b_zero, b_zero_index))
+    k = _shape(a)[-1]
+    if bound < MIN_CHUNK and bound < k:
+        lhs = _centered(n, a, a_zero, I32(), _per_row(a))
+        rhs = _centered(n, b, b_zero, I32())
+        return n.build(ops.MATMUL, [lhs, rhs])
+    f32 = ir.F32Type.get()
+    lhs = _centered(n, a, a_zero, f32, _per_row(a))
+    b_value = _constant_input(n, b_index)
+    b_zero_value = None if b_zero is None else _constant_input(n, b_zero_index)
+    constant_b = b_value is not None and (b_zero is None or b_zero_value is not None)
+    rhs = _centered_constant(b_value, b_zero_value) if constant_b else \
+        _centered(n, b, b_zero, f32)
+    b_axis = max(b.type.rank - 2, 0)
+    total = None
+    for start, size in k_chunks(k, bound):
+        if constant_b:
+            rhs_part = _constant(n, np.take(rhs, range(start, start + size), b_axis))
+        else:
+            rhs_part = _k_slice(n, rhs, b_axis, start, size)
+        lhs_part = _k_slice(n, lhs, a.type.rank - 1, start, size)
+        product = _cast(n, n.build(ops.MATMUL, [lhs_part, rhs_part]), I32())
+        total = product if total is None else n.build(ops.ADD, [total, product])
+    return total
+
+
 def import_matmul_integer(n: NodeContext) -> list[ir.Value]:
-    # MatMulInteger(a, b, za, zb) -> matmul(i32(a) - i32(za), i32(b) - i32(zb))
+    # MatMulInteger(a, b, za, zb) -> sum over K chunks of i32(matmul(f32(a) - za, f32(b) - zb))
     a, b = n.inputs[0], n.inputs[1]
     a_zero, b_zero = _input(n, 2), _input(n, 3)
-    lhs = _centered(n, a, a_zero, I32(), _per_row(a))
-    rhs = _centered(n, b, b_zero, I32())
-    return [n.build(ops.MATMUL, [lhs, rhs])]
+    return [_integer_matmul(n, a, b, a_zero, b_zero, (0, 1, 2, 3))]
 
 
 def import_qlinear_matmul(n: NodeContext) -> list[ir.Value]:
-    # QLinearMatMul -> requantize(matmul(i32(a) - za, i32(b) - zb), sa * sb / sy, zy)
+    # QLinearMatMul -> requantize(integer product (a - za)(b - zb), sa * sb / sy, zy)
     a, a_scale, a_zero, b, b_scale, b_zero, y_scale = n.inputs[:7]
     y_zero = _input(n, 7)
-    lhs = _centered(n, a, a_zero, I32(), _per_row(a))
-    rhs = _centered(n, b, b_zero, I32())
-    product = n.build(ops.MATMUL, [lhs, rhs])
+    product = _integer_matmul(n, a, b, a_zero, b_zero, (0, 3, 2, 5))
     scales = n.build(ops.MUL, [_scalar_or(n, a_scale, _per_row(a)), _scalar_or(n, b_scale, None)])
     multiplier = n.build(ops.DIV, [scales, _scalar_or(n, y_scale, None)])
     to = _element(y_zero) if y_zero is not None else _element(a)

@@ -1,0 +1,218 @@
+"""The integer matmul family (MatMulInteger, QLinearMatMul) on the scheduled path (issue 18).
+
+8-bit operands minus their zero points are multiplied by f32 matmuls over chunks of K small
+enough for every partial sum to be exact, summed in i32 (`frontends/onnx_ops/quant.py`): the
+results must be bit-exact (against onnx.reference, or numpy in int64 where the reference
+broadcasts a per-row zero point differently), the chunks must cover the worst-case
+magnitudes, and a BERT-sized product must take a schedule (no `NaivePathWarning`).
+"""
+
+from __future__ import annotations
+
+import itertools
+import warnings
+
+import numpy as np
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+import dlc
+from dlc.frontends.onnx_ops.quant import F32_EXACT, k_chunks
+from tests.conftest import fma_position, node_model, run_both
+
+RNG_SEED = 7
+
+
+def _values(shape, dtype, seed) -> np.ndarray:
+    info = np.iinfo(dtype)
+    rng = np.random.default_rng(seed)
+    return rng.integers(int(info.min), int(info.max) + 1, size=shape).astype(dtype)
+
+
+def _expected(a, b, a_zero=None, b_zero=None) -> np.ndarray:
+    """(a - za) @ (b - zb) in int64, as i32: a 1-D za is per row of A, a 1-D zb per column."""
+    a64, b64 = a.astype(np.int64), b.astype(np.int64)
+    if a_zero is not None:
+        za = a_zero.astype(np.int64)
+        a64 = a64 - (za.reshape(-1, 1) if za.ndim == 1 and za.size > 1 else za.reshape(()))
+    if b_zero is not None:
+        zb = b_zero.astype(np.int64)
+        b64 = b64 - (zb.reshape(()) if zb.size == 1 else zb)
+    return np.matmul(a64, b64).astype(np.int32)
+
+
+def _weight_model(a, b, a_zero, b_zero) -> tuple:
+    """MatMulInteger with A and its zero point as inputs, B and its zero point constant (a
+    quantized Linear layer); returns (model, feeds)."""
+    tensor = helper.np_dtype_to_tensor_dtype
+    node = helper.make_node("MatMulInteger", ["a", "b", "a_zero", "b_zero"], ["y"], name="mmi")
+    graph = helper.make_graph(
+        [node], "weight",
+        [helper.make_tensor_value_info("a", tensor(a.dtype), list(a.shape)),
+         helper.make_tensor_value_info("a_zero", tensor(a_zero.dtype), list(a_zero.shape))],
+        [helper.make_tensor_value_info("y", TensorProto.INT32, None)],
+        [numpy_helper.from_array(b, "b"), numpy_helper.from_array(b_zero, "b_zero")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    return model, {"a": a, "a_zero": a_zero}
+
+
+# ----------------------------------------------------------------------------- chunks of K
+
+
+@pytest.mark.parametrize("k,bound", [(768, 258), (768, 518), (3072, 502), (1000, 258),
+                                     (5, 258), (300, 300), (4096, 1040), (97, 64)])
+def test_k_chunks_cover_k_within_the_bound(k, bound):
+    chunks = k_chunks(k, bound)
+    assert chunks[0][0] == 0
+    assert all(s + n == t for (s, n), (t, _) in itertools.pairwise(chunks))
+    assert chunks[-1][0] + chunks[-1][1] == k
+    assert all(0 < n <= bound for _, n in chunks)
+    assert len(chunks) == -(-k // bound)  # as few as the bound allows
+
+
+def test_chunk_bound_of_the_worst_case():
+    # u8 x u8 with opposite zero points: |a - za| = |b - zb| = 255, 258 rows per chunk
+    assert k_chunks(1000, F32_EXACT // (255 * 255)) == [(0, 256), (256, 256), (512, 256),
+                                                         (768, 232)]
+
+
+# ----------------------------------------------------------------------------- exactness
+
+
+@pytest.mark.parametrize("a_type", [np.uint8, np.int8])
+@pytest.mark.parametrize("b_type", [np.uint8, np.int8])
+def test_type_combinations_scalar_zero_points(a_type, b_type):
+    # K = 700: several chunks whatever the types; M, N, K multiples of no tile
+    a = _values([37, 700], a_type, 1)
+    b = _values([700, 45], b_type, 2)
+    a_zero = np.array(np.iinfo(a_type).max // 3, a_type)
+    b_zero = np.array(np.iinfo(b_type).min // 5, b_type)
+    inputs = [a, b, a_zero, b_zero]
+    (actual,) = run_both(node_model("MatMulInteger", inputs, opset=10), inputs)
+    np.testing.assert_array_equal(actual, _expected(a, b, a_zero, b_zero))
+
+
+@pytest.mark.parametrize("a_type,b_type", [(np.uint8, np.int8), (np.int8, np.int8),
+                                           (np.uint8, np.uint8)])
+def test_constant_weight_per_column_zero_point(a_type, b_type):
+    a = _values([29, 513], a_type, 3)
+    b = _values([513, 70], b_type, 4)
+    a_zero = np.array(np.iinfo(a_type).max // 2, a_type)
+    b_zero = _values([70], b_type, 5)
+    model, feeds = _weight_model(a, b, a_zero, b_zero)
+    (actual,) = dlc.compile(model)(feeds)
+    np.testing.assert_array_equal(actual, _expected(a, b, a_zero, b_zero))
+
+
+def test_per_column_zero_point_of_a_computed_b():
+    a = _values([16, 300], np.uint8, 6)
+    b = _values([300, 33], np.int8, 7)
+    a_zero = np.array(17, np.uint8)
+    b_zero = _values([33], np.int8, 8)
+    inputs = [a, b, a_zero, b_zero]
+    (actual,) = run_both(node_model("MatMulInteger", inputs, opset=10), inputs)
+    np.testing.assert_array_equal(actual, _expected(a, b, a_zero, b_zero))
+
+
+def test_per_row_zero_point_of_a():
+    # (onnx.reference broadcasts a 1-D a_zero_point along A's columns: numpy is the oracle)
+    a = _values([9, 600], np.int8, 9)
+    b = _values([600, 40], np.int8, 10)
+    a_zero = _values([9], np.int8, 11)
+    (actual,) = dlc.compile(node_model("MatMulInteger", [a, b, a_zero], opset=10))(
+        a, b, a_zero)
+    np.testing.assert_array_equal(actual, _expected(a, b, a_zero))
+
+
+def test_worst_case_magnitudes_are_exact():
+    # every product is -255 * 255 and K = 1000: sums far beyond f32's 2^24, exact only if
+    # every chunk stays within it
+    a = np.full([8, 1000], 255, np.uint8)
+    b = np.zeros([1000, 64], np.uint8)
+    a_zero, b_zero = np.array(0, np.uint8), np.array(255, np.uint8)
+    a[3, 5] = 254  # (not uniform, so nothing folds)
+    inputs = [a, b, a_zero, b_zero]
+    (actual,) = run_both(node_model("MatMulInteger", inputs, opset=10), inputs)
+    np.testing.assert_array_equal(actual, _expected(a, b, a_zero, b_zero))
+    assert actual.min() == -255 * 255 * 1000
+
+
+def test_no_zero_points():
+    a = _values([40, 260], np.int8, 12)
+    b = _values([260, 24], np.uint8, 13)
+    (actual,) = run_both(node_model("MatMulInteger", [a, b], opset=10), [a, b])
+    np.testing.assert_array_equal(actual, _expected(a, b))
+
+
+@pytest.mark.parametrize("a_shape,b_shape", [
+    ([2, 3, 19, 300], [300, 40]),  # batched A times a 2-D B (a transformer's Linear)
+    ([3, 21, 290], [3, 290, 35]),  # equal batches: batch_matmul
+    ([2, 1, 10, 260], [4, 260, 12]),  # broadcast batches
+    ([300], [300, 20]),  # 1-D A
+    ([17, 300], [300]),  # 1-D B
+])
+def test_batched_and_vector_shapes(a_shape, b_shape):
+    a = _values(a_shape, np.uint8, 14)
+    b = _values(b_shape, np.int8, 15)
+    a_zero, b_zero = np.array(131, np.uint8), np.array(-3, np.int8)
+    inputs = [a, b, a_zero, b_zero]
+    (actual,) = run_both(node_model("MatMulInteger", inputs, opset=10), inputs)
+    np.testing.assert_array_equal(actual, _expected(a, b, a_zero, b_zero))
+
+
+def test_batched_constant_weight():
+    a = _values([1, 70, 768], np.uint8, 16)
+    b = _values([768, 96], np.int8, 17)
+    model, feeds = _weight_model(a, b, np.array(128, np.uint8), np.array(0, np.int8))
+    (actual,) = dlc.compile(model)(feeds)
+    np.testing.assert_array_equal(actual, _expected(a, b, feeds["a_zero"], np.array(0)))
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.int8])
+def test_qlinear_matmul_large_k(dtype):
+    a = _values([24, 640], dtype, 18)
+    b = _values([640, 40], dtype, 19)
+    low = int(np.iinfo(dtype).min)
+    inputs = [a, np.array([0.0004], np.float32), np.array([low + 100], dtype),
+              b, np.array([0.0007], np.float32), np.array([low + 120], dtype),
+              np.array([0.9], np.float32), np.array([low + 128], dtype)]
+    run_both(node_model("QLinearMatMul", inputs, opset=21), inputs)
+
+
+# ----------------------------------------------------------------------------- the schedule
+
+
+def _naive_warnings(model) -> list[str]:
+    """The NaivePathWarnings of lowering `model` to linalg (`dlc.lower`: never cached, so
+    the schedule pass runs every time)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        dlc.lower(model, stage="linalg", num_threads=1)
+    return [str(w.message) for w in caught if issubclass(w.category, dlc.NaivePathWarning)]
+
+
+def test_the_warning_is_caught_for_a_naive_integer_matmul():
+    # the machinery below does see the warning: an i32 MatMul has no schedule
+    a = np.ones([64, 64], np.int32)
+    assert _naive_warnings(node_model("MatMul", [a, a])), "an i32 matmul of 64^3 should warn"
+
+
+@pytest.mark.parametrize("n", [768, 3072])
+def test_bert_sized_product_takes_a_schedule(n):
+    a = _values([128, 768], np.uint8, 22)
+    b = _values([768, n], np.int8, 23)
+    model, feeds = _weight_model(a, b, np.array(121, np.uint8), np.array(0, np.int8))
+    assert _naive_warnings(model) == []
+    compiled = dlc.compile(model, num_threads=1)
+    assert fma_position(compiled.ir("bufferized")) >= 0
+    (actual,) = compiled(feeds)
+    np.testing.assert_array_equal(actual, _expected(a, b, feeds["a_zero"], np.array(0)))
+
+
+def test_same_model_same_ir():
+    a = _values([32, 700], np.uint8, 24)
+    b = _values([700, 64], np.int8, 25)
+    model, _ = _weight_model(a, b, np.array(3, np.uint8), _values([64], np.int8, 26))
+    first = dlc.lower(model, stage="linalg").ir()
+    assert dlc.lower(model, stage="linalg").ir() == first
