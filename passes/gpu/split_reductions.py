@@ -1,25 +1,33 @@
-"""dlc-gpu-split-reductions: long reductions with few outputs split in two, for the GPU.
+"""dlc-gpu-split-reductions: long reductions split in two, for the GPU.
 
-The GPU mapping gives each output of a linalg op one thread, its reduction a serial loop. A
-layer norm's mean over [128, 768] is then 128 threads reading 768 elements each, one after
-the other, at addresses 768 floats apart: a few hundred microseconds on a GPU that has
-thousands of threads idle. This pass rewrites such a reduction (on tensors, linalg stage)
+The GPU mapping gives each output of a linalg op one thread, its reduction a serial loop of
+dependent loads. Two shapes of that are slow:
 
-    out[p] = combine_k f(x[p, k])                    (K = K1 * R)
+- a row reduction with few outputs (a layer norm's mean over [128, 768]: 128 threads reading
+  768 elements each, 768 floats apart, with thousands of threads idle), and
+- a long contraction (BERT's FFN output, [128, 3072] x [3072, 768]: 98,304 threads, each a
+  chain of 3,072 dependent loads: 1 ms on an H200).
 
-into a partial reduction with R times more threads, whose neighbours read neighbouring
-addresses, and a short final one:
+This pass rewrites such a reduction (on tensors, linalg stage), K = R * K1, as a partial
+reduction with R times more threads and chains R times shorter, and a short final one:
 
-    partial[p, r] = combine_k1 f(x[p, k1 * R + r])   (init: the reduction's own fill)
-    out[p]        = combine_r partial[p, r]
+    out[p] = combine_k f(x[p, k])
+      ->  partial[., p] = combine_k1 f(x[p, k(k1, r)])      (init: combine's neutral element)
+          out[p]        = combine_r partial[., p]            (init: the op's own)
 
-Applies to a `linalg.generic` with one result, its only reduction loop last, every input
-indexed by the identity map or by a map without the reduction loop, its output indexed by
-the parallel loops, its body ending in `combine(value, out)` with `combine` associative and
-commutative (add, mul, max, min: floats are re-associated, as every parallel reduction
-does), and an output produced by a `linalg.fill` of combine's neutral element (any value for
-max and min). K must be at least `min-size` and a multiple of R (32, 16 or 8); the outputs
-at most `max-outputs` (more outputs already fill the GPU).
+*interleaved* (k = k1 * R + r, r the innermost parallel loop: neighbouring threads read
+neighbouring addresses) when the reduction runs along the inputs' last dimension and no input
+is contiguous along the op's innermost parallel loop (row reductions), else *chunked*
+(k = r * K1 + k1, r the outermost loop: the threads' order, hence coalescing, is the op's
+own; matmuls). R is 32, 16 or 8 for interleaved splits of at most `max-outputs` outputs; for
+chunked ones, the power of two that brings chains near `chain` iterations (at most 32).
+
+Applies to a linalg op with indexing maps (generic, matmul, batch_matmul) with one result,
+one reduction loop, projected-permutation maps, and a body ending in `combine(value, out)`
+with `combine` associative and commutative (add, mul, max, min: floats are re-associated, as
+every parallel reduction does); max and min need the op's init to be a `linalg.fill` (their
+partials start from it: they are idempotent). K must be a multiple of R, and at least
+`min-size`.
 """
 
 from __future__ import annotations
@@ -27,11 +35,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mlir import ir
-from mlir.dialects import linalg, tensor
+from mlir.dialects import arith, linalg, tensor
 
 from dlc.passes.registry import ModulePass, register
 
-# combiner op -> its neutral element (None: idempotent, any fill value is fine)
+# combiner op -> its neutral element (None: idempotent, partials start from the op's fill)
 _COMBINERS: dict[str, float | None] = {
     "arith.addf": 0.0, "arith.addi": 0, "arith.mulf": 1.0, "arith.muli": 1,
     "arith.maximumf": None, "arith.minimumf": None, "arith.maxnumf": None,
@@ -39,6 +47,7 @@ _COMBINERS: dict[str, float | None] = {
     "arith.minui": None,
 }
 _PARTS = (32, 16, 8)
+_THREADS = 1 << 18  # (a chunked split keeps at least this many threads busy)
 
 
 def _owner(value: ir.Value) -> ir.Operation | None:
@@ -48,12 +57,20 @@ def _owner(value: ir.Value) -> ir.Operation | None:
     return owner.operation if isinstance(owner, ir.OpView) else owner
 
 
-def _iterators(op: ir.Operation) -> list[str]:
-    return [str(a).split("<")[-1].rstrip(">") for a in ir.ArrayAttr(op.attributes["iterator_types"])]
+# the indexing maps of named contractions built without an `indexing_maps` attribute
+_DEFAULT_MAPS = {
+    "linalg.matmul": (3, [(0, 2), (2, 1), (0, 1)]),
+    "linalg.batch_matmul": (4, [(0, 1, 3), (0, 3, 2), (0, 1, 2)]),
+}
 
 
-def _maps(op: ir.Operation) -> list[ir.AffineMap]:
-    return [ir.AffineMapAttr(a).value for a in ir.ArrayAttr(op.attributes["indexing_maps"])]
+def _maps(op: ir.Operation) -> list[ir.AffineMap] | None:
+    if "indexing_maps" in op.attributes:
+        return [ir.AffineMapAttr(a).value for a in ir.ArrayAttr(op.attributes["indexing_maps"])]
+    if op.name not in _DEFAULT_MAPS:
+        return None
+    rank, maps = _DEFAULT_MAPS[op.name]
+    return [ir.AffineMap.get(rank, 0, [ir.AffineDimExpr.get(d) for d in dims]) for dims in maps]
 
 
 def _dims(affine_map: ir.AffineMap) -> list[int] | None:
@@ -66,64 +83,56 @@ def _dims(affine_map: ir.AffineMap) -> list[int] | None:
     return found
 
 
-def _fill_value(value: ir.Value) -> ir.Attribute | None:
+def _operands(op: ir.Operation) -> tuple[list[ir.Value], list[ir.Value]]:
+    operands = list(op.operands)
+    if "operandSegmentSizes" in op.attributes:
+        count = ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"])[0]
+        return operands[:count], operands[count:]
+    return operands[:-1], operands[-1:]
+
+
+def _fill_scalar(value: ir.Value) -> ir.Value | None:
     fill = _owner(value)
     if fill is None or fill.name != "linalg.fill":
         return None
-    scalar = _owner(fill.operands[0])
-    if scalar is None or scalar.name != "arith.constant":
-        return None
-    return scalar.attributes["value"]
-
-
-def _is_neutral(value: ir.Attribute, neutral: float | None) -> bool:
-    if neutral is None:
-        return True
-    if isinstance(value, ir.FloatAttr | ir.IntegerAttr):
-        return float(value.value) == float(neutral)
-    return False
+    return fill.operands[0]
 
 
 @dataclass
 class _Plan:
     op: ir.Operation
-    rank: int  # loops
-    size: int  # K
+    loops: list[int]  # extents
+    reduction: int  # the reduction loop
     parts: int  # R
+    interleaved: bool
     combiner: str
-    fill: ir.Value  # the fill op's result (the original output)
+    neutral: float | None  # (None: the partials start from `fill`)
+    fill: ir.Value | None
 
 
-def _plan(op: ir.Operation, min_size: int, max_outputs: int) -> _Plan | None:
-    if op.name != "linalg.generic" or len(op.results) != 1:
+def _plan(op: ir.Operation, min_size: int, max_outputs: int, chain: int) -> _Plan | None:
+    if not op.name.startswith("linalg.") or len(op.results) != 1 or len(op.regions) != 1:
         return None
-    iterators = _iterators(op)
-    rank = len(iterators)
-    if iterators.count("reduction") != 1 or iterators[-1] != "reduction":
-        return None
+    inputs, outputs = _operands(op)
     maps = _maps(op)
-    inputs, output = list(op.operands)[:-1], op.operands[len(op.operands) - 1]
-    if len(maps) != len(inputs) + 1 or _dims(maps[-1]) != list(range(rank - 1)):
+    if maps is None or len(outputs) != 1 or len(maps) != len(inputs) + 1:
         return None
-    size = None
-    for value, affine_map in zip(inputs, maps, strict=False):
-        dims = _dims(affine_map)
-        if dims is None or not isinstance(value.type, ir.RankedTensorType):
-            return None
-        if rank - 1 in dims:
-            if dims != list(range(rank)):
-                return None
-            size = value.type.shape[-1]
-    output_type = ir.RankedTensorType(op.results[0].type)
-    if size is None or size < min_size or not output_type.has_static_shape:
+    dims = [_dims(m) for m in maps]
+    if any(d is None for d in dims) or any(
+            not isinstance(v.type, ir.RankedTensorType) or not v.type.has_static_shape
+            for v in (*inputs, *outputs)):
         return None
-    outputs = 1
-    for extent in output_type.shape:
-        outputs *= extent
-    if outputs > max_outputs:
+    rank = maps[0].n_dims
+    extents: list[int | None] = [None] * rank
+    for value, found in zip((*inputs, *outputs), dims, strict=True):
+        for position, loop in enumerate(found):
+            extents[loop] = value.type.shape[position]
+    reductions = [d for d in range(rank) if d not in dims[-1]]
+    if len(reductions) != 1 or None in extents or sorted(dims[-1]) != dims[-1]:
         return None
-    parts = next((p for p in _PARTS if size % p == 0 and size // p >= 2), None)
-    if parts is None:
+    reduction = reductions[0]
+    size = extents[reduction]
+    if size < min_size:
         return None
     block = op.regions[0].blocks[0]
     accumulator = block.arguments[len(block.arguments) - 1]
@@ -134,10 +143,32 @@ def _plan(op: ir.Operation, min_size: int, max_outputs: int) -> _Plan | None:
     uses = list(accumulator.uses)
     if len(uses) != 1 or _owner_of_use(uses[0]) != combine:
         return None
-    value = _fill_value(output)
-    if value is None or not _is_neutral(value, _COMBINERS[combine.name]):
+    neutral = _COMBINERS[combine.name]
+    fill = _fill_scalar(outputs[0])
+    if neutral is None and fill is None:
         return None
-    return _Plan(op, rank, size, parts, combine.name, output)
+    outputs_count = 1
+    for loop in dims[-1]:
+        outputs_count *= extents[loop]
+    # interleaved: the reduction runs along the last dimension of the inputs that read it,
+    # and no input is contiguous along the innermost (non-trivial) parallel loop
+    inner = [d for d in dims[-1] if extents[d] > 1]
+    contiguous = inner and any(found and found[-1] == inner[-1] for found in dims[:-1])
+    along_last = all(found[-1] == reduction for found in dims[:-1] if reduction in found)
+    if along_last and not contiguous:
+        if outputs_count > max_outputs:
+            return None
+        parts = next((p for p in _PARTS if size % p == 0 and size // p >= 2), None)
+        interleaved = True
+    else:
+        parts = 1
+        while parts < 32 and size // (parts * 2) >= chain and size % (parts * 2) == 0 \
+                and outputs_count * parts < 16 * _THREADS:
+            parts *= 2
+        interleaved = False
+    if parts is None or parts == 1:
+        return None
+    return _Plan(op, extents, reduction, parts, interleaved, combine.name, neutral, fill)
 
 
 def _owner_of_use(use) -> ir.Operation:
@@ -145,67 +176,98 @@ def _owner_of_use(use) -> ir.Operation:
     return owner.operation if isinstance(owner, ir.OpView) else owner
 
 
+def _parallel() -> ir.Attribute:
+    return ir.Attribute.parse("#linalg.iterator_type<parallel>")
+
+
+def _reduction() -> ir.Attribute:
+    return ir.Attribute.parse("#linalg.iterator_type<reduction>")
+
+
 def _split(plan: _Plan) -> None:
-    op, rank, parts = plan.op, plan.rank, plan.parts
-    chunks = plan.size // parts
-    context = op.context
+    op, parts, k = plan.op, plan.parts, plan.reduction
+    rank = len(plan.loops)
+    chunks = plan.loops[k] // parts
+    inputs, (output,) = _operands(op)
     maps = _maps(op)
-    inputs = list(op.operands)[:-1]
     result_type = ir.RankedTensorType(op.results[0].type)
     element = result_type.element_type
-    iterator = ir.Attribute.parse
+    out_dims = _dims(maps[-1])
+    # new loops: interleaved (old loops with k -> k1, then r last: k = k1 * R + r);
+    # chunked (r first, then the old loops with k -> k1: k = r * K1 + k1)
+    if plan.interleaved:
+        r, shift = rank, 0
+    else:
+        r, shift = 0, 1
+
+    def new(d: int) -> ir.AffineExpr:
+        return ir.AffineDimExpr.get(d + shift)
+
     with ir.InsertionPoint(op), op.location:
         new_inputs, new_maps = [], []
         for value, affine_map in zip(inputs, maps, strict=False):
-            dims = _dims(affine_map)
-            if rank - 1 in dims:  # identity: [..., K] -> [..., K1, R], read at (k1, r)
+            found = _dims(affine_map)
+            exprs = []
+            if k in found:  # that dimension of the input splits in two
+                j = found.index(k)
                 shape = list(value.type.shape)
-                expanded = [*shape[:-1], chunks, parts]
-                reassociation = [[i] for i in range(len(shape) - 1)]
-                reassociation.append([len(shape) - 1, len(shape)])
+                pair = [chunks, parts] if plan.interleaved else [parts, chunks]
+                expanded = [*shape[:j], *pair, *shape[j + 1:]]
+                reassociation = [[i] for i in range(j)] + [[j, j + 1]] + [
+                    [i + 1] for i in range(j + 1, len(shape))]
                 value = tensor.expand_shape(
                     ir.RankedTensorType.get(expanded, value.type.element_type), value,
                     reassociation, [], expanded)
-                exprs = [*(ir.AffineDimExpr.get(d) for d in range(rank - 1)),
-                         ir.AffineDimExpr.get(rank), ir.AffineDimExpr.get(rank - 1)]
-            else:
-                exprs = [ir.AffineDimExpr.get(d) for d in dims]
+            for d in found:
+                if d != k:
+                    exprs.append(new(d))
+                elif plan.interleaved:
+                    exprs += [new(k), ir.AffineDimExpr.get(r)]
+                else:
+                    exprs += [ir.AffineDimExpr.get(r), new(k)]
             new_inputs.append(value)
             new_maps.append(ir.AffineMap.get(rank + 1, 0, exprs))
-        # loops (p..., r, k1): r parallel and innermost of the parallel ones (neighbouring
-        # threads), k1 the reduction
-        partial_type = ir.RankedTensorType.get([*result_type.shape, parts], element)
-        fill = _owner(plan.fill)
-        init = tensor.empty([*result_type.shape, parts], element)
-        partial_init = linalg.fill(fill.operands[0], outs=[init])
-        new_maps.append(ir.AffineMap.get(rank + 1, 0,
-                                         [ir.AffineDimExpr.get(d) for d in range(rank)]))
-        iterators = [iterator("#linalg.iterator_type<parallel>")] * rank + [
-            iterator("#linalg.iterator_type<reduction>")]
+        out_shape = list(result_type.shape)
+        if plan.interleaved:
+            partial_shape = [*out_shape, parts]
+            partial_exprs = [*(new(d) for d in out_dims), ir.AffineDimExpr.get(r)]
+        else:
+            partial_shape = [parts, *out_shape]
+            partial_exprs = [ir.AffineDimExpr.get(r), *(new(d) for d in out_dims)]
+        new_maps.append(ir.AffineMap.get(rank + 1, 0, partial_exprs))
+        partial_type = ir.RankedTensorType.get(partial_shape, element)
+        if plan.neutral is None:
+            start = plan.fill
+        elif isinstance(element, ir.IntegerType):
+            start = arith.ConstantOp(element, int(plan.neutral)).result
+        else:
+            start = arith.ConstantOp(element, float(plan.neutral)).result
+        partial_init = linalg.fill(start, outs=[tensor.empty(partial_shape, element)])
+        iterators = [_parallel()] * (rank + 1)
+        iterators[k + shift] = _reduction()
         partial = linalg.GenericOp([partial_type], new_inputs, [partial_init],
                                    ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in new_maps]),
                                    ir.ArrayAttr.get(iterators))
         old_block = op.regions[0].blocks[0]
         new_block = partial.regions[0].blocks.append(*[a.type for a in old_block.arguments])
-        for old, new in zip(old_block.arguments, new_block.arguments, strict=True):
-            old.replace_all_uses_with(new)
+        for old, fresh in zip(old_block.arguments, new_block.arguments, strict=True):
+            old.replace_all_uses_with(fresh)
         for inner in list(old_block.operations):
             new_block.append(inner)
-        # out[p] = combine_r partial[p, r]
-        final_maps = [ir.AffineMap.get_identity(rank),
-                      ir.AffineMap.get(rank, 0, [ir.AffineDimExpr.get(d)
-                                                 for d in range(rank - 1)])]
-        final_iterators = [iterator("#linalg.iterator_type<parallel>")] * (rank - 1) + [
-            iterator("#linalg.iterator_type<reduction>")]
-        final = linalg.GenericOp([result_type], [partial.result], [plan.fill],
+        # out[p] = combine_r partial[., p], into the op's own init: loops (p..., r)
+        count = len(out_shape)
+        p = [ir.AffineDimExpr.get(i) for i in range(count)]
+        rr = ir.AffineDimExpr.get(count)
+        final_maps = [ir.AffineMap.get(count + 1, 0, [*p, rr] if plan.interleaved else [rr, *p]),
+                      ir.AffineMap.get(count + 1, 0, p)]
+        final = linalg.GenericOp([result_type], [partial.result], [output],
                                  ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in final_maps]),
-                                 ir.ArrayAttr.get(final_iterators))
+                                 ir.ArrayAttr.get([_parallel()] * count + [_reduction()]))
         block = final.regions[0].blocks.append(element, element)
         with ir.InsertionPoint(block):
             combined = ir.Operation.create(plan.combiner, results=[element],
                                            operands=[block.arguments[0], block.arguments[1]])
             linalg.YieldOp([combined.result])
-    del context
     op.results[0].replace_all_uses_with(final.result)
     op.erase()
 
@@ -213,17 +275,18 @@ def _split(plan: _Plan) -> None:
 @register
 @dataclass(frozen=True)
 class GpuSplitReductions(ModulePass):
-    """Split long reductions with few outputs into a partial and a final reduction."""
+    """Split long reductions into a partial and a final reduction (see the module's doc)."""
 
     name = "dlc-gpu-split-reductions"
     min_size: int = 128  # (shorter reductions stay one loop)
-    max_outputs: int = 32768  # (more outputs already fill the GPU)
+    max_outputs: int = 32768  # (interleaved splits: more outputs already fill the GPU)
+    chain: int = 192  # (chunked splits: the partial chains' target length)
 
     def run(self, module: ir.Operation) -> None:
         plans: list[_Plan] = []
 
         def visit(op: ir.Operation) -> ir.WalkResult:
-            plan = _plan(op, self.min_size, self.max_outputs)
+            plan = _plan(op, self.min_size, self.max_outputs, self.chain)
             if plan is not None:
                 plans.append(plan)
             return ir.WalkResult.ADVANCE
