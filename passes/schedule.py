@@ -39,6 +39,7 @@ from dlc.passes.codegen import (
     depthwise,
     elementwise,
     fusion,
+    fusion_plan,
     matmul,
     packed_conv,
     pool,
@@ -127,7 +128,7 @@ def _prepare(found: list[tuple[ir.Operation, object, object]]) -> list[Lines]:
         if getattr(problem, "epilogue", False):  # (matmul and conv problems)
             fusion.write_in_place(op)  # the epilogue updates the result tile in place
         op.attributes[TAG] = ir.IntegerAttr.get(i64, index)
-        problem = fusion.plan(op, problem, lambda other: TAG in other.attributes)
+        problem = fusion_plan.plan(op, problem, lambda other: TAG in other.attributes)
         schedules.append(family.lines(f"%op{index}", problem, f"s{index}"))
     return schedules
 

@@ -20,7 +20,8 @@ with C = 256-512 ran at half speed without it), tiled [1, 1, ow, f] over (n, oh,
 the f loop outermost, its reduction loops (kh, kw, c) by 1, decomposed to a 1-D convolution,
 vectorized (an ow x f register tile of FMAs) and its accumulator hoisted.
 
-Tile heuristic, from the static shape:
+Tile heuristic, from the static shape (its functions, the `Conv` problem and the forall tile
+`outer` are in `conv_common.py`, shared with `packed_conv.py`):
 - ft = 32 when F % 32 == 0, else 16 when F % 16 == 0, else all of F up to 32, else the largest
   divisor of F up to 256 whose part past a multiple of 32 is a multiple of 8 (1000: 200 = 192
   + 8); an F tile between 16 and 32 is split at 16 (24 = 16 + 8); register f tile = 32 or 16
@@ -48,50 +49,31 @@ channels at compile time, `prepare` rewrites the op, `lines` schedules it there)
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import numpy as np
 from mlir import ir
 from mlir.dialects import arith, linalg, tensor
 
-from dlc.passes.codegen import elementwise, fusion, packed_conv
+from dlc.passes.codegen import elementwise_lines, fusion, packed_conv
+from dlc.passes.codegen.conv_common import (
+    Conv,
+    channel_block,
+    filter_parts,
+    filter_tile,
+    outer,
+    ow_parts,
+    ow_register,
+    part_ow_tile,
+    split_along,
+)
 from dlc.passes.codegen.predicates import window
-from dlc.passes.codegen.script import ANY, Lines, split, tile
+from dlc.passes.codegen.script import ANY, Lines, tile
 
 NCHW, NHWC = "linalg.conv_2d_nchw_fchw", "linalg.conv_2d_nhwc_hwcf"
 TO_NHWC, TO_NCHW = [0, 2, 3, 1], [0, 3, 1, 2]
-OUTER_BYTES = 256 * 1024
-OUTER_F = 256  # the widest forall tile of an F that 32 and 16 do not divide
-REGISTER_F = (32, 16)  # register tile widths of F (two or one 16-lane vectors)
-OW_WIDTH, OW_MIN = 8, 4  # the widest register tile of OW; narrower divisors split OW
-OW_WHOLE = 14  # ... but an OW up to this with no such divisor is one register tile (split 8 + 5
-# without the peel, 13 read the filter twice: SqueezeNet's classifier conv 3.8 -> 3.1 ms) ...
-ACCUMULATORS = 24  # ... when its accumulators (16-lane vectors) fit the 32 zmm registers beside
-# the filter's vectors and the broadcasts: 13 x 32 channels (26) spilled and copied registers
-# in the inner loop; 8 + 5, the 5 peeled (`ow_register`), took SqueezeNet 1.09x -> 1.01x
-# onnxruntime (Zen 5, same-process A/B)
-FILTER_BYTES = 128 * 1024  # the filter slice one block of the C reduction reads (L2; 64 KiB
-# blocked 3x3 convs of 64 channels in two, their accumulators stored and reloaded between the
-# blocks: ResNet-18 1.06x -> 1.05x, ResNet-50 1.06x -> 1.05x onnxruntime, Zen 5, same process)
-PAGE, FILTER_PAGES = 4096, 128  # ... and the pages it may touch (the TLB)
 REGISTER_FUSION = True  # init and epilogue fused into the register tiles (_register_fused_lines)
 PACK = True  # data-tile the filters of NHWC convs that `packed_conv.packs` accepts
-
-
-@dataclass(frozen=True)
-class Conv:
-    n: int
-    oh: int
-    ow: int
-    f: int
-    c: int
-    kh: int
-    kw: int
-    epilogue: bool = False  # an elementwise consumer fused into the outer tiles
-    init: bool = False  # the accumulator's fill / broadcast fused into the outer tiles
-    greedy: bool = False  # one transform builds the forall (fusion.fuses_exactly)
-    f_total: int = 0  # (of a tile: the whole op's F, the row length of its filter)
-    packed: bool = False  # data-tiled filter: `packed_conv.pack` rewrites it, `.lines` schedules
 
 
 def _constant_filter(op: ir.Operation) -> ir.DenseElementsAttr | None:
@@ -100,75 +82,6 @@ def _constant_filter(op: ir.Operation) -> ir.DenseElementsAttr | None:
         return None
     attr = weight.attributes["value"]
     return attr if isinstance(attr, ir.DenseElementsAttr) else None
-
-
-def filter_tile(f: int) -> int:
-    """The register tile of an F part: 32 or 16 when it divides the part, else the whole part
-    (`filter_parts` makes every part a multiple of 32 or at most 32 wide)."""
-    for width in REGISTER_F:
-        if f % width == 0:
-            return width
-    return f
-
-
-def forall_filter_tile(f: int) -> int:
-    """The forall tile of F: 32 or 16 when it divides F, all of F up to 32, else the largest
-    divisor of F up to OUTER_F, preferring one whose remainder past a multiple of 32 is a
-    multiple of 8 (1000: 200 = 192 + 8)."""
-    if f <= REGISTER_F[0] or any(f % width == 0 for width in REGISTER_F):
-        return filter_tile(f)
-    divisors = [d for d in range(1, min(f, OUTER_F) + 1) if f % d == 0]
-    return max(divisors, key=lambda d: (d % REGISTER_F[0] % 8 == 0, d))
-
-
-def filter_parts(f: int) -> list[int]:
-    """An F tile split at its last multiple of 32 when it is wider than 32 and 32 and 16 do
-    not divide it: [192, 8] for 200; at 16 when it is between 16 and 32: [16, 8] for 24 (a
-    24-wide register tile ran at 2 GFLOP/s)."""
-    if any(f % width == 0 for width in REGISTER_F) or f < REGISTER_F[-1]:
-        return [f]
-    if f < REGISTER_F[0]:
-        return [REGISTER_F[-1], f - REGISTER_F[-1]]
-    at = f - f % REGISTER_F[0]
-    return [at, f - at]
-
-
-def ow_tile(ow: int, f_tile: int) -> int:
-    """The widest divisor of ow up to 8 other than f_tile (equal inner tiles miscompile); 0
-    when there is none."""
-    return max((d for d in range(1, min(ow, OW_WIDTH) + 1) if ow % d == 0 and d != f_tile),
-               default=0)
-
-
-def whole(ow: int, f_tile: int) -> bool:
-    """Whether all of an OW without a divisor in [4, 8] is one register tile (`OW_WHOLE`)."""
-    return ow <= OW_WHOLE and ow != f_tile and ow * -(-f_tile // 16) <= ACCUMULATORS
-
-
-def ow_parts(ow: int, f_tile: int) -> list[int]:
-    """OW as one part when a divisor in [4, 8] (or all of OW, `whole`) is a register tile,
-    else split at a multiple of 8 (7 or 6 where 8 or the remainder would equal the f tile):
-    13 -> [13] with 16 channels, [8, 5] with 32; 111 -> [104, 7]."""
-    if ow_tile(ow, f_tile) >= OW_MIN or whole(ow, f_tile):
-        return [ow]
-    for width in range(OW_WIDTH, OW_MIN - 1, -1):
-        rest = ow % width
-        if width != f_tile and rest != f_tile:
-            return [ow - rest, rest] if rest else [ow]
-    return [ow]
-
-
-def part_ow_tile(ow: int, f_tile: int) -> int:
-    """The register tile of one OW part from `ow_parts` (all of it when no divisor fits)."""
-    tile_size = ow_tile(ow, f_tile)
-    return tile_size if tile_size >= OW_MIN or not whole(ow, f_tile) else ow
-
-
-def ow_register(ow: int, f_tile: int) -> tuple[int, bool]:
-    """The register tile of OW's first part (`ow_parts`), and whether there is a second
-    part, which `fusion.register_fused_lines` peels off the register tile loop."""
-    parts = ow_parts(ow, f_tile)
-    return part_ow_tile(parts[0], f_tile), len(parts) == 2
 
 
 def match(op: ir.Operation) -> Conv | None:
@@ -260,28 +173,6 @@ def prepare(op: ir.Operation) -> ir.Operation | None:
     return nhwc.owner
 
 
-def outer(problem: Conv) -> fusion.Outer:
-    f = forall_filter_tile(problem.f)
-    rows = [d for d in range(1, problem.oh + 1)
-            if problem.oh % d == 0 and d * problem.ow * f * 4 <= OUTER_BYTES]
-    oh = rows[-1] if rows else 1
-    return fusion.Outer([1, oh, 0, f, 0, 0, 0], [1, oh, 0, f], (1, oh, problem.ow, f),
-                        problem.epilogue, problem.init, problem.greedy,
-                        filter_outer=filter_outer(problem, oh, f))
-
-
-def filter_outer(problem: Conv, oh: int, f: int) -> bool:
-    """Whether the forall of [oh, f] output tiles runs filter tiles outermost. Rows outermost
-    read the whole filter once per row tile (the input of a row tile stays in L2 across the
-    filter tiles); filter tiles outermost read the input once per filter tile. The order that
-    moves fewer bytes past L2 wins: SqueezeNet's last conv (1x1 512 -> 1000 on 13 x 13, a 2 MiB
-    filter, 13 row tiles) read 26 MiB of filter per call rows outermost (6 % slower)."""
-    filter_bytes = problem.kh * problem.kw * problem.c * problem.f * 4
-    input_bytes = problem.oh * problem.ow * problem.c * 4  # (stride 1, without the halo)
-    row_tiles, filter_tiles = problem.oh // oh, problem.f // f
-    return filter_bytes * (row_tiles - 1) > input_bytes * (filter_tiles - 1) > 0
-
-
 def lines(handle: str, problem: Conv, prefix: str) -> Lines:
     """The forall of output tiles, fused with the init and epilogue; inside, `tile_lines`."""
     if problem.packed:
@@ -295,38 +186,7 @@ def lines(handle: str, problem: Conv, prefix: str) -> Lines:
         return _register_fused_lines(handle, tiles, inner, filter_tile(f), prefix)
     return fusion.forall_lines(handle, tiles, prefix,
                                lambda tile: tile_lines(tile, inner, f"{prefix}t"),
-                               elementwise.tile_lines)
-
-
-def channel_block(problem: Conv, f_tile: int) -> int:
-    """The C tile of the reduction: all of C when the [kh, kw, C, f] slice of the filter fits
-    FILTER_BYTES and touches at most FILTER_PAGES pages, else the largest divisor of C whose
-    slice does (at least 1). With F >= 1024 each channel's row of the HWCF filter is a page
-    or more apart: a 1x1 512 -> 2048 conv ran at 17 GFLOP/s with all 512 channels in one
-    block (TLB misses on every step), 38 GFLOP/s with 128."""
-    def size(c: int) -> int:
-        return problem.kh * problem.kw * c * f_tile * 4
-
-    row = (problem.f_total or f_tile) * 4  # bytes between the filter rows of two channels
-
-    def pages(c: int) -> float:  # 4 KiB pages the [kh, kw, c, f] slice touches
-        return problem.kh * problem.kw * c * min(1.0, row / PAGE)
-
-    def fits(c: int) -> bool:
-        return size(c) <= FILTER_BYTES and pages(c) <= FILTER_PAGES
-
-    return max((d for d in range(1, problem.c + 1)
-                if problem.c % d == 0 and (fits(d) or d == 1)), default=1)
-
-
-def _split(handle: str, dim: int, sizes: list[int], prefix: str,
-           ops: list[str]) -> list[tuple[str, int]]:
-    """`handle` split along loop `dim` into parts of `sizes` (one or two)."""
-    if len(sizes) == 1:
-        return [(handle, sizes[0])]
-    more, low, high = split(handle, dim, sizes[0], prefix)
-    ops += more
-    return [(low, sizes[0]), (high, sizes[1])]
+                               elementwise_lines.tile_lines)
 
 
 def _register_fused_lines(handle: str, tiles: fusion.Outer, problem: Conv, f: int,
@@ -355,10 +215,10 @@ def tile_lines(handle: str, problem: Conv, prefix: str) -> Lines:
     1, decomposed to 1-D convolutions and vectorized."""
     ops: list[str] = []
     result = Lines(ops)
-    for i, (f_part, f_size) in enumerate(_split(handle, 3, filter_parts(problem.f),
+    for i, (f_part, f_size) in enumerate(split_along(handle, 3, filter_parts(problem.f),
                                                 f"{prefix}f", ops)):
         f = filter_tile(f_size)
-        for j, (part, ow_size) in enumerate(_split(f_part, 2, ow_parts(problem.ow, f),
+        for j, (part, ow_size) in enumerate(split_along(f_part, 2, ow_parts(problem.ow, f),
                                                    f"{prefix}w{i}", ops)):
             sizes = Conv(1, problem.oh, ow_size, f_size, problem.c, problem.kh, problem.kw,
                          f_total=problem.f_total)

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 
 from mlir import ir
 
-from dlc.passes.codegen import elementwise, fusion
+from dlc.passes.codegen import elementwise_lines, fusion
 from dlc.passes.codegen.script import Lines, split_parts, tile
 
 NHWC = "linalg.depthwise_conv_2d_nhwc_hwc"
@@ -54,7 +54,7 @@ class Depthwise:
     kw: int
     epilogue: bool = False  # an elementwise consumer fused into the outer tiles
     init: bool = False  # the accumulator's fill / bias broadcast fused into the outer tiles
-    greedy: bool = False  # one transform builds the forall (fusion.fuses_exactly)
+    greedy: bool = False  # one transform builds the forall (fusion_plan.fuses_exactly)
 
 
 def match(op: ir.Operation) -> Depthwise | None:
@@ -168,7 +168,7 @@ def lines(handle: str, problem: Depthwise, prefix: str) -> Lines:
     return fusion.forall_lines(
         handle, outer(problem), prefix,
         lambda tile: window_lines(tile, p.ow, p.c, p.kh, f"{prefix}t"),
-        elementwise.tile_lines)
+        elementwise_lines.tile_lines)
 
 
 def prepare(op: ir.Operation) -> None:

@@ -11,8 +11,8 @@ The script roots the tiling at the epilogue when there is one: `transform.struct
 dims) and fuses the contraction and its init producer into the forall, so that each forall
 iteration fills an output tile, accumulates the contraction into it and applies the epilogue
 while the tile is hot in cache. That transform fuses every tileable producer it reaches, so it
-is used only when those are exactly the contraction and its init (`fuses_exactly`: the other
-operands come from constants, arguments or ops already scheduled into their own loops);
+is used only when those are exactly the contraction and its init (`fusion_plan.fuses_exactly`:
+the other operands come from constants, arguments or ops already scheduled into their own loops);
 otherwise the forall is built with `tile_using_forall` and `fuse_into_containing_op`, which
 costs time in proportion to the size of the function per call (it prints the containing op
 into a diagnostic it then discards): ResNet-50's schedule took about 4 s more that way. Before
@@ -28,14 +28,16 @@ the identity map (the whole tile is consumed by the same tile), writes a same-sh
 result with the identity map, reads its other operands through ordered projections (identity
 or broadcast) and has a body of arith/math ops; an init producer that is a `linalg.fill`,
 `linalg.broadcast` or such an all-parallel generic, used by the contraction only. The
-elementwise family skips ops fused here (`fused_elsewhere`), so that one op is never scheduled
-twice. A contraction below dlc-schedule's `min-volume` keeps its epilogue unscheduled.
+elementwise family skips ops fused here (`fusion_plan.fused_elsewhere`), so that one op is never
+scheduled twice. A contraction below dlc-schedule's `min-volume` keeps its epilogue unscheduled.
+(`fuses_exactly` and `fused_elsewhere` ask the contraction families' `match`: they are in
+`fusion_plan.py`, above the families, which import this module.)
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from mlir import ir
 
@@ -156,67 +158,6 @@ def _only_contractions_use(init: ir.Operation) -> bool:
                for use in init.results[0].uses)
 
 
-def _tileable(op: ir.Operation) -> bool:
-    """What `transform.structured.fuse` would fuse (TilingInterface ops of this pipeline)."""
-    return op.name.startswith("linalg.") or op.name == "tensor.pad"
-
-
-def fuses_exactly(op: ir.Operation, scheduled: Callable[[ir.Operation], bool]) -> bool:
-    """Greedy tile-and-fuse of contraction `op` (rooted at its epilogue) fuses exactly the
-    contraction and its init: no other operand of the three comes from a tileable op that is
-    not `scheduled` itself (becoming a loop first) nor fused into a scheduled contraction."""
-    fused = [p for p in (op.operation, epilogue(op), init_producer(op)) if p is not None]
-    for member in fused:
-        for operand in member.operands:
-            owner = operand.owner
-            if not _is_op(owner) or any(owner.operation == p for p in fused):
-                continue
-            owner = owner.operation
-            if not _tileable(owner) or scheduled(owner) or owner.name == "linalg.fill":
-                continue  # (a fill, shared or not, is cloned into the tile: cheap, no copy)
-            if fused_elsewhere(owner) and any(
-                    _is_op(v.owner) and scheduled(v.owner.operation) for v in owner.operands):
-                continue  # (the epilogue of a contraction scheduled before)
-            return False
-    return True
-
-
-def fused_elsewhere(op: ir.Operation) -> bool:
-    """`op` is the epilogue or the init producer of a contraction that fuses it."""
-    from dlc.passes.codegen import conv, depthwise, matmul  # (they import this module)
-
-    def problem(contraction: object) -> object | None:
-        if not _is_contraction(contraction):
-            return None
-        return (matmul.match(contraction) or conv.match(contraction)
-                or depthwise.match(contraction))
-
-    op = op.operation
-    for operand in op.operands:  # (the last one: an epilogue updating in place)
-        found = problem(operand.owner)
-        if found is not None and found.epilogue and epilogue(operand.owner) == op:
-            return True
-    users = [use.owner for use in op.results[0].uses]
-    if not users:
-        return False
-    # (an init shared by several contractions, each fusing a clone of it: the light models'
-    # splat bias fills, CSE'd into one; scheduled on its own as well, it was flattened to 1-D
-    # and the contractions' schedules failed to fuse the reshape it became)
-    for user in users:
-        found = problem(user)
-        if found is None or not found.init or init_producer(user) != op:
-            return False
-    return True
-
-
-def plan(op: ir.Operation, problem: object, scheduled: Callable[[ir.Operation], bool]) -> object:
-    """`problem` (of a family whose problems have a `greedy` field) with `greedy` set for
-    contraction `op`; any other problem unchanged."""
-    if not hasattr(problem, "greedy"):
-        return problem
-    return replace(problem, greedy=fuses_exactly(op, scheduled))
-
-
 @dataclass(frozen=True)
 class Outer:
     """How a contraction is tiled by its forall, and which neighbours are fused into it."""
@@ -226,9 +167,9 @@ class Outer:
     tile_shape: tuple[int, ...]  # the shape of one output tile
     epilogue: bool
     init: bool
-    greedy: bool = False  # `fuses_exactly`: one transform.structured.fuse builds the forall
+    greedy: bool = False  # `fusion_plan.fuses_exactly`: one transform.structured.fuse builds it
     contraction: str = ""  # how to match the contraction's tile in the forall (default: names)
-    # (convs) the forall iterates filter tiles outermost, rows inside: see conv.filter_outer
+    # (convs) the forall iterates filter tiles outermost, rows inside: see conv_common.filter_outer
     # (only where one transform.structured.fuse builds the forall: `greedy`)
     filter_outer: bool = False
 

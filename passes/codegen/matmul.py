@@ -38,7 +38,7 @@ import numpy as np
 from mlir import ir
 from mlir.dialects import arith, linalg, tensor
 
-from dlc.passes.codegen import elementwise, fusion
+from dlc.passes.codegen import elementwise_lines, fusion
 from dlc.passes.codegen.predicates import reassociation
 from dlc.passes.codegen.script import ANY, Lines, split, split_point, tile
 
@@ -71,7 +71,7 @@ class Contraction:
     k: int
     epilogue: bool = False  # an elementwise consumer fused into the outer tiles
     init: bool = False  # the accumulator's fill / broadcast fused into the outer tiles
-    greedy: bool = False  # one transform builds the forall (fusion.fuses_exactly)
+    greedy: bool = False  # one transform builds the forall (fusion_plan.fuses_exactly)
     packed: bool = False  # data-tiled: `pack` rewrites it, `packed_lines` schedules it
 
 
@@ -203,7 +203,7 @@ def lines(handle: str, problem: Contraction, prefix: str) -> Lines:
     inner = Contraction(None if problem.batch is None else 1, m, n, problem.k)
     return fusion.forall_lines(handle, tiles, prefix,
                                lambda tile: tile_lines(tile, inner, f"{prefix}t"),
-                               elementwise.tile_lines)
+                               elementwise_lines.tile_lines)
 
 
 def tile_lines(handle: str, problem: Contraction, prefix: str) -> Lines:
@@ -494,5 +494,5 @@ def packed_lines(handle: str, problem: Contraction, prefix: str) -> Lines:
             f"transform.structured.vectorize %{prefix}_kernel : {ANY}"]
     result = Lines(ops, [loops[-1]])
     if problem.init:
-        result += elementwise.tile_lines(f"%{prefix}_inittile", (mt, nt), f"{prefix}i")
+        result += elementwise_lines.tile_lines(f"%{prefix}_inittile", (mt, nt), f"{prefix}i")
     return result

@@ -17,17 +17,17 @@ epilogue (bias, activation, residual add) are rebuilt in the same 5-D shape, so 
 `fusion.py` fuses them into the forall exactly as for the named conv. A 1x1 convolution with
 strides reads a strided slice of its input (a view, no copy) and is packed with stride 1.
 
-Schedule (`lines`): the forall of `conv.outer`'s output tiles; inside, OW split into parts
-that divide the register tile (`conv.ow_parts`), C blocked (`conv.channel_block`, the filter
+Schedule (`lines`): the forall of `conv_common.outer`'s output tiles; inside, OW split into parts
+that divide the register tile (`conv_common.ow_parts`), C blocked (`channel_block`, the filter
 rows now contiguous), [1, 1, ow, 1] register tiles over (n, oh, ow, fo) with fo outermost,
 the reductions (kh, kw, c) by 1, the unit dims folded away (a 2-D [ow, 32] generic is left,
 out[ow, fi] += x[ow] * P[fi]) and vectorized: ow x 2 zmm accumulators, one broadcast per
 output position and two filter loads per step, the multiply-add contracted to FMA.
 
-When the forall is built greedily (fusion.fuses_exactly) and C is one block, the init and the
+When the forall is built greedily (fusion_plan.fuses_exactly) and C is one block, the init and the
 epilogue are also fused into the register tiles (`_register_fused_lines`): the epilogue is
 tiled [1, 1, ow, 1, 32] and the conv and its init fused into those loops (an OW split in two
-parts by `conv.ow_parts`, 27 = 24 + 3, is tiled by the first part's register tile and the
+parts by `ow_parts`, 27 = 24 + 3, is tiled by the first part's register tile and the
 last iteration peeled off: SqueezeNet's 27 x 27 layers 6-9 % faster), so that
 the accumulator is stored once, after the epilogue (LLVM forwards the init's store to the
 accumulator's load); small reductions gain most (a 1x1 64 -> 64 conv on 56x56: 0.53 -> 0.47 ms,
@@ -43,19 +43,26 @@ import itertools
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import TYPE_CHECKING
 
 import numpy as np
 from mlir import ir
 from mlir.dialects import arith, linalg, tensor
 
-from dlc.passes.codegen import elementwise, fusion
+from dlc.passes.codegen import elementwise_lines, fusion
+from dlc.passes.codegen.conv_common import (
+    OUTER_BYTES,
+    Conv,
+    channel_block,
+    filter_outer,
+    outer,
+    ow_parts,
+    ow_register,
+    part_ow_tile,
+    split_along,
+)
 from dlc.passes.codegen.matmul import multiply_add
 from dlc.passes.codegen.predicates import maps, reassociation, window
 from dlc.passes.codegen.script import ANY, Lines, tile
-
-if TYPE_CHECKING:
-    from dlc.passes.codegen.conv import Conv
 
 BLOCKS = (32, 16)  # output channels per packed filter block (two or one 16-lane vectors)
 OUTER_FILTER = 1024 * 1024  # the filter slice of one forall tile (half the 2 MiB L2)
@@ -418,13 +425,11 @@ def pack(op: ir.Operation) -> ir.Operation:
 def outer_tile(problem: Conv) -> tuple[int, int]:
     """(oh, f) of the forall's [1, oh, OW, f] output tiles: f the widest multiple of 32
     dividing F whose filter slice fits OUTER_FILTER, oh the most rows dividing OH whose tile
-    fits conv.OUTER_BYTES; both narrowed while that leaves fewer than MIN_TILES tiles (the
+    fits OUTER_BYTES; both narrowed while that leaves fewer than MIN_TILES tiles (the
     threads' share) and a narrower choice exists."""
-    from dlc.passes.codegen import conv
-
     def rows(f: int) -> int:
         fits = [d for d in range(1, problem.oh + 1)
-                if problem.oh % d == 0 and d * problem.ow * f * 4 <= conv.OUTER_BYTES]
+                if problem.oh % d == 0 and d * problem.ow * f * 4 <= OUTER_BYTES]
         return fits[-1] if fits else 1
 
     block = block_of(problem.f)
@@ -438,46 +443,40 @@ def outer_tile(problem: Conv) -> tuple[int, int]:
 
 
 def lines(handle: str, problem: Conv, prefix: str) -> Lines:
-    from dlc.passes.codegen import conv  # (conv imports this module)
-
-    outer = conv.outer(problem)
+    forall = outer(problem)
     oh, f = outer_tile(problem)
     ow = problem.ow
     block = block_of(problem.f)
     tiles = fusion.Outer([1, oh, 0, f // block, 0, 0, 0, 0], [1, oh, 0, f // block, 0],
-                         (1, oh, ow, f // block, block), outer.epilogue, outer.init,
-                         outer.greedy, f"attributes {{{TAG}}}",
-                         conv.filter_outer(problem, oh, f))
-    inner = conv.Conv(1, oh, ow, f, problem.c, problem.kh, problem.kw, f_total=block)
+                         (1, oh, ow, f // block, block), forall.epilogue, forall.init,
+                         forall.greedy, f"attributes {{{TAG}}}",
+                         filter_outer(problem, oh, f))
+    inner = Conv(1, oh, ow, f, problem.c, problem.kh, problem.kw, f_total=block)
     if REGISTER_FUSION and tiles.greedy and (tiles.epilogue or tiles.init) \
-            and conv.channel_block(inner, block) == inner.c:
+            and channel_block(inner, block) == inner.c:
         return _register_fused_lines(handle, tiles, inner, block, prefix)
     return fusion.forall_lines(handle, tiles, prefix,
                                lambda tiled: tile_lines(tiled, inner, block, f"{prefix}t"),
-                               elementwise.tile_lines)
+                               elementwise_lines.tile_lines)
 
 
 def _register_fused_lines(handle: str, tiles: fusion.Outer, problem: Conv, block: int,
                           prefix: str) -> Lines:
     """The forall as in fusion._greedy_lines, then register tiles of the epilogue (or of the
     conv) with the conv and its init fused into them (`fusion.register_fused_lines`)."""
-    from dlc.passes.codegen import conv
-
-    ow, peel = conv.ow_register(problem.ow, block)
+    ow, peel = ow_register(problem.ow, block)
     return fusion.register_fused_lines(handle, tiles, [1, 1, ow, 1, 0], 3,
                                        f"attributes {{{TAG}}}", _kernel_lines, prefix, peel)
 
 
 def tile_lines(handle: str, problem: Conv, block: int, prefix: str) -> Lines:
     """One output tile [1, oh, OW, f/32, 32]: OW parts, C blocks, register tiles."""
-    from dlc.passes.codegen import conv
-
     ops: list[str] = []
     result = Lines(ops)
-    parts = conv.ow_parts(problem.ow, block)
-    for j, (part, ow_size) in enumerate(conv._split(handle, 2, parts, f"{prefix}w", ops)):
-        ow = conv.part_ow_tile(ow_size, block)
-        kc = conv.channel_block(problem, block)
+    parts = ow_parts(problem.ow, block)
+    for j, (part, ow_size) in enumerate(split_along(handle, 2, parts, f"{prefix}w", ops)):
+        ow = part_ow_tile(ow_size, block)
+        kc = channel_block(problem, block)
         p = f"{prefix}p{j}"
         if kc < problem.c:
             more, part, _ = tile(part, [0] * 7 + [kc], f"{p}c")

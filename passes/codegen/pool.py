@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from mlir import ir
 
-from dlc.passes.codegen import depthwise, elementwise, fusion
+from dlc.passes.codegen import depthwise, elementwise_lines, fusion
 from dlc.passes.codegen.depthwise import window_lines
 from dlc.passes.codegen.script import Lines
 
@@ -35,7 +35,7 @@ class Pool:
     kw: int
     epilogue: bool = False  # an elementwise consumer fused into the outer tiles (avg: divide)
     init: bool = False  # the accumulator's fill (-inf or 0) fused into the outer tiles
-    greedy: bool = False  # one transform builds the forall (fusion.fuses_exactly)
+    greedy: bool = False  # one transform builds the forall (fusion_plan.fuses_exactly)
 
 
 def prepare(op: ir.Operation) -> None:
@@ -72,4 +72,4 @@ def lines(handle: str, problem: Pool, prefix: str) -> Lines:
         return fused
     return fusion.forall_lines(handle, depthwise.outer(p), prefix,
                                lambda tile: window_lines(tile, p.ow, p.c, p.kh, f"{prefix}t"),
-                               elementwise.tile_lines)
+                               elementwise_lines.tile_lines)

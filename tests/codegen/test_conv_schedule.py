@@ -9,7 +9,7 @@ import pytest
 from onnx import TensorProto, helper
 
 import dlc
-from dlc.passes.codegen import conv
+from dlc.passes.codegen import conv, conv_common
 from dlc.passes.codegen.conv import Conv
 from dlc.runtime import cache
 from tests.conftest import MATMUL_TOLERANCES, fma_position, make_model, run_both
@@ -128,10 +128,10 @@ def test_split_conv_matches_the_reference(c, h, f, kernel, stride, pad) -> None:
 
 
 def test_remainders_are_split_into_full_register_tiles() -> None:
-    assert conv.forall_filter_tile(1000) == 200 and conv.filter_parts(200) == [192, 8]
+    assert conv_common.forall_filter_tile(1000) == 200 and conv.filter_parts(200) == [192, 8]
     assert conv.filter_parts(64) == [64] and conv.filter_parts(24) == [16, 8]
     assert conv.filter_parts(12) == [12] and conv.filter_parts(16) == [16]
-    assert conv.forall_filter_tile(48) == 16 and conv.forall_filter_tile(40) == 40
+    assert conv_common.forall_filter_tile(48) == 16 and conv_common.forall_filter_tile(40) == 40
     # an OW up to 14 without a divisor in [4, 8] is one register tile, a wider one is split
     assert conv.ow_parts(13, 16) == [13] and conv.part_ow_tile(13, 16) == 13
     assert conv.ow_parts(13, 32) == [8, 5]  # (26 accumulators would not fit the registers)

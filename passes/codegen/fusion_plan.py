@@ -1,0 +1,76 @@
+"""Which ops the contraction families fuse (`fused_elsewhere`) and whether one greedy
+`transform.structured.fuse` builds a contraction's forall (`fuses_exactly`, `plan`): see
+`fusion.py`'s docstring.
+
+These ask the families' `match` (matmul, conv, depthwise), which import `fusion`, so they sit
+above them; the elementwise family (`elementwise.match`) and `dlc-schedule` (`plan`) use them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+
+from mlir import ir
+
+from dlc.passes.codegen import conv, depthwise, matmul
+from dlc.passes.codegen.fusion import _is_contraction, _is_op, epilogue, init_producer
+
+
+def _tileable(op: ir.Operation) -> bool:
+    """What `transform.structured.fuse` would fuse (TilingInterface ops of this pipeline)."""
+    return op.name.startswith("linalg.") or op.name == "tensor.pad"
+
+
+def fuses_exactly(op: ir.Operation, scheduled: Callable[[ir.Operation], bool]) -> bool:
+    """Greedy tile-and-fuse of contraction `op` (rooted at its epilogue) fuses exactly the
+    contraction and its init: no other operand of the three comes from a tileable op that is
+    not `scheduled` itself (becoming a loop first) nor fused into a scheduled contraction."""
+    fused = [p for p in (op.operation, epilogue(op), init_producer(op)) if p is not None]
+    for member in fused:
+        for operand in member.operands:
+            owner = operand.owner
+            if not _is_op(owner) or any(owner.operation == p for p in fused):
+                continue
+            owner = owner.operation
+            if not _tileable(owner) or scheduled(owner) or owner.name == "linalg.fill":
+                continue  # (a fill, shared or not, is cloned into the tile: cheap, no copy)
+            if fused_elsewhere(owner) and any(
+                    _is_op(v.owner) and scheduled(v.owner.operation) for v in owner.operands):
+                continue  # (the epilogue of a contraction scheduled before)
+            return False
+    return True
+
+
+def fused_elsewhere(op: ir.Operation) -> bool:
+    """`op` is the epilogue or the init producer of a contraction that fuses it."""
+    def problem(contraction: object) -> object | None:
+        if not _is_contraction(contraction):
+            return None
+        return (matmul.match(contraction) or conv.match(contraction)
+                or depthwise.match(contraction))
+
+    op = op.operation
+    for operand in op.operands:  # (the last one: an epilogue updating in place)
+        found = problem(operand.owner)
+        if found is not None and found.epilogue and epilogue(operand.owner) == op:
+            return True
+    users = [use.owner for use in op.results[0].uses]
+    if not users:
+        return False
+    # (an init shared by several contractions, each fusing a clone of it: the light models'
+    # splat bias fills, CSE'd into one; scheduled on its own as well, it was flattened to 1-D
+    # and the contractions' schedules failed to fuse the reshape it became)
+    for user in users:
+        found = problem(user)
+        if found is None or not found.init or init_producer(user) != op:
+            return False
+    return True
+
+
+def plan(op: ir.Operation, problem: object, scheduled: Callable[[ir.Operation], bool]) -> object:
+    """`problem` (of a family whose problems have a `greedy` field) with `greedy` set for
+    contraction `op`; any other problem unchanged."""
+    if not hasattr(problem, "greedy"):
+        return problem
+    return replace(problem, greedy=fuses_exactly(op, scheduled))
