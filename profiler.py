@@ -159,7 +159,7 @@ def profile(model, inputs: Sequence | Mapping | None = None, runs: int = 10,
 def _inputs(signature, inputs, seed: int = 0) -> list[np.ndarray]:
     if inputs is None:
         rng = np.random.default_rng(seed)
-        from dlc.tools.dlc_cli import random_input
+        from dlc.runtime.signature import random_input
 
         return [random_input(spec, rng) for spec in signature.inputs]
     if isinstance(inputs, Mapping):

@@ -231,7 +231,7 @@ def onnxruntime_session(model: onnx.ModelProto, threads: int):
 
 
 def random_inputs(compiled: dlc.CompiledModel, seed: int = 0) -> list[np.ndarray]:
-    from dlc.tools.dlc_cli import random_input  # (token ids in [0, 10) for int inputs)
+    from dlc.runtime.signature import random_input  # (token ids in [0, 10) for int inputs)
 
     rng = np.random.default_rng(seed)
     return [random_input(spec, rng) for spec in compiled.signature.inputs]

@@ -157,8 +157,7 @@ def define(op: OpDef) -> OpDef:
 @cache
 def _import_op_modules() -> None:
     """Import each module of `dlc.dialects` once: importing a module registers its ops."""
-    import dlc.dialects as package
-
+    package = sys.modules[__package__]  # (dlc.dialects, imported before this module)
     for module in pkgutil.iter_modules(package.__path__):
         importlib.import_module(f"dlc.dialects.{module.name}")
 

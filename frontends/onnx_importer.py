@@ -29,7 +29,6 @@ from dlc.frontends.onnx_node import (
     FrontendError,
     ModelValidationError,
     NodeContext,
-    UnsupportedOpsError,
     constant_value,
     dense,
     element_type,
@@ -39,6 +38,29 @@ from dlc.frontends.onnx_ops.movement import range_size
 from dlc.frontends.validate import check_tensor_size, load_external_data, validate_model
 
 __all__ = ["FrontendError", "ImportedModel", "UnsupportedOpsError", "import_model", "load_model"]
+
+
+def supported_op_types() -> list[str]:
+    return sorted(importers())
+
+
+def _nodes(names: list[str], shown: int = 5) -> str:
+    listed = ", ".join(repr(n) for n in names[:shown])
+    more = f" and {len(names) - shown} more" if len(names) > shown else ""
+    return f"node{'s' if len(names) > 1 else ''} {listed}{more}"
+
+
+class UnsupportedOpsError(FrontendError):
+    """The model uses ops outside dlc's supported set (all of them are listed)."""
+
+    def __init__(self, unsupported: Mapping[str, list[str]]):
+        self.unsupported = dict(unsupported)
+        listed = "; ".join(f"{op_type} ({_nodes(nodes)})"
+                           for op_type, nodes in self.unsupported.items())
+        super().__init__(
+            f"unsupported ONNX op{'s' if len(self.unsupported) > 1 else ''}: {listed}. "
+            f"Supported ops: {', '.join(sorted(supported_op_types()))}"
+        )
 
 
 def load_model(model: str | Path | bytes | onnx.ModelProto) -> onnx.ModelProto:

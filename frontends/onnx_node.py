@@ -23,12 +23,6 @@ from dlc.dialects import ShapeError, build, ops
 from dlc.errors import DlcError
 
 
-def supported_op_types() -> list[str]:
-    from dlc.frontends.onnx_ops import importers
-
-    return sorted(importers())
-
-
 class FrontendError(DlcError, ValueError):
     """The model cannot be imported: malformed, unsupported op or dtype, unknown shapes."""
 
@@ -90,25 +84,6 @@ class NeedsConstantError(FrontendError):
     def __init__(self, input_name: str, message: str):
         super().__init__(message)
         self.input_name = input_name
-
-
-def _nodes(names: list[str], shown: int = 5) -> str:
-    listed = ", ".join(repr(n) for n in names[:shown])
-    more = f" and {len(names) - shown} more" if len(names) > shown else ""
-    return f"node{'s' if len(names) > 1 else ''} {listed}{more}"
-
-
-class UnsupportedOpsError(FrontendError):
-    """The model uses ops outside dlc's supported set (all of them are listed)."""
-
-    def __init__(self, unsupported: Mapping[str, list[str]]):
-        self.unsupported = dict(unsupported)
-        listed = "; ".join(f"{op_type} ({_nodes(nodes)})"
-                           for op_type, nodes in self.unsupported.items())
-        super().__init__(
-            f"unsupported ONNX op{'s' if len(self.unsupported) > 1 else ''}: {listed}. "
-            f"Supported ops: {', '.join(sorted(supported_op_types()))}"
-        )
 
 
 ONNX_ELEMENT_TYPES: dict[int, Callable[[], ir.Type]] = {

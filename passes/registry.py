@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import pkgutil
+import sys
 import traceback
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -101,8 +102,7 @@ def register(cls: type[ModulePass]) -> type[ModulePass]:
 def registered_passes() -> dict[str, type[ModulePass]]:
     """Every pass by pipeline name: dlc's (importing each module of `dlc.passes` registers
     it), installed plugins' and those of plugins loaded with `dlc.passes.load_plugin`."""
-    import dlc.passes as package
-
+    package = sys.modules[__package__]  # (dlc.passes, imported before this module)
     for module in pkgutil.iter_modules(package.__path__):
         if not module.ispkg:
             importlib.import_module(f"dlc.passes.{module.name}")

@@ -102,3 +102,12 @@ class Signature:
                 f"{list(spec.shape)} (signature {self})"
             )
         return np.asarray(array, order="C")  # (np.ascontiguousarray makes rank 0 into [1])
+
+
+def random_input(spec: TensorSpec, rng: np.random.Generator) -> np.ndarray:
+    """Random values for an input of `spec` (integers in [0, 10): token ids, indices)."""
+    if spec.dtype == np.bool_:
+        return rng.integers(0, 2, spec.shape).astype(np.bool_)
+    if np.issubdtype(spec.dtype, np.integer):
+        return rng.integers(0, 10, spec.shape).astype(spec.dtype)
+    return rng.standard_normal(spec.shape).astype(spec.dtype)

@@ -245,7 +245,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 @dataclass
 class _Imported:
-    """What `dlc_cli.load_inputs` reads of a model: its signature (imported, not compiled)."""
+    """What `cli_args.load_inputs` reads of a model: its signature (imported, not compiled)."""
 
     signature: object
 
@@ -268,7 +268,7 @@ def signature(model: onnx.ModelProto, shapes) -> _Imported:
 
 def run(args) -> int:
     from dlc.frontends.onnx_importer import load_model
-    from dlc.tools.dlc_cli import load_inputs, parse_shapes
+    from dlc.tools.cli_args import load_inputs, parse_shapes
 
     model = load_model(args.model)
     shapes = parse_shapes(args.input_shape)

@@ -27,61 +27,9 @@ from pathlib import Path
 
 import numpy as np
 
+from dlc.tools.cli_args import at_least, load_inputs, parse_shapes
+
 EXIT_ERROR, EXIT_INTERNAL = 1, 2
-
-
-def at_least(minimum: int):
-    """An argparse type: an integer >= `minimum` (argparse words the error as a CLI error)."""
-
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
-        if value < minimum:
-            raise argparse.ArgumentTypeError(f"must be at least {minimum}, got {value}")
-        return value
-
-    parse.__name__ = f"integer >= {minimum}"
-    return parse
-
-
-def parse_shapes(items: Sequence[str]) -> dict[str, list[int]]:
-    shapes = {}
-    for item in items:
-        name, _, dims = item.partition("=")
-        try:
-            shapes[name] = [int(d) for d in dims.split(",") if d.strip()]
-        except ValueError:
-            raise SystemExit(f"dlc: error: --input-shape expects NAME=D0,D1,..., got '{item}'")
-    return shapes
-
-
-def random_input(spec, rng: np.random.Generator) -> np.ndarray:
-    if spec.dtype == np.bool_:
-        return rng.integers(0, 2, spec.shape).astype(np.bool_)
-    if np.issubdtype(spec.dtype, np.integer):
-        return rng.integers(0, 10, spec.shape).astype(spec.dtype)
-    return rng.standard_normal(spec.shape).astype(spec.dtype)
-
-
-def load_inputs(compiled, items: Sequence[str], seed: int) -> dict[str, np.ndarray]:
-    given = {}
-    for item in items:
-        name, sep, path = item.partition("=")
-        if not sep:
-            raise SystemExit(f"dlc: error: --input expects NAME=FILE.npy, got '{item}'")
-        try:
-            given[name] = np.load(path, allow_pickle=False)
-        except (OSError, ValueError) as error:
-            raise SystemExit(f"dlc: error: cannot read input '{name}' from '{path}': {error}")
-    unknown = sorted(set(given) - set(compiled.input_names))
-    if unknown:
-        raise SystemExit(f"dlc: error: unknown inputs {unknown}; the model's inputs are "
-                         f"{compiled.input_names}")
-    rng = np.random.default_rng(seed)
-    return {s.name: given[s.name] if s.name in given else random_input(s, rng)
-            for s in compiled.signature.inputs}
 
 
 def time_calls(fn: Callable[[], object], repeat: int, warmup: int = 3) -> list[float]:

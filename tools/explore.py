@@ -250,7 +250,7 @@ def serve(html: str, port: int = 8000) -> None:
 
 
 def add_arguments(parser) -> None:
-    from dlc.tools.dlc_cli import at_least
+    from dlc.tools.cli_args import at_least
 
     parser.add_argument("-o", "--output", default="explore.html", help="the page to write")
     parser.add_argument("--serve", action="store_true",
@@ -263,7 +263,7 @@ def add_arguments(parser) -> None:
 
 
 def run(args) -> int:
-    from dlc.tools.dlc_cli import parse_shapes
+    from dlc.tools.cli_args import parse_shapes
 
     shapes = parse_shapes(args.input_shape) or None
     data = collect(args.model, args.opt_level, shapes, profile=args.profile, runs=args.runs)

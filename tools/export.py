@@ -21,7 +21,7 @@ def add_parser(commands, model_command) -> argparse.ArgumentParser:
 
 def run(args) -> int:
     from dlc.runtime.export import export
-    from dlc.tools.dlc_cli import parse_shapes
+    from dlc.tools.cli_args import parse_shapes
 
     manifest = export(args.model, args.output, name=args.name, target=args.target,
                       opt_level=args.opt_level, input_shapes=parse_shapes(args.input_shape))

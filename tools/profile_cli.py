@@ -12,7 +12,7 @@ import argparse
 
 
 def add_parser(commands, model_command) -> None:
-    from dlc.tools.dlc_cli import at_least
+    from dlc.tools.cli_args import at_least
 
     sub = model_command("profile", "time per op group: node, op, schedule family, naive "
                         "path, share of the total")
@@ -31,7 +31,7 @@ def run(args: argparse.Namespace) -> int:
     import numpy as np
 
     from dlc.profiler import dumps, profile
-    from dlc.tools.dlc_cli import parse_shapes
+    from dlc.tools.cli_args import parse_shapes
 
     shapes = parse_shapes(args.input_shape) or None
     inputs = None

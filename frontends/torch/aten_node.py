@@ -27,7 +27,8 @@ from mlir import ir
 
 from dlc.dialects import ShapeError, build, ops
 from dlc.dialects.binary import CAST
-from dlc.frontends.onnx_node import FrontendError, UnsupportedOpsError, dense
+from dlc.frontends.onnx_importer import UnsupportedOpsError
+from dlc.frontends.onnx_node import FrontendError, dense
 
 # torch dtype -> (numpy dtype, MLIR element type)
 DTYPES: dict[torch.dtype, tuple[type, Callable[[], ir.Type]]] = {
