@@ -22,16 +22,19 @@ is contiguous along the op's innermost parallel loop (row reductions), else *chu
 own; matmuls). R is 32, 16 or 8 for interleaved splits of at most `max-outputs` outputs; for
 chunked ones, the power of two that brings chains near `chain` iterations (at most 32).
 
-Applies to a linalg op with indexing maps (generic, matmul, batch_matmul) with one result,
-one reduction loop, projected-permutation maps, and a body ending in `combine(value, out)`
+Applies to a linalg op (generic or named: matmul, convolutions...) with one result, whose
+longest reduction loop every input reads as a plain index (a convolution's input channels; its
+window loops stay whole in the partial), and a body ending in `combine(value, out)`
 with `combine` associative and commutative (add, mul, max, min: floats are re-associated, as
 every parallel reduction does); max and min need the op's init to be a `linalg.fill` (their
-partials start from it: they are idempotent). K must be a multiple of R, and at least
-`min-size`.
+partials start from it: they are idempotent). K must be a multiple of R, and the serial work
+of one output (every reduction loop) at least `min-size`. Row reductions split interleaved
+only when they have one reduction loop.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from mlir import ir
@@ -57,20 +60,10 @@ def _owner(value: ir.Value) -> ir.Operation | None:
     return owner.operation if isinstance(owner, ir.OpView) else owner
 
 
-# the indexing maps of named contractions built without an `indexing_maps` attribute
-_DEFAULT_MAPS = {
-    "linalg.matmul": (3, [(0, 2), (2, 1), (0, 1)]),
-    "linalg.batch_matmul": (4, [(0, 1, 3), (0, 3, 2), (0, 1, 2)]),
-}
-
-
 def _maps(op: ir.Operation) -> list[ir.AffineMap] | None:
-    if "indexing_maps" in op.attributes:
-        return [ir.AffineMapAttr(a).value for a in ir.ArrayAttr(op.attributes["indexing_maps"])]
-    if op.name not in _DEFAULT_MAPS:
-        return None
-    rank, maps = _DEFAULT_MAPS[op.name]
-    return [ir.AffineMap.get(rank, 0, [ir.AffineDimExpr.get(d) for d in dims]) for dims in maps]
+    """The indexing maps of a linalg structured op (named ops' implicit ones included)."""
+    maps = linalg.get_indexing_maps(op)
+    return None if maps is None else [ir.AffineMapAttr(a).value for a in maps]
 
 
 def _dims(affine_map: ir.AffineMap) -> list[int] | None:
@@ -110,6 +103,10 @@ class _Plan:
     fill: ir.Value | None
 
 
+def _uses_dim(expr: ir.AffineExpr, dim: int) -> bool:
+    return re.search(rf"\bd{dim}\b", str(expr)) is not None
+
+
 def _plan(op: ir.Operation, min_size: int, max_outputs: int, chain: int) -> _Plan | None:
     if not op.name.startswith("linalg.") or len(op.results) != 1 or len(op.regions) != 1:
         return None
@@ -117,22 +114,33 @@ def _plan(op: ir.Operation, min_size: int, max_outputs: int, chain: int) -> _Pla
     maps = _maps(op)
     if maps is None or len(outputs) != 1 or len(maps) != len(inputs) + 1:
         return None
-    dims = [_dims(m) for m in maps]
-    if any(d is None for d in dims) or any(
-            not isinstance(v.type, ir.RankedTensorType) or not v.type.has_static_shape
-            for v in (*inputs, *outputs)):
+    if any(not isinstance(v.type, ir.RankedTensorType) or not v.type.has_static_shape
+           for v in (*inputs, *outputs)):
         return None
     rank = maps[0].n_dims
-    extents: list[int | None] = [None] * rank
-    for value, found in zip((*inputs, *outputs), dims, strict=True):
-        for position, loop in enumerate(found):
-            extents[loop] = value.type.shape[position]
-    reductions = [d for d in range(rank) if d not in dims[-1]]
-    if len(reductions) != 1 or None in extents or sorted(dims[-1]) != dims[-1]:
+    out_dims = _dims(maps[-1])
+    if out_dims is None or sorted(out_dims) != out_dims:
         return None
-    reduction = reductions[0]
+    extents: list[int | None] = [None] * rank
+    for value, affine_map in zip((*inputs, *outputs), maps, strict=True):
+        for position, result in enumerate(affine_map.results):
+            if isinstance(result, ir.AffineDimExpr):
+                extents[result.position] = value.type.shape[position]
+    reductions = [d for d in range(rank) if d not in out_dims]
+    if not reductions or any(extents[d] is None for d in range(rank)):
+        return None
+    # the loop to split: the longest reduction loop that every input reads as a plain index
+    candidates = [d for d in reductions if not any(
+        not isinstance(result, ir.AffineDimExpr) and _uses_dim(result, d)
+        for affine_map in maps[:-1] for result in affine_map.results)]
+    if not candidates:
+        return None
+    reduction = max(candidates, key=lambda d: (extents[d], -d))
     size = extents[reduction]
-    if size < min_size:
+    total = 1  # (the serial chain of one output: every reduction loop)
+    for d in reductions:
+        total *= extents[d]
+    if total < min_size or size < 8:
         return None
     block = op.regions[0].blocks[0]
     accumulator = block.arguments[len(block.arguments) - 1]
@@ -148,22 +156,26 @@ def _plan(op: ir.Operation, min_size: int, max_outputs: int, chain: int) -> _Pla
     if neutral is None and fill is None:
         return None
     outputs_count = 1
-    for loop in dims[-1]:
+    for loop in out_dims:
         outputs_count *= extents[loop]
     # interleaved: the reduction runs along the last dimension of the inputs that read it,
     # and no input is contiguous along the innermost (non-trivial) parallel loop
-    inner = [d for d in dims[-1] if extents[d] > 1]
-    contiguous = inner and any(found and found[-1] == inner[-1] for found in dims[:-1])
-    along_last = all(found[-1] == reduction for found in dims[:-1] if reduction in found)
-    if along_last and not contiguous:
+    lasts = [m.results[len(m.results) - 1] for m in maps[:-1] if len(m.results)]
+    inner = [d for d in out_dims if extents[d] > 1]
+    contiguous = bool(inner) and any(
+        isinstance(last, ir.AffineDimExpr) and last.position == inner[-1] for last in lasts)
+    along_last = all(
+        _dims(m) is not None and m.results[len(m.results) - 1] == ir.AffineDimExpr.get(reduction)
+        for m in maps[:-1] if any(_uses_dim(r, reduction) for r in m.results))
+    if along_last and not contiguous and len(reductions) == 1:
         if outputs_count > max_outputs:
             return None
         parts = next((p for p in _PARTS if size % p == 0 and size // p >= 2), None)
         interleaved = True
     else:
         parts = 1
-        while parts < 32 and size // (parts * 2) >= chain and size % (parts * 2) == 0 \
-                and outputs_count * parts < 16 * _THREADS:
+        while parts < 32 and total // (parts * 2) >= chain and size % (parts * 2) == 0 \
+                and size // (parts * 2) >= 4 and outputs_count * parts < 16 * _THREADS:
             parts *= 2
         interleaved = False
     if parts is None or parts == 1:
@@ -205,11 +217,13 @@ def _split(plan: _Plan) -> None:
 
     with ir.InsertionPoint(op), op.location:
         new_inputs, new_maps = [], []
+        shifted = ir.AffineMap.get(rank + 1, 0, [new(d) for d in range(rank)])
         for value, affine_map in zip(inputs, maps, strict=False):
-            found = _dims(affine_map)
+            results = list(affine_map.results)
+            plain = [r.position if isinstance(r, ir.AffineDimExpr) else None for r in results]
             exprs = []
-            if k in found:  # that dimension of the input splits in two
-                j = found.index(k)
+            if k in plain:  # that dimension of the input splits in two
+                j = plain.index(k)
                 shape = list(value.type.shape)
                 pair = [chunks, parts] if plan.interleaved else [parts, chunks]
                 expanded = [*shape[:j], *pair, *shape[j + 1:]]
@@ -218,9 +232,9 @@ def _split(plan: _Plan) -> None:
                 value = tensor.expand_shape(
                     ir.RankedTensorType.get(expanded, value.type.element_type), value,
                     reassociation, [], expanded)
-            for d in found:
+            for d, result in zip(plain, results, strict=True):
                 if d != k:
-                    exprs.append(new(d))
+                    exprs.append(result.compose(shifted))
                 elif plan.interleaved:
                     exprs += [new(k), ir.AffineDimExpr.get(r)]
                 else:
