@@ -187,6 +187,63 @@ class ResidentBuffers:
             self.free()
 
 
+class DevicePool:
+    """The device memory of the host code's buffers (`mgpuMemAlloc`/`mgpuMemFree`, which the
+    runtime wrappers map to cuMemAlloc and cuMemFree on every call: ~10 us each, and a model
+    has hundreds): freed buffers are kept by size and handed out again, so that from the
+    second call on a model allocates nothing. Calls of one model run one at a time
+    (NativeFunction's lock) and synchronize before returning, so a buffer freed in a call is
+    idle when the next call takes it. Everything is freed with the pool."""
+
+    def __init__(self, context: _Context):
+        self._context = context
+        self._idle: dict[int, list[int]] = {}
+        self._size: dict[int, int] = {}
+        self.driver_allocations = 0
+        self.alloc_callback = _ALLOC(self._alloc)
+        self.free_callback = _FREE(self._free)
+
+    def _alloc(self, size: int, stream: int | None, host_shared: int) -> int:
+        size = max(int(size), 1)
+        idle = self._idle.get(size)
+        if idle:
+            pointer = idle.pop()
+        else:
+            pointer = ctypes.c_uint64(0)
+            with self._context as driver:
+                if host_shared:  # (dlc never asks for it; the wrappers' semantics: managed)
+                    status = driver.cuMemAllocManaged(ctypes.byref(pointer), ctypes.c_size_t(size),
+                                                      ctypes.c_uint(1))
+                else:
+                    status = driver.cuMemAlloc_v2(ctypes.byref(pointer), size)
+            if status != 0:
+                return 0  # (the kernels then fail; the wrappers do the same)
+            pointer = pointer.value
+            self.driver_allocations += 1
+        self._size[pointer] = size
+        return pointer
+
+    def _free(self, pointer: int | None, stream: int | None) -> None:
+        if pointer:
+            self._idle.setdefault(self._size[pointer], []).append(pointer)
+
+    def release(self) -> None:
+        pointers = [p for idle in self._idle.values() for p in idle]
+        self._idle.clear()
+        if pointers:
+            with self._context as driver:
+                for pointer in pointers:
+                    driver.cuMemFree_v2(ctypes.c_uint64(pointer))
+
+    def __del__(self) -> None:
+        with contextlib.suppress(Exception):  # (at interpreter exit the driver may be gone)
+            self.release()
+
+
+_ALLOC = ctypes.CFUNCTYPE(ctypes.c_uint64, ctypes.c_uint64, ctypes.c_void_p, ctypes.c_int8)
+_FREE = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p)
+
+
 class CudaFunction(NativeFunction):
     """The host code of an nvptx-lowered module, JIT-compiled, called with numpy arrays.
 
@@ -201,6 +258,12 @@ class CudaFunction(NativeFunction):
         self.entry = entry
         libraries = [*runtime_libraries(), wrappers_library()]
         self._engine = ExecutionEngine(module, opt_level=2, shared_libs=libraries)
+        # (registered symbols take precedence over the wrappers' of the same name)
+        self.pool = DevicePool(self.resident._context)
+        self._engine.raw_register_runtime(
+            "mgpuMemAlloc", ctypes.cast(self.pool.alloc_callback, ctypes.c_void_p))
+        self._engine.raw_register_runtime(
+            "mgpuMemFree", ctypes.cast(self.pool.free_callback, ctypes.c_void_p))
         # the global constructors load every kernel module (`mgpuModuleLoadJIT` of its PTX):
         # the engine runs them only when asked
         self._engine.initialize()

@@ -202,6 +202,19 @@ def test_two_models_alive_at_once() -> None:
 
 
 @needs_gpu
+def test_buffers_are_reused_across_calls() -> None:
+    """The second call allocates no device memory: the pool hands the first call's back."""
+    model = dlc.gpu.compile(bert_like())
+    ids = np.arange(8, dtype=np.int64).reshape(1, 8)
+    first = model(ids)[0]
+    allocations = model._function.pool.driver_allocations
+    assert allocations > 0
+    for _ in range(3):
+        np.testing.assert_array_equal(model(ids)[0], first)
+    assert model._function.pool.driver_allocations == allocations
+
+
+@needs_gpu
 def test_out_of_range_gather_index_is_reported() -> None:
     model = dlc.gpu.compile(bert_like())
     ids = np.zeros((1, 8), np.int64)
