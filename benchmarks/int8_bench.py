@@ -78,6 +78,28 @@ def qlinear_matmul(m: int, k: int, n: int) -> tuple[onnx.ModelProto, dict[str, n
     return model, {"a": a}
 
 
+def conv_integer(c: int, size: int, m: int, kernel: int
+                 ) -> tuple[onnx.ModelProto, dict[str, np.ndarray]]:
+    """ConvInteger(x [1, c, size, size] uint8 input, x_zero input, w [m, c, k, k] constant
+    int8, w_zero constant 0), pads k // 2 (a quantized ResNet layer)."""
+    x = RNG.integers(0, 256, size=[1, c, size, size]).astype(np.uint8)
+    w = RNG.integers(-127, 128, size=[m, c, kernel, kernel]).astype(np.int8)
+    x_zero = np.array(119, np.uint8)
+    pad = kernel // 2
+    graph = helper.make_graph(
+        [helper.make_node("ConvInteger", ["x", "w", "x_zero", "w_zero"], ["y"], name="convi",
+                          pads=[pad] * 4)],
+        f"conv_integer_{c}x{size}x{size}_{m}_{kernel}",
+        [helper.make_tensor_value_info("x", TensorProto.UINT8, list(x.shape)),
+         helper.make_tensor_value_info("x_zero", TensorProto.UINT8, [])],
+        [helper.make_tensor_value_info("y", TensorProto.INT32, [1, m, size, size])],
+        [numpy_helper.from_array(w, "w"), numpy_helper.from_array(np.array(0, np.int8),
+                                                                   "w_zero")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    return model, {"x": x, "x_zero": x_zero}
+
+
 CASES = {
     "MatMulInteger 128x768 @ 768x768 u8/i8": lambda: matmul_integer(128, 768, 768),
     "MatMulInteger 128x768 @ 768x3072 u8/i8": lambda: matmul_integer(128, 768, 3072),
@@ -86,6 +108,8 @@ CASES = {
     "MatMulInteger 128x768 @ 768x768 i8/i8 per-col": lambda: matmul_integer(
         128, 768, 768, np.int8, np.int8, per_column=True),
     "QLinearMatMul 128x768 @ 768x768 u8/i8": lambda: qlinear_matmul(128, 768, 768),
+    "ConvInteger 3x3 64->64 56x56 u8/i8": lambda: conv_integer(64, 56, 64, 3),
+    "ConvInteger 1x1 256->64 56x56 u8/i8": lambda: conv_integer(256, 56, 64, 1),
 }
 
 

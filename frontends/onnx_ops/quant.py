@@ -19,16 +19,21 @@
   `MIN_CHUNK` (16-bit types) keep the i32 `dlc.matmul` (naive loops, exact). QLinearMatMul then
   requantizes: `quantize(f64(C) * (a_scale * b_scale / y_scale), scale 1, y_zero_point)` (the
   multiplier in the scales' type, the product in f64, as numpy computes the reference).
-- ConvInteger, QLinearConv: `dlc.conv` has float operands only, so the zero-point-corrected
-  operands convolve in f64, which is exact for 8-bit data (each product < 2^17, sums far below
-  2^53); ConvInteger converts back to i32, QLinearConv requantizes as QLinearMatMul does (the
-  weight's scale and zero point may be per output channel).
+- ConvInteger, QLinearConv: `dlc.conv` has float operands only; as the integer matmul, the
+  zero-point-corrected operands convolve in f32 over chunks of the input channels whose sums
+  stay exact (`channels * taps * max|x - zx| * max|w - zw| <= 2^24`), each converted to i32
+  and summed: the conv schedule takes them. A grouped conv that does not fit one chunk (or
+  16-bit data) convolves in f64, which is exact (each product < 2^33, sums far below 2^53).
+  QLinearConv adds its i32 bias, then requantizes as QLinearMatMul does (the weight's scale and
+  zero point may be per output channel).
 - DynamicQuantizeLinear: scale = (max(x, 0) - min(x, 0)) / 255 (1/255 when they are equal),
   zero point = quantize(-min(x, 0), scale) to uint8, y = quantize(x, scale, zero point).
 - BitCast (26): dlc.bitcast.
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 from mlir import ir
@@ -322,24 +327,66 @@ def _per_channel(w: ir.Value) -> list[int]:
     return [w.type.shape[0]] + [1] * (w.type.rank - 1)
 
 
+def _integer_conv(n: NodeContext, x: ir.Value, w: ir.Value, x_zero: ir.Value | None,
+                  w_zero: ir.Value | None, attrs: dict, indices: tuple[int, int, int, int]
+                  ) -> ir.Value:
+    """conv(x - zx, w - zw) in i32 (`indices`: the node inputs of x, w, zx and zw), as f32
+    convs over chunks of the input channels whose partial sums stay exact (as
+    `_integer_matmul`: `channels * taps * max|x - zx| * max|w - zw| <= 2^24`), each converted
+    to i32 and summed. A grouped conv is one chunk or none; where no chunk fits (or with
+    16-bit operands) the conv is computed in f64, which is exact for 8- and 16-bit data."""
+    x_index, w_index, x_zero_index, w_zero_index = indices
+    bound = F32_EXACT // (_magnitude(n, x, x_index, x_zero, x_zero_index)
+                          * _magnitude(n, w, w_index, w_zero, w_zero_index))
+    channels, taps = w.type.shape[1], math.prod(w.type.shape[2:])
+    per_chunk = bound // max(taps, 1)
+    if per_chunk < channels and (attrs["group"] != 1 or per_chunk * taps < MIN_CHUNK):
+        lhs = _centered(n, x, x_zero, F64())
+        rhs = _centered(n, w, w_zero, F64(), _per_channel(w))
+        return _cast(n, n.build(CONV, [lhs, rhs], attrs), I32())
+    f32 = ir.F32Type.get()
+    lhs = _centered(n, x, x_zero, f32)
+    w_value = _constant_input(n, w_index)
+    w_zero_value = None if w_zero is None else _constant_input(n, w_zero_index)
+    constant_w = w_value is not None and (w_zero is None or w_zero_value is not None)
+    if constant_w:
+        zero = None if w_zero_value is None else \
+            w_zero_value.reshape(() if w_zero_value.size == 1 else _per_channel(w))
+        rhs = _centered_constant(w_value, zero)
+    else:
+        rhs = _centered(n, w, w_zero, f32, _per_channel(w))
+    if attrs["group"] != 1:  # (one chunk: every channel)
+        rhs = _constant(n, rhs) if constant_w else rhs
+        return _cast(n, n.build(CONV, [lhs, rhs], attrs), I32())
+    total = None
+    for start, size in k_chunks(channels, min(per_chunk, channels)):
+        if constant_w:
+            rhs_part = _constant(n, np.ascontiguousarray(rhs[:, start:start + size]))
+        else:
+            rhs_part = _k_slice(n, rhs, 1, start, size)
+        lhs_part = _k_slice(n, lhs, 1, start, size)
+        product = _cast(n, n.build(CONV, [lhs_part, rhs_part], attrs), I32())
+        total = product if total is None else n.build(ops.ADD, [total, product])
+    return total
+
+
 def import_conv_integer(n: NodeContext) -> list[ir.Value]:
-    # ConvInteger(x, w, zx, zw) -> i32(conv(f64(x) - zx, f64(w) - zw)), exact in f64
+    # ConvInteger(x, w, zx, zw) -> i32 conv(x - zx, w - zw) (f32 chunks, `_integer_conv`)
     x, w = n.inputs[0], n.inputs[1]
     attrs = _conv_attrs(n, x, w)
-    lhs = _centered(n, x, _input(n, 2), F64())
-    rhs = _centered(n, w, _input(n, 3), F64(), _per_channel(w))
-    return [_cast(n, n.build(CONV, [lhs, rhs], attrs), I32())]
+    return [_integer_conv(n, x, w, _input(n, 2), _input(n, 3), attrs, (0, 1, 2, 3))]
 
 
 def import_qlinear_conv(n: NodeContext) -> list[ir.Value]:
-    # QLinearConv -> requantize(conv(f64(x) - zx, f64(w) - zw, f64(B)), sx * sw / sy, zy)
+    # QLinearConv -> requantize(i32 conv(x - zx, w - zw) + B, sx * sw / sy, zy)
     x, x_scale, x_zero, w, w_scale, w_zero, y_scale = n.inputs[:7]
     y_zero, bias = _input(n, 7), _input(n, 8)
     attrs = _conv_attrs(n, x, w)
-    lhs = _centered(n, x, x_zero, F64())
-    rhs = _centered(n, w, w_zero, F64(), _per_channel(w))
-    operands = [lhs, rhs] + ([] if bias is None else [_cast(n, bias, F64())])
-    accumulated = n.build(CONV, operands, attrs)
+    accumulated = _integer_conv(n, x, w, x_zero, w_zero, attrs, (0, 3, 2, 5))
+    if bias is not None:
+        channel_bias = _reshape(n, _cast(n, bias, I32()), [w.type.shape[0]]
+                                + [1] * (x.type.rank - 2))
+        accumulated = n.build(ops.ADD, [accumulated, channel_bias])
     channel_scale = _scalar_or(n, w_scale, [w.type.shape[0]] + [1] * (x.type.rank - 2))
     scales = n.build(ops.MUL, [_scalar_or(n, x_scale, None), channel_scale])
     multiplier = n.build(ops.DIV, [scales, _scalar_or(n, y_scale, None)])

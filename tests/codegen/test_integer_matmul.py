@@ -15,6 +15,7 @@ import warnings
 import numpy as np
 import pytest
 from onnx import TensorProto, helper, numpy_helper
+from onnx.reference import ReferenceEvaluator
 
 import dlc
 from dlc.frontends.onnx_ops.quant import F32_EXACT, k_chunks
@@ -216,3 +217,96 @@ def test_same_model_same_ir():
     model, _ = _weight_model(a, b, np.array(3, np.uint8), _values([64], np.int8, 26))
     first = dlc.lower(model, stage="linalg").ir()
     assert dlc.lower(model, stage="linalg").ir() == first
+
+
+# ----------------------------------------------------------------------------- ConvInteger
+
+
+def _conv_model(op: str, inputs: list[np.ndarray], constant: dict[int, str], **attributes):
+    """A one-node model whose inputs at the indices of `constant` are initializers (named
+    there), the others graph inputs; returns (model, feeds)."""
+    tensor = helper.np_dtype_to_tensor_dtype
+    names, graph_inputs, initializers, feeds = [], [], [], {}
+    for i, value in enumerate(inputs):
+        name = constant.get(i, f"x{i}")
+        names.append(name)
+        if i in constant:
+            initializers.append(numpy_helper.from_array(value, name))
+        else:
+            graph_inputs.append(helper.make_tensor_value_info(name, tensor(value.dtype),
+                                                              list(value.shape)))
+            feeds[name] = value
+    node = helper.make_node(op, names, ["y"], name="node", **attributes)
+    graph = helper.make_graph([node], "conv", graph_inputs,
+                              [helper.make_empty_tensor_value_info("y")], initializers)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    return model, feeds
+
+
+def _check_reference(model, feeds) -> np.ndarray:
+    (actual,) = dlc.compile(model)(feeds)
+    (expected,) = ReferenceEvaluator(model).run(None, feeds)
+    assert actual.dtype == expected.dtype and actual.shape == expected.shape
+    np.testing.assert_array_equal(actual, expected)
+    return actual
+
+
+@pytest.mark.parametrize("x_type", [np.uint8, np.int8])
+@pytest.mark.parametrize("w_type", [np.uint8, np.int8])
+@pytest.mark.parametrize("constant_w", [False, True])
+def test_conv_integer_chunks_exact(x_type, w_type, constant_w):
+    # 70 channels x 9 taps: several chunks of channels whatever the types; odd sizes, padding
+    # (padded taps contribute x_zero_point - x_zero_point = 0)
+    x = _values([1, 70, 9, 11], x_type, 30)
+    w = _values([13, 70, 3, 3], w_type, 31)
+    x_zero = np.array(np.iinfo(x_type).max // 3, x_type)
+    w_zero = np.array(np.iinfo(w_type).min // 7, w_type)
+    model, feeds = _conv_model("ConvInteger", [x, w, x_zero, w_zero],
+                               {1: "w", 3: "w_zero"} if constant_w else {},
+                               pads=[1, 2, 1, 0], strides=[1, 2])
+    _check_reference(model, feeds)
+
+
+def test_conv_integer_per_channel_weight_zero_point_worst_case():
+    # |x - zx| = 255 and |w - zw| up to 255: 258 / 9 = 28 channels per chunk
+    x = np.full([2, 60, 6, 6], 255, np.uint8)
+    x[0, 0, 0, 0] = 0
+    w = np.zeros([4, 60, 3, 3], np.uint8)
+    w_zero = np.array([255, 1, 128, 0], np.uint8)
+    model, feeds = _conv_model("ConvInteger", [x, w, np.array(0, np.uint8), w_zero],
+                               {1: "w", 3: "w_zero"})
+    actual = _check_reference(model, feeds)
+    assert actual.min() == -255 * 255 * 60 * 9
+
+
+@pytest.mark.parametrize("group,channels", [(2, 40), (40, 40)])
+def test_conv_integer_grouped(group, channels):
+    x = _values([1, channels, 8, 8], np.uint8, 32)
+    w = _values([channels, channels // group, 3, 3], np.int8, 33)
+    model, feeds = _conv_model("ConvInteger", [x, w, np.array(3, np.uint8)], {1: "w"},
+                               group=group, pads=[1, 1, 1, 1])
+    _check_reference(model, feeds)
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.int8])
+def test_qlinear_conv_bias_per_channel(dtype):
+    x = _values([1, 64, 7, 7], dtype, 34)
+    w = _values([8, 64, 3, 3], np.int8, 35)
+    low = int(np.iinfo(dtype).min)
+    inputs = [x, np.array(0.02, np.float32), np.array(low + 121, dtype), w,
+              np.linspace(0.001, 0.003, 8).astype(np.float32), np.zeros(8, np.int8),
+              np.array(1.7, np.float32), np.array(low + 128, dtype),
+              _values([8], np.int32, 36) // 1000]
+    model, feeds = _conv_model("QLinearConv", inputs, {3: "w", 4: "ws", 5: "wz", 8: "bias"},
+                               pads=[1, 1, 1, 1])
+    _check_reference(model, feeds)
+
+
+def test_resnet_sized_conv_integer_takes_a_schedule():
+    x = _values([1, 64, 28, 28], np.uint8, 37)
+    w = _values([64, 64, 3, 3], np.int8, 38)
+    model, feeds = _conv_model("ConvInteger", [x, w, np.array(119, np.uint8)], {1: "w"},
+                               pads=[1, 1, 1, 1])
+    assert _naive_warnings(model) == []
+    _check_reference(model, feeds)
