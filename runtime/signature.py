@@ -60,10 +60,12 @@ class Signature:
 
     def bind(self, args: Sequence, kwargs: Mapping | None = None) -> list[np.ndarray]:
         """The inputs as C-contiguous arrays in signature order; ValueError on any mismatch."""
-        arrays = self._arrange(args, kwargs or {})
+        arrays = self.arrange(args, kwargs or {})
         return [self._check(spec, value) for spec, value in zip(self.inputs, arrays)]
 
-    def _arrange(self, args: Sequence, kwargs: Mapping) -> list:
+    def arrange(self, args: Sequence, kwargs: Mapping) -> list:
+        """The inputs (any kind of value) in signature order, from positional arguments, one
+        mapping, or keywords; InputError when their count or names do not match."""
         if len(args) == 1 and isinstance(args[0], Mapping) and not kwargs:
             kwargs, args = args[0], ()
         if args and kwargs:

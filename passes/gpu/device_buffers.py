@@ -6,7 +6,9 @@ CPU one: every argument is a host buffer (numpy's memory), the trailing out-para
 written, the others only read. Inside, every memref the kernels touch lives on the device:
 
 - each argument gets a device twin (`gpu.alloc`): inputs are copied in at entry, arguments
-  the function writes (its out-parameters) are copied out before each return;
+  the function writes (its out-parameters) are copied out before each return (with
+  `device-arguments`, the public functions' arguments are device memory already: torch CUDA
+  tensors, used in place);
 - `memref.alloc` becomes `gpu.alloc`, freed (`gpu.dealloc`) at the end of its block unless the
   block's terminator passes it on;
 - each global (`memref.get_global`, host memory) is copied into a device buffer at entry,
@@ -263,6 +265,8 @@ class GpuDeviceBuffers(ModulePass):
 
     name = "dlc-gpu-device-buffers"
     resident_constants: bool = True  # (False: every constant copied per call, as before)
+    # True: the arguments are device buffers already (torch CUDA tensors): no twins, no copies
+    device_arguments: bool = False
 
     def run(self, module: ir.Operation) -> None:
         body = module.regions[0].blocks[0].operations
@@ -277,4 +281,5 @@ class GpuDeviceBuffers(ModulePass):
             if self.resident_constants and not _private(function):
                 make_constants_resident(function, globals_)  # (the runtime's entry points)
             move_constants(function)
-            move_arguments(function)
+            if not (self.device_arguments and not _private(function)):
+                move_arguments(function)

@@ -48,8 +48,11 @@ _HOST = (
 
 def stage_pipelines(opt_level: int = 2, chip: str = DEFAULT_CHIP,
                     features: str = DEFAULT_FEATURES,
-                    block_size: int = DEFAULT_BLOCK_SIZE) -> dict[str, str]:
-    """The pipeline text of each nvptx stage, in order, for `opt_level` (0 to 3)."""
+                    block_size: int = DEFAULT_BLOCK_SIZE,
+                    device_arguments: bool = False) -> dict[str, str]:
+    """The pipeline text of each nvptx stage, in order, for `opt_level` (0 to 3);
+    `device_arguments`: main's arguments are device buffers (torch CUDA tensors), not host
+    arrays copied in and out."""
     if opt_level not in OPT_LEVELS:
         raise ValueError(f"opt_level must be one of {OPT_LEVELS}, got {opt_level!r}")
     if not chip.startswith("sm_") or not chip[3:].rstrip("a").isdigit():
@@ -71,7 +74,7 @@ def stage_pipelines(opt_level: int = 2, chip: str = DEFAULT_CHIP,
     return {
         "dlc": cpu["dlc"],
         "linalg": linalg,
-        "bufferized": _BUFFERIZE,
+        "bufferized": _BUFFERIZE + ("{device-arguments=true}" if device_arguments else ""),
         "gpu": _KERNELS.format(block=block_size),
         "nvvm": _NVVM.format(chip=chip, features=features),
         "llvm": _HOST,

@@ -145,6 +145,22 @@ def test_weights_stay_on_the_device() -> None:
     assert any(a.shape == bias.shape and np.array_equal(a, bias) for a in arrays)
 
 
+def test_device_arguments_variant_copies_nothing() -> None:
+    """The variant for torch CUDA tensors takes device buffers: no copy in or out at all."""
+    from mlir import ir
+
+    from dlc.compiler import run_stage
+    from dlc.passes.gpu.pipelines import stage_pipelines
+
+    model = dlc.gpu.compile(resnet_like())
+    with model._context:
+        module = ir.Module.parse(model.ir("linalg"))
+        run_stage(module, "bufferized", stage_pipelines(2, device_arguments=True)["bufferized"])
+        text = str(module)
+    assert "gpu.memcpy" not in text and "dlc.resident" in text
+    assert model.ir("bufferized").count("gpu.memcpy") == 2
+
+
 def test_chip_and_features_reach_the_ptx() -> None:
     model = dlc.gpu.compile(resnet_like(), chip="sm_80", features="+ptx70")
     assert_complete(model)
@@ -233,4 +249,25 @@ def test_torch_tensors_in_and_out() -> None:
     (y,) = model(torch.from_numpy(x).to(device))
     assert isinstance(y, torch.Tensor) and y.device.type == device
     assert_same(y.cpu().numpy(), reference(model_proto, {"x": x})[0], MATMUL_TOLERANCES)
+
+
+@needs_gpu
+def test_cuda_tensors_are_used_in_place() -> None:
+    """torch CUDA tensors run the device-arguments variant: same numbers as numpy's path,
+    outputs on the device; a wrong shape or dtype is an InputError, as for numpy."""
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("torch has no CUDA here")
+    model = dlc.gpu.compile(bert_like())
+    ids = np.arange(8, dtype=np.int64).reshape(1, 8)
+    (y,) = model({"ids": torch.from_numpy(ids).cuda()})
+    assert y.is_cuda and model._device is not None
+    np.testing.assert_allclose(y.cpu().numpy(), model(ids)[0], rtol=1e-6, atol=1e-6)
+    with pytest.raises(dlc.InputError, match="dtype"):
+        model(torch.zeros((1, 8), dtype=torch.int32, device="cuda"))
+    with pytest.raises(dlc.InputError, match="shape"):
+        model(torch.zeros((1, 9), dtype=torch.int64, device="cuda"))
+    ids[0, 2] = 99  # (the index checks still report, from the device variant too)
+    with pytest.raises(dlc.IndexOutOfRangeError, match="99"):
+        model(torch.from_numpy(ids).cuda())
 
