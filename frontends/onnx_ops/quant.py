@@ -406,7 +406,14 @@ def import_dynamic_quantize_linear(n: NodeContext) -> list[ir.Value]:
     zero = _scalar(n, 0.0, element)
 
     def extreme(fn: str) -> ir.Value:
-        reduced = n.build(REDUCE, [x], {"fn": fn, "axes": axes, "keepdims": 0})
+        # rows first (a row reduction the reduction schedule vectorizes), then the small rest:
+        # one reduction over every axis had no schedule (naive loops, a NaivePathWarning on
+        # every quantized activation of BERT); min and max are exact in any order
+        reduced = x
+        if x.type.rank >= 2:
+            reduced = n.build(REDUCE, [x], {"fn": fn, "axes": [axes[-1]], "keepdims": 0})
+        reduced = n.build(REDUCE, [reduced], {"fn": fn, "axes": axes[:reduced.type.rank],
+                                              "keepdims": 0})
         return n.build(BINARY, [reduced, zero], {"fn": fn})
 
     high, low = extreme("max"), extreme("min")

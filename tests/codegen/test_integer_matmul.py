@@ -310,3 +310,17 @@ def test_resnet_sized_conv_integer_takes_a_schedule():
                                pads=[1, 1, 1, 1])
     assert _naive_warnings(model) == []
     _check_reference(model, feeds)
+
+
+# ----------------------------------------------------------------------------- DynamicQuantize
+
+
+@pytest.mark.parametrize("shape", [[1, 128, 768], [7, 300], [5000]])
+def test_dynamic_quantize_linear_reduces_rows_first(shape):
+    # min and max over every axis as a row reduction (scheduled) then a small one: exact,
+    # and a BERT-sized activation no longer takes the naive path
+    x = (np.random.default_rng(40).standard_normal(shape) * 3).astype(np.float32)
+    model = node_model("DynamicQuantizeLinear", [x], opset=11, n_outputs=3)
+    run_both(model, [x])
+    if len(shape) == 3:
+        assert _naive_warnings(model) == []
