@@ -95,7 +95,8 @@ def _fill_scalar(value: ir.Value) -> ir.Value | None:
 class _Plan:
     op: ir.Operation
     loops: list[int]  # extents
-    reduction: int  # the reduction loop
+    reductions: list[int]  # the reduction loops
+    reduction: int  # the one split
     parts: int  # R
     interleaved: bool
     combiner: str
@@ -167,7 +168,7 @@ def _plan(op: ir.Operation, min_size: int, max_outputs: int, chain: int) -> _Pla
     along_last = all(
         _dims(m) is not None and m.results[len(m.results) - 1] == ir.AffineDimExpr.get(reduction)
         for m in maps[:-1] if any(_uses_dim(r, reduction) for r in m.results))
-    if along_last and not contiguous and len(reductions) == 1:
+    if along_last and not contiguous and reductions == [rank - 1]:
         if outputs_count > max_outputs:
             return None
         parts = next((p for p in _PARTS if size % p == 0 and size // p >= 2), None)
@@ -180,7 +181,8 @@ def _plan(op: ir.Operation, min_size: int, max_outputs: int, chain: int) -> _Pla
         interleaved = False
     if parts is None or parts == 1:
         return None
-    return _Plan(op, extents, reduction, parts, interleaved, combine.name, neutral, fill)
+    return _Plan(op, extents, reductions, reduction, parts, interleaved, combine.name, neutral,
+                 fill)
 
 
 def _owner_of_use(use) -> ir.Operation:
@@ -205,15 +207,16 @@ def _split(plan: _Plan) -> None:
     result_type = ir.RankedTensorType(op.results[0].type)
     element = result_type.element_type
     out_dims = _dims(maps[-1])
-    # new loops: interleaved (old loops with k -> k1, then r last: k = k1 * R + r);
-    # chunked (r first, then the old loops with k -> k1: k = r * K1 + k1)
+    # new loops: interleaved (k, the last loop, is the only reduction: the parallel loops,
+    # then r, then k1: k = k1 * R + r); chunked (r first, then the old loops with k -> k1:
+    # k = r * K1 + k1). Every loop that reduced still reduces (a convolution's window too).
     if plan.interleaved:
-        r, shift = rank, 0
+        r, positions = rank - 1, [*range(rank - 1), rank]
     else:
-        r, shift = 0, 1
+        r, positions = 0, [d + 1 for d in range(rank)]
 
     def new(d: int) -> ir.AffineExpr:
-        return ir.AffineDimExpr.get(d + shift)
+        return ir.AffineDimExpr.get(positions[d])
 
     with ir.InsertionPoint(op), op.location:
         new_inputs, new_maps = [], []
@@ -258,7 +261,8 @@ def _split(plan: _Plan) -> None:
             start = arith.ConstantOp(element, float(plan.neutral)).result
         partial_init = linalg.fill(start, outs=[tensor.empty(partial_shape, element)])
         iterators = [_parallel()] * (rank + 1)
-        iterators[k + shift] = _reduction()
+        for d in plan.reductions:
+            iterators[positions[d]] = _reduction()
         partial = linalg.GenericOp([partial_type], new_inputs, [partial_init],
                                    ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in new_maps]),
                                    ir.ArrayAttr.get(iterators))

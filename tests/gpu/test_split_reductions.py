@@ -81,6 +81,33 @@ def partial_sizes(linalg_ir: str) -> set[int]:
     return found
 
 
+def assert_loops_consistent(compiled) -> None:
+    """In every linalg generic, a loop the output does not index is a reduction, the others
+    are parallel and come first (on the GPU a `parallel` loop is a thread: a reduction loop marked parallel
+    is a race; on the CPU it runs serially and would go unnoticed)."""
+    from mlir import ir
+    from mlir.dialects import linalg
+
+    with compiled._context:
+        module = ir.Module.parse(compiled.ir("linalg"))
+
+        def visit(op: ir.Operation) -> ir.WalkResult:
+            if op.name == "linalg.generic":
+                maps = [ir.AffineMapAttr(a).value for a in linalg.get_indexing_maps(op)]
+                indexed = {r.position for r in maps[-1].results}
+                iterators = [str(a) for a in ir.ArrayAttr(op.attributes["iterator_types"])]
+                for loop, iterator in enumerate(iterators):
+                    kind = "parallel" if loop in indexed else "reduction"
+                    assert kind in iterator, f"loop {loop} of {op}"
+                # parallel loops first: the GPU maps the outer parallel band to threads, a
+                # parallel loop inside a reduction would run serially in each thread
+                kinds = ["reduction" in i for i in iterators]
+                assert kinds == sorted(kinds), f"a parallel loop after a reduction in {op}"
+            return ir.WalkResult.ADVANCE
+
+        module.operation.walk(visit)
+
+
 @pytest.mark.parametrize("name", CASES)
 def test_split_reduction_matches_onnxruntime(name: str) -> None:
     nodes, shape, parts = CASES[name]
@@ -97,6 +124,7 @@ def test_split_reduction_matches_onnxruntime(name: str) -> None:
         assert not partial_sizes(linalg_ir)
     else:
         assert parts in partial_sizes(linalg_ir), linalg_ir[:3000]
+    assert_loops_consistent(compiled)
     got = compiled({"x": x})[0]
     scale = float(np.abs(expected).max())
     np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5 * scale)
