@@ -61,7 +61,14 @@ class KernelLaunch:
 
 
 class GpuModel:
-    """A model compiled for NVIDIA GPUs: its PTX, its launch plan, and a callable."""
+    """A model compiled for NVIDIA GPUs: its PTX, its launch plan, and a callable.
+
+    `cuda_tensors_in_place` (experimental, off): torch CUDA tensors are used where they are,
+    by a variant of the host code whose arguments are device buffers, instead of being
+    copied to the host and back. It crashed on a BERT-like model in the last run on an H200
+    (a small ResNet-like model ran correctly): off until that is diagnosed on a GPU."""
+
+    cuda_tensors_in_place = False
 
     def __init__(self, context: ir.Context, snapshots: dict[str, ir.Operation],
                  module: ir.Module, signature: Signature, opt_level: int, chip: str,
@@ -141,7 +148,8 @@ class GpuModel:
     def __call__(self, *args, **kwargs) -> list:
         if not holds_torch_tensors(args, kwargs):
             return self._host_function()(*args, **kwargs)
-        device_call = _on_device(self.signature, args, kwargs)
+        device_call = _on_device(self.signature, args, kwargs) \
+            if self.cuda_tensors_in_place else None
         if device_call is not None:
             return device_call(self._device_function())
         return _call_with_tensors(self._host_function(), args, kwargs)
