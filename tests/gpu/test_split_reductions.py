@@ -42,11 +42,16 @@ CASES = {
     "matmul_k768_bias": ([helper.make_node("Gemm", ["x", "w", "c"], ["z"])], [128, 768], 4),
     "batch_matmul_k1024": ([helper.make_node("MatMul", ["x", "wb"], ["z"])], [4, 64, 1024], 4),
     "matmul_k128_kept": ([helper.make_node("MatMul", ["x", "w"], ["z"])], [64, 128], None),
-    # convolutions: the input channels split (chunked), the 3x3 window stays in the partial
-    "conv3x3_c512": ([helper.make_node("Conv", ["x", "wc"], ["z"], pads=[1, 1, 1, 1])],
-                     [1, 512, 7, 7], 16),
-    "conv3x3_c64_bias": ([helper.make_node("Conv", ["x", "wc", "cc"], ["z"], pads=[1, 1, 1, 1])],
-                         [1, 64, 14, 14], 2),
+    "matmul_transposed_b": ([helper.make_node("Gemm", ["x", "wt", "c"], ["z"], transB=1)],
+                            [1, 2048], 8),
+    # convolutions (opt-in, `convolutions=true`: "+" in the name): the input channels split
+    # (chunked), the 3x3 window stays in the partial; by default they stay whole
+    "conv3x3_c512+": ([helper.make_node("Conv", ["x", "wc"], ["z"], pads=[1, 1, 1, 1])],
+                      [1, 512, 7, 7], 16),
+    "conv3x3_c64_bias+": ([helper.make_node("Conv", ["x", "wc", "cc"], ["z"],
+                                            pads=[1, 1, 1, 1])], [1, 64, 14, 14], 2),
+    "conv3x3_c512_kept": ([helper.make_node("Conv", ["x", "wc"], ["z"], pads=[1, 1, 1, 1])],
+                          [1, 512, 7, 7], None),
 }
 
 
@@ -59,7 +64,8 @@ def model(nodes, shape):
                "c": rng.standard_normal([96]).astype(np.float32),
                "wb": rng.standard_normal([shape[0], shape[-1], 32]).astype(np.float32),
                "wc": rng.standard_normal([24, shape[1], 3, 3]).astype(np.float32) * 0.1,
-               "cc": rng.standard_normal([24]).astype(np.float32)}
+               "cc": rng.standard_normal([24]).astype(np.float32),
+               "wt": rng.standard_normal([96, shape[-1]]).astype(np.float32)}
     used = {name for node in nodes for name in node.input}
     return make_model(nodes, {"x": (np.float32, shape)}, ["z"],
                       {k: v for k, v in weights.items() if k in used})
@@ -116,6 +122,9 @@ def test_split_reduction_matches_onnxruntime(name: str) -> None:
     expected = ort.InferenceSession(proto.SerializeToString()).run(None, {"x": x})[0]
     pipelines = dict(stage_pipelines(2))
     pipelines["linalg"] = gpu_stage_pipelines(2)["linalg"]
+    if name.endswith("+"):
+        pipelines["linalg"] = pipelines["linalg"].replace(
+            "dlc-gpu-split-reductions", "dlc-gpu-split-reductions{convolutions=true}")
     context = make_context()
     compiled = compile_imported(context, import_model(proto, context, None, None), 2,
                                 pipelines=pipelines)
