@@ -10,7 +10,9 @@ magnitudes, and a BERT-sized product must take a schedule (no `NaivePathWarning`
 from __future__ import annotations
 
 import itertools
+import sys
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -324,3 +326,16 @@ def test_dynamic_quantize_linear_reduces_rows_first(shape):
     run_both(model, [x])
     if len(shape) == 3:
         assert _naive_warnings(model) == []
+
+
+# ----------------------------------------------------------------------------- the benchmark
+
+
+def test_int8_bench_runs_a_case():
+    # benchmarks/int8_bench.py (dlc beside onnxruntime) on one case, so that it does not rot
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+    import int8_bench
+
+    result = int8_bench.run("QLinearMatMul 128x768 @ 768x768 u8/i8", repeat=1)
+    assert result["exact"] is True and result["naive_path_warning"] is False
+    assert result["dlc_ms"] > 0 and result["ort_ms"] > 0
