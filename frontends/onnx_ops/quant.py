@@ -262,7 +262,7 @@ def _integer_matmul(n: NodeContext, a: ir.Value, b: ir.Value, a_zero: ir.Value |
     bound = F32_EXACT // (_magnitude(n, a, a_index, a_zero, a_zero_index)
                           * _magnitude(n, b, b_index, b_zero, b_zero_index))
     k = _shape(a)[-1]
-    if bound < MIN_CHUNK and bound < k:
+    if k == 0 or (bound < MIN_CHUNK and bound < k):
         lhs = _centered(n, a, a_zero, I32(), _per_row(a))
         rhs = _centered(n, b, b_zero, I32())
         return n.build(ops.MATMUL, [lhs, rhs])
@@ -340,7 +340,8 @@ def _integer_conv(n: NodeContext, x: ir.Value, w: ir.Value, x_zero: ir.Value | N
                           * _magnitude(n, w, w_index, w_zero, w_zero_index))
     channels, taps = w.type.shape[1], math.prod(w.type.shape[2:])
     per_chunk = bound // max(taps, 1)
-    if per_chunk < channels and (attrs["group"] != 1 or per_chunk * taps < MIN_CHUNK):
+    if channels == 0 or taps == 0 or \
+            (per_chunk < channels and (attrs["group"] != 1 or per_chunk * taps < MIN_CHUNK)):
         lhs = _centered(n, x, x_zero, F64())
         rhs = _centered(n, w, w_zero, F64(), _per_channel(w))
         return _cast(n, n.build(CONV, [lhs, rhs], attrs), I32())

@@ -164,6 +164,15 @@ def test_batched_and_vector_shapes(a_shape, b_shape):
     np.testing.assert_array_equal(actual, _expected(a, b, a_zero, b_zero))
 
 
+@pytest.mark.parametrize("a_shape,b_shape", [([3, 0], [0, 4]), ([0, 5], [5, 4]),
+                                           ([3, 5], [5, 0])])
+def test_empty_dimensions(a_shape, b_shape):
+    # (K = 0: no chunk at all, the i32 matmul gives the zeros)
+    a, b = np.ones(a_shape, np.uint8), np.ones(b_shape, np.int8)
+    inputs = [a, b, np.array(1, np.uint8)]
+    run_both(node_model("MatMulInteger", inputs, opset=10), inputs)
+
+
 def test_batched_constant_weight():
     a = _values([1, 70, 768], np.uint8, 16)
     b = _values([768, 96], np.int8, 17)
