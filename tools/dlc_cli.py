@@ -5,6 +5,7 @@
     dlc compile MODEL.onnx --timings [--json]       where a cold compile's time and memory go
     dlc compile MODEL.onnx --emit=dot --stats       the dlc graph as Graphviz; op counts, memory
     dlc bench MODEL.onnx                            latency of dlc beside onnxruntime
+    dlc bench --zoo [--models A,B] [--layers N]     the zoo of real models (benchmarks/zoo.py)
     dlc bisect MODEL.onnx [--opt-levels A,B]        the first node (or pass) that goes wrong
     dlc pipeline [-O N]                             print the pass pipeline of an opt level
     dlc conformance [-k NAME] [-v]                  the ONNX backend node tests, per op
@@ -172,8 +173,34 @@ def max_difference(results: Sequence[np.ndarray], expected: Sequence[np.ndarray]
                 if np.size(a) else 0.0 for a, b in zip(results, expected)), default=0.0)
 
 
+def run_zoo(args) -> int:
+    """`dlc bench --zoo`: benchmarks/zoo.py (beside the package's modules: an editable
+    install or the repository) with the options given."""
+    import importlib.util
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "zoo.py"
+    if not path.is_file():
+        raise ValueError(f"--zoo needs the repository's benchmarks/zoo.py (not found at {path})")
+    zoo = sys.modules.get("dlc_zoo")
+    if zoo is None:
+        spec = importlib.util.spec_from_file_location("dlc_zoo", path)
+        zoo = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = zoo  # (its dataclasses look their module up)
+        spec.loader.exec_module(zoo)
+    argv = ["--models", args.models, "--repeat", str(args.repeat or 5)]
+    argv += ["--layers", str(args.layers)] if args.layers else []
+    argv += ["--image", str(args.image)] if args.image else []
+    return zoo.main(argv + (["--list"] if args.list else []))
+
+
 def cmd_bench(args) -> int:
     import inspect
+
+    if args.zoo:
+        return run_zoo(args)
+    if args.model is None:
+        raise ValueError("dlc bench needs MODEL.onnx (or --zoo)")
+    args.repeat = args.repeat or 100
 
     import dlc
     from dlc.runtime import cache
@@ -251,9 +278,11 @@ def build_parser() -> argparse.ArgumentParser:
                         help="print the versions of dlc and of the MLIR bindings, then exit")
     commands = parser.add_subparsers(dest="command", required=True)
 
-    def model_command(name: str, help_text: str) -> argparse.ArgumentParser:
+    def model_command(name: str, help_text: str, optional: bool = False
+                      ) -> argparse.ArgumentParser:
         sub = commands.add_parser(name, help=help_text)
-        sub.add_argument("model", help="the ONNX model file")
+        sub.add_argument("model", nargs="?" if optional else None,
+                         help="the ONNX model file")
         sub.add_argument("-O", "--opt-level", type=int, default=2, choices=range(4))
         sub.add_argument("--input-shape", action="append", default=[], metavar="NAME=D0,D1",
                          help="static shape for an input with symbolic sizes")
@@ -294,14 +323,25 @@ def build_parser() -> argparse.ArgumentParser:
                       help="elide constants with more than N elements (not re-parseable)")
     emit.set_defaults(handler=cmd_compile)
 
-    bench = model_command("bench", "median latency of dlc and of onnxruntime, side by side")
+    bench = model_command("bench", "median latency of dlc and of onnxruntime, side by side",
+                          optional=True)
     bench.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy")
     bench.add_argument("--seed", type=int, default=0)
-    bench.add_argument("--repeat", type=at_least(1), default=100)
+    bench.add_argument("--repeat", type=at_least(1), default=None,
+                       help="timed runs (default 100; with --zoo, best of 5)")
     bench.add_argument("--threads", type=at_least(1), default=1,
                        help="onnxruntime intra-op threads (and dlc's, where it has threads)")
     bench.add_argument("--no-cache", action="store_true",
                        help="compile with the compile cache disabled (a real compile time)")
+    zoo = bench.add_argument_group("the zoo (--zoo, instead of MODEL.onnx)")
+    zoo.add_argument("--zoo", action="store_true", help="run benchmarks/zoo.py: real models "
+                     "(torchvision, transformers, timm) beside onnxruntime, one thread")
+    zoo.add_argument("--models", default="all", help="the zoo's models (comma-separated)")
+    zoo.add_argument("--layers", type=at_least(1), default=None,
+                     help="layers of its transformers models")
+    zoo.add_argument("--image", type=at_least(1), default=None,
+                     help="image size of its vision models")
+    zoo.add_argument("--list", action="store_true", help="list the zoo's models")
     bench.set_defaults(handler=cmd_bench)
 
     from dlc.tools import bisect
