@@ -47,9 +47,18 @@ bench: $(BENCH_STAMP)
 compile-bench: $(STAMP)
 	$(BIN)/python benchmarks/compile_bench.py --json build/benchmarks/compile.json
 
-# models from real libraries (not part of `make test`): GPT-2 small and ViT-B/16 (transformers,
-# random weights) beside onnxruntime, one thread each, the ratio on stdout (issue 18)
-zoo: $(STAMP)
+# models from real libraries (not part of `make test`): 15 torchvision, transformers and timm
+# models (random weights) beside onnxruntime, one thread each, the ratios on stdout and in
+# build/zoo/zoo.json (issue 18). torchvision (a CUDA wheel: its native ops do not load beside
+# the CPU torch), timm and pillow go to build/zoo/site, outside the environment: installed in
+# it, torchvision breaks transformers' model imports (benchmarks/zoo.py says why)
+ZOO_SITE := build/zoo/site
+$(ZOO_SITE)/.installed: $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[test,torch,zoo]'
+	$(BIN)/python -m pip install --quiet --upgrade --no-deps --target $(ZOO_SITE) torchvision timm pillow
+	touch $@
+
+zoo: $(ZOO_SITE)/.installed
 	$(BIN)/python benchmarks/zoo.py
 
 clean:
