@@ -2,6 +2,7 @@
 
     .venv/bin/python benchmarks/zoo.py [--models bert,resnet50,...] [--layers N]
                                        [--image N] [--repeat N] [--out DIR] [--list] [--tiny]
+                                       [--markdown]
     make zoo
     dlc bench --zoo [--models ...] [--layers N] [--image N]
 
@@ -403,6 +404,19 @@ def format_row(row: dict) -> str:
             f"{len(row.get('naive', ())):5d}  {row['status']}")
 
 
+def markdown(rows: list[dict]) -> str:
+    """The rows as a markdown table (README, docs)."""
+    lines = ["| model | config | compile s | dlc ms | ort ms | dlc / ort | rel. error | status |",
+             "| --- | --- | ---: | ---: | ---: | ---: | ---: | --- |"]
+    for row in rows:
+        cells = [f"{row[key]:{fmt}}" if key in row else "-" for key, fmt in
+                 (("compile_s", ".1f"), ("dlc_ms", ".1f"), ("ort_ms", ".1f"), ("ratio", ".2f"),
+                  ("rel_error", ".1e"))]
+        lines.append(f"| {row['model']} | {row['config']} | {' | '.join(cells)} | "
+                     f"{row['status']} |")
+    return "\n".join(lines)
+
+
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="zoo", description=__doc__.split("\n")[0])
     parser.add_argument("--models", default="all",
@@ -416,6 +430,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--out", type=Path, default=Path("build/zoo"))
     parser.add_argument("--list", action="store_true", help="list the models and exit")
+    parser.add_argument("--markdown", action="store_true",
+                        help="print the rows of this run as a markdown table at the end")
     return parser.parse_args(argv)
 
 
@@ -434,7 +450,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     setting = Setting(layers=args.layers, image=args.image, tiny=args.tiny)
     print(HEADER, flush=True)
-    failed = 0
+    failed, rows = 0, []
     for name in names:
         if args.models == "all" and name in KNOWN_FAILURES:
             print(format_row({"model": name, "config": setting.tag(ZOO[name]),
@@ -444,7 +460,10 @@ def main(argv: list[str] | None = None) -> int:
         save(row, args.out)
         print(format_row(row), flush=True)
         failed += row["status"] != "ok"
+        rows.append(row)
     print(f"(rows in {args.out / 'zoo.json'})")
+    if args.markdown:
+        print(markdown(rows))
     return 1 if failed else 0
 
 
