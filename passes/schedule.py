@@ -21,6 +21,9 @@ slower): thresholds `min-volume` (multiply-adds of a contraction, 32^3; window t
 outputs of a depthwise convolution or pooling) and `min-elements` (of an elementwise op or a
 row reduction, 4096).
 
+The register tiles follow the target CPU (`codegen/target.py`): the host's by default
+(AVX-512: 8 x 32 matmul tiles, AVX2: 6 x 16), or the one option `target` names.
+
 A compile's timings (`dlc.timings`) show the pass's steps: matching, the rewrites before the
 script (the convolutions' filter packing), the script itself, and the fallback if it ran.
 """
@@ -45,9 +48,10 @@ from dlc.passes.codegen import (
     pool,
     reduction,
 )
+from dlc.passes.codegen import target as cpu_target
 from dlc.passes.codegen.script import Lines, transform_script
 from dlc.passes.profile import record_families, warn_naive
-from dlc.passes.registry import ModulePass, register
+from dlc.passes.registry import ModulePass, PassFailure, register
 from dlc.timings import step
 
 TAG = "dlc.schedule"
@@ -83,9 +87,17 @@ class Schedule(ModulePass):
     name = "dlc-schedule"
     min_volume: int = 32 * 32 * 32
     min_elements: int = 4096
+    target: str = "host"  # the CPU the register tiles are for: host, avx512, avx2 (`target`)
 
     def run(self, module: ir.Operation) -> None:
-        self._schedule(module)
+        if self.target == "host":  # (the host, or the target of an enclosing `target.use`)
+            self._schedule(module)
+        else:
+            if self.target not in cpu_target.TARGETS:
+                raise PassFailure(f"dlc-schedule: unknown target '{self.target}'; targets are "
+                                  f"host, {', '.join(cpu_target.TARGETS)}")
+            with cpu_target.use(self.target):
+                self._schedule(module)
         # a large contraction, conv or reduction left on the naive loop path is a performance
         # cliff: NaivePathWarning names it (the profiler shows its time)
         with step("naive-path check"):

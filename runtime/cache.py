@@ -1,9 +1,11 @@
 """The compile cache: compiled models kept in memory and, as native shared objects, on disk.
 
 A compile is keyed by the model's bytes, the opt level, the input shapes and constants it is
-specialized to, dlc's version and source digest, the pinned MLIR bindings' version and the
-host CPU (object code targets the host's vector extensions). The same key in the same process
-returns the same `CompiledModel` (`remember`/`recall`). `DLC_CACHE=0` disables both levels.
+specialized to, dlc's version and source digest, the pinned MLIR bindings' version, the host
+CPU (object code targets the host's vector extensions) and the CPU the schedules' register
+tiles are for (`dlc.passes.codegen.target`: the host's unless a caller pins another). The
+same key in the same process returns the same `CompiledModel` (`remember`/`recall`).
+`DLC_CACHE=0` disables both levels.
 
 On disk, an entry is a folder `<DLC_CACHE_DIR or ~/.cache/dlc>/<key>/` holding `model.so` (the
 ExecutionEngine's object code, dumped with `dump_to_object_file` and linked with the system's
@@ -154,9 +156,11 @@ def model_key(model_bytes: bytes, opt_level: int,
               input_shapes: Mapping[str, Sequence[int]] | None,
               constants: Mapping[str, np.ndarray] | None, options: str = "") -> str:
     """The cache key of one compile (hex sha256)."""
+    from dlc.passes.codegen import target  # (the register tiles' CPU: the host's or pinned)
+
     digest = hashlib.sha256()
     for part in (f"format {FORMAT}", _source_digest(), _version("xtc-mlir-python-bindings"),
-                 _host(), f"O{opt_level}", options):
+                 _host(), f"cpu-target {target.current().name}", f"O{opt_level}", options):
         digest.update(part.encode() + b"\0")
     for name, shape in sorted((input_shapes or {}).items()):
         digest.update(f"shape {name} {list(shape)}\0".encode())

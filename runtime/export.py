@@ -257,7 +257,12 @@ def export(model, path: str | Path, *, name: str | None = None, target: str = "n
         raise ExportError(f"the C compiler {chosen.cc} of target {chosen.name} is not on PATH"
                           + (" (apt-get install gcc-aarch64-linux-gnu)"
                              if chosen.name == "aarch64" else ""))
-    module, signature, checks = _lower(model, opt_level, input_shapes, constants)
+    from dlc.passes.codegen import target as cpu_target
+
+    # the register tiles of the target's CPU (x86-64-v3: AVX2's, v4: AVX-512's; native: the
+    # host's), not necessarily this host's
+    with cpu_target.use(cpu_target.from_features(chosen.features)):
+        module, signature, checks = _lower(model, opt_level, input_shapes, constants)
     out = Path(path)
     out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="dlc-export-") as work_dir:

@@ -659,6 +659,9 @@ def make_parser() -> argparse.ArgumentParser:
                         metavar="BOOL", help="verify the IR after each pass (default 1)")
     parser.add_argument("--version", action="store_true",
                         help="print the versions of dlc and of the MLIR bindings, then exit")
+    parser.add_argument("--cpu-target", choices=("host", "avx512", "avx2"), default="host",
+                        help="the CPU dlc-schedule's register tiles are for (default: this "
+                        "host's; avx512: 8 x 32 matmul tiles, avx2: 4 x 16)")
     parser.add_argument("--load-pass-plugin", action="append", default=[],
                         metavar="FILE.py|MODULE",
                         help="load the passes of a Python file or module (repeatable); they "
@@ -766,7 +769,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.version:
             print(version())
             return EXIT_OK
-        return run(args)
+        from dlc.passes.codegen import target
+
+        with target.use(args.cpu_target):
+            return run(args)
     except UsageError as error:
         print(f"{PROG}: error: {error}", file=sys.stderr)
         return EXIT_ERROR

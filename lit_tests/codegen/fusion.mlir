@@ -5,7 +5,7 @@
 // `transform.structured.fuse` builds the forall when it would fuse exactly the fill, the matmul
 // and the epilogue; when an operand comes from another tileable op (the transpose of the last
 // case), the forall is built op by op and that op stays outside it.
-// RUN: dlc-opt %s -p 'builtin.module(dlc-schedule)' --split-input-file | FileCheck %s
+// RUN: dlc-opt %s -p 'builtin.module(dlc-schedule{target=avx512})' --split-input-file | FileCheck %s
 
 #id = affine_map<(d0, d1) -> (d0, d1)>
 #row = affine_map<(d0, d1) -> (d1)>
@@ -85,7 +85,7 @@ func.func @test_matmul_of_a_transpose(%at: tensor<64x256xf32>, %b: tensor<64x102
 // the matmul's result as its destination), so that after bufferization no tile is copied into
 // a fresh buffer in each forall iteration. Before, the fill and the epilogue both wrote the
 // same destination slice and one-shot bufferization allocated and copied every tile.
-// RUN: dlc-opt %s -p 'builtin.module(dlc-schedule,eliminate-empty-tensors,dlc-distinct-results,one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},canonicalize,cse)' --split-input-file | FileCheck %s --check-prefix=BUF
+// RUN: dlc-opt %s -p 'builtin.module(dlc-schedule{target=avx512},eliminate-empty-tensors,dlc-distinct-results,one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},canonicalize,cse)' --split-input-file | FileCheck %s --check-prefix=BUF
 #id = affine_map<(d0, d1) -> (d0, d1)>
 #row = affine_map<(d0, d1) -> (d1)>
 // BUF-LABEL: func.func @test_epilogue_in_place

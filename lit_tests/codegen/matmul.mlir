@@ -1,9 +1,9 @@
 // The -O2 pipeline schedules a matmul: register-tiled FMAs on 32-lane vectors in the linalg
 // stage, LLVM fused multiply-adds at the end, and the result written straight into the
 // caller's out-parameter (no memcpy of the result).
-// RUN: dlc-opt %s -O2 | FileCheck %s --implicit-check-not=llvm.intr.memcpy
-// RUN: dlc-opt %s -O2 --until=linalg | FileCheck %s --check-prefix=LINALG
-// RUN: dlc-opt %s -O1 | FileCheck %s --check-prefix=O1
+// RUN: dlc-opt %s --cpu-target=avx512 -O2 | FileCheck %s --implicit-check-not=llvm.intr.memcpy
+// RUN: dlc-opt %s --cpu-target=avx512 -O2 --until=linalg | FileCheck %s --check-prefix=LINALG
+// RUN: dlc-opt %s --cpu-target=avx512 -O1 | FileCheck %s --check-prefix=O1
 
 // CHECK-LABEL: llvm.func @test_matmul_o2(
 // CHECK-COUNT-8: llvm.intr.fmuladd({{.*}}) : (vector<32xf32>, vector<32xf32>, vector<32xf32>) -> vector<32xf32>

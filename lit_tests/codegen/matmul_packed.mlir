@@ -1,9 +1,21 @@
 // dlc-schedule packs a large matmul (mmt4d-style data tiling): A is copied to [M/8][K][8] and
 // B to [N/32][K][32] by vectorized transposes (B's read row by row), and the product is a generic over
-// (mb, nb, m0, n0, k) writing the row-major result, tiled by an scf.forall, its 8 x 32
+// (mb, nb, m0, n0, k) writing the row-major result, tiled by an scf.forall, its 8 x 32 (AVX-512)
 // register tile a contracting multiply-add whose accumulator stays in registers over k.
 // A matmul with a short reduction (K < 128) keeps the plain schedule (vector.fma).
-// RUN: dlc-opt %s -p 'builtin.module(dlc-schedule)' --split-input-file | FileCheck %s
+// RUN: dlc-opt %s -p 'builtin.module(dlc-schedule{target=avx512})' --split-input-file | FileCheck %s
+// RUN: dlc-opt %s -p 'builtin.module(dlc-schedule{target=avx2})' --split-input-file | FileCheck %s --check-prefix=AVX2
+
+// On an AVX2 CPU (`codegen/target.py`) the register tile is 4 x 16: A packed to [M/4][K][4], B
+// to [N/16][K][16].
+// AVX2-LABEL: func.func @test_packed
+// AVX2:         vector.transpose {{.*}} : vector<1x4x16xf32> to vector<1x16x4xf32>
+// AVX2:         tensor.extract_slice %{{.*}}[%{{.*}}, %{{.*}}, 0] [8, 1, 16]
+// AVX2:         scf.forall (%{{.*}}, %{{.*}}) in (2, 2)
+// AVX2:           scf.for {{.*}} iter_args({{.*}}) -> (vector<4x16xf32>)
+// AVX2:             arith.mulf {{.*}} fastmath<contract> : vector<4x16xf32>
+// AVX2:             arith.addf {{.*}} fastmath<contract> : vector<4x16xf32>
+// AVX2-NOT:     vector<8x32xf32>
 
 // CHECK-LABEL: func.func @test_packed
 // CHECK-NOT:     linalg.matmul

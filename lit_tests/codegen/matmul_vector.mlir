@@ -2,7 +2,7 @@
 // loop runs over k (16 rows of B per step), all of N inside it by [1, 32] register tiles,
 // each accumulating its 16 rows (vector.fma); with N outside k, each tile read a 128-byte
 // strip of every row of B, a row apart (MobileNetV2's 1280 x 1000 Gemm: 1.1 -> 0.5 ms).
-// RUN: dlc-opt %s -O2 --until=linalg | FileCheck %s
+// RUN: dlc-opt %s --cpu-target=avx512 -O2 --until=linalg | FileCheck %s
 
 // CHECK-LABEL: func.func @test_vector_matrix
 // CHECK:         scf.for %[[K:.*]] = %{{.*}} to %{{.*}} step %c16

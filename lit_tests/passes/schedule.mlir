@@ -1,7 +1,16 @@
-// RUN: dlc-opt %s --split-input-file -p 'builtin.module(dlc-schedule)' | FileCheck %s
+// RUN: dlc-opt %s --split-input-file -p 'builtin.module(dlc-schedule{target=avx512})' | FileCheck %s
+// RUN: dlc-opt %s --split-input-file -p 'builtin.module(dlc-schedule{target=avx2})' | FileCheck %s --check-prefix=AVX2
 
 // A 16x64x32 matmul: register tile 8x32 (two loops), a k loop carrying the 8x32 accumulator
 // in registers (hoisted out of it), one vector.fma per accumulator row per k.
+
+// The same on an AVX2 CPU (16 ymm registers of 8 lanes, `codegen/target.py`): a 4x16 tile.
+// AVX2-LABEL: func.func @test_matmul
+// AVX2:         scf.for {{.*}} step %c4
+// AVX2:           scf.for {{.*}} step %c16
+// AVX2:             scf.for {{.*}} iter_args(%{{.*}} = %{{.*}}) -> (vector<4x16xf32>)
+// AVX2-COUNT-4:       vector.fma {{.*}} : vector<16xf32>
+// AVX2-NOT:         vector<8x32xf32>
 
 // CHECK-LABEL: func.func @test_matmul
 // CHECK-NOT:     linalg.matmul
@@ -49,7 +58,7 @@ func.func @test_tiny_matmul(%a: tensor<16x16xf32>, %b: tensor<16x16xf32>, %c: te
 
 // With min-volume lowered, the same op is scheduled.
 
-// RUN: dlc-opt %s --split-input-file -p 'builtin.module(dlc-schedule{min-volume=1})' | FileCheck %s --check-prefix=ALL
+// RUN: dlc-opt %s --split-input-file -p 'builtin.module(dlc-schedule{min-volume=1 target=avx512})' | FileCheck %s --check-prefix=ALL
 // ALL-LABEL: func.func @test_tiny_matmul_scheduled
 // ALL-NOT:     linalg.matmul
 // ALL:         vector.fma

@@ -5,10 +5,13 @@ remainder becomes its own op with a full-size register tile: no masks, no dynami
 for cache (mc x nc x kc, loops in order n, k, m: a kc x nc panel of B stays in L2 while m runs
 over it), then for registers (mr x nr x 1); vectorize; the k loop's accumulator is hoisted.
 
-Tile heuristic, from the static shape only:
+Tile heuristic, from the static shape and the target CPU (`target.py`, the host's by default):
 - register tile: nr = 32 (two 16-lane vectors) when N >= 32, else N; mr = 8 when M >= 8, else
-  M (8 x 32 = 16 accumulators of the 32 zmm registers). mr == nr is avoided (LLVM 22.1.8
-  miscompiles shape_cast(broadcast) with equal inner tiles, PERF.md): mr is halved.
+  M (8 x 32 = 16 accumulators of the 32 zmm registers) on AVX-512; on AVX2 (16 ymm registers
+  of 8 lanes, where 8 x 32 spills) 4 x 16 likewise (8 accumulators; 6 x 16, 12 of them, ran
+  2.2x slower and 4 x 16 is 1.0-1.1x onnxruntime on the matmuls below; "8" and "32" in the
+  text stand for the target's tile). mr == nr is avoided (LLVM 22.1.8 miscompiles
+  shape_cast(broadcast) with equal inner tiles, PERF.md): mr is halved.
 - cache tile: the largest multiple of mr dividing the part's M and <= 64, of nr dividing N and
   <= 512; kc the largest divisor of K in [64, 256], else all of K. A vector-matrix product
   (M = 1) instead reads B row by row: cache loops k (kc = the largest divisor of K up to 16)
@@ -20,6 +23,10 @@ Tile heuristic, from the static shape only:
   the forall (`fusion.py`), whose iterations may run on threads.
 Only static f32 ops are matched. A constant B read transposed (Gemm transB=1, PyTorch's Linear)
 is transposed at compile time (`pretranspose_constant_b`), so the tile reads rows of B.
+
+On an AVX2 AMD EPYC, single thread, same process, dlc / onnxruntime, 8 x 32 -> 4 x 16 (issue
+18): [128,768]x[768,768] 2.8x -> 1.0x, [128,768]x[768,3072] 3.2x -> 1.1x, [197,768]x[768,3072]
+2.4x -> 1.1-1.4x, BERT (`make bench`) 2.4x -> 0.94x.
 
 Large 2-D matmuls are data-tiled instead (`packs`: M a multiple of 8 or at least 64, N of 32,
 K >= 128 and M*N*K >= 256^3): `pack` copies A to [M/8][K][8] and B to [N/32][K][32] (a constant B at
@@ -38,12 +45,11 @@ import numpy as np
 from mlir import ir
 from mlir.dialects import arith, linalg, tensor
 
-from dlc.passes.codegen import elementwise_lines, fusion
+from dlc.passes.codegen import elementwise_lines, fusion, target
 from dlc.passes.codegen.predicates import reassociation
 from dlc.passes.codegen.script import ANY, Lines, split, split_point, tile
 
 OPS = ("linalg.matmul", "linalg.batch_matmul")
-REGISTER_N, REGISTER_M = 32, 8
 CACHE_M, CACHE_N, CACHE_K = 64, 512, 256
 OUTER_M, OUTER_N = 128, 512
 GEMV_KC = 16  # rows of B per cache step of a vector-matrix product (M = 1)
@@ -119,9 +125,16 @@ def k_cache_tile(k: int, limit: int = CACHE_K) -> int:
     return k
 
 
+def register_limits() -> tuple[int, int]:
+    """The widest register tile (mr, nr) of the target CPU (`target.current()`): 8 x 32 on
+    AVX-512, 6 x 16 on AVX2."""
+    return target.current().matmul_tile
+
+
 def register_tile(m: int, n: int) -> tuple[int, int]:
-    nr = min(REGISTER_N, n)
-    mr = min(REGISTER_M, m)
+    register_m, register_n = register_limits()
+    nr = min(register_n, n)
+    mr = min(register_m, m)
     while mr == nr and mr > 1:  # equal inner tiles hit the LLVM 22 miscompile
         mr //= 2
     while m % mr:
@@ -155,7 +168,7 @@ def match(op: ir.Operation) -> Contraction | None:
     producer = fusion.init_producer(op)
     init = producer is not None
     if packs(op, m, n, k):  # (its epilogue is left to the elementwise schedule)
-        if m % PACK_M:  # padded (`pack`): only a fill is rebuilt at the padded size
+        if m % pack_tile()[0]:  # padded (`pack`): only a fill is rebuilt at the padded size
             init = init and producer.name == "linalg.fill"
         return Contraction(None, padded_rows(m), n, k, False, init, packed=True)
     return Contraction(batch, m, n, k, fusion.epilogue(op) is not None, init)
@@ -211,14 +224,15 @@ def tile_lines(handle: str, problem: Contraction, prefix: str) -> Lines:
     offset = 0 if problem.batch is None else 1
     result = Lines()
     m_parts = [(handle, problem.m)]
-    at = split_point(problem.m, REGISTER_M)
+    register_m, register_n = register_limits()
+    at = split_point(problem.m, register_m)
     if at is not None:
         ops, low, high = split(handle, offset, at, f"{prefix}m")
         result.ops += ops
         m_parts = [(low, at), (high, problem.m - at)]
     for i, (m_handle, m) in enumerate(m_parts):
         n_parts = [(m_handle, problem.n)]
-        at = split_point(problem.n, REGISTER_N)
+        at = split_point(problem.n, register_n)
         if at is not None:
             ops, low, high = split(m_handle, offset + 1, at, f"{prefix}n{i}")
             result.ops += ops
@@ -283,7 +297,9 @@ def prepare(op: ir.Operation) -> ir.Operation | None:
 # result stays row-major [M, N] for its users. Its multiply-add carries fastmath<contract>
 # (the register tile's unit dims are folded away before vectorizing, so no vector.contract is
 # left to lower to FMAs: LLVM contracts the pair).
-PACK_M, PACK_N = 8, 32  # the register tile: 8 x 32 = 16 accumulators of 16 lanes
+# The register tile (PACK_M x PACK_N below) is the target CPU's (`pack_tile`): 8 x 32 (16
+# accumulators of 16 lanes) on AVX-512, 6 x 16 (12 of 8 lanes) on AVX2; "8" and "32" in the
+# comments stand for it.
 PACK_VOLUME = 256 ** 3  # smaller matmuls keep the plain schedule (their panels stay in L1)
 PACK_K = 128  # ... and so do short reductions (the per-call pack would not pay)
 PACK_KC = 512  # kc of the packed product. The C tile is loaded and stored once per kc step;
@@ -299,9 +315,16 @@ PACK_PAD_M = 64  # an M that is not a multiple of PACK_M packs from this size on
 # them (its M split handles a remainder of rows without the padding's waste).
 
 
+def pack_tile() -> tuple[int, int]:
+    """(PACK_M, PACK_N): the packed product's register tile, the target CPU's
+    (`register_limits`); A is packed in panels of PACK_M rows, B of PACK_N columns."""
+    return register_limits()
+
+
 def padded_rows(m: int) -> int:
     """M rounded up to a multiple of the packed register tile's rows."""
-    return -(-m // PACK_M) * PACK_M
+    pack_m = pack_tile()[0]
+    return -(-m // pack_m) * pack_m
 
 
 def _plain_maps(op: ir.Operation) -> str | None:
@@ -316,9 +339,10 @@ def _plain_maps(op: ir.Operation) -> str | None:
 
 def packs(op: ir.Operation, m: int, n: int, k: int) -> bool:
     """Whether matmul `op` (static f32) takes the packed schedule."""
-    if op.name != "linalg.matmul" or n % PACK_N or k < PACK_K:
+    pack_m, pack_n = pack_tile()
+    if op.name != "linalg.matmul" or n % pack_n or k < PACK_K:
         return False
-    if m % PACK_M and m < PACK_PAD_M:
+    if m % pack_m and m < PACK_PAD_M:
         return False
     if m * n * k < PACK_VOLUME:
         return False
@@ -400,15 +424,16 @@ def pack(op: ir.Operation) -> ir.Operation:
     a, b, c = op.operands
     m, n = c.type.shape
     rows = padded_rows(m)
+    pack_m, pack_n = pack_tile()
     with ir.InsertionPoint(op), op.location:
         if rows != m:
             a, c = _pad_rows(a, rows), _padded_accumulator(c, rows)
-        a4 = _packed_operand(a, rows, PACK_M, True)
-        b4 = _packed_operand(b, n, PACK_N, transposed_b)
+        a4 = _packed_operand(a, rows, pack_m, True)
+        b4 = _packed_operand(b, n, pack_n, transposed_b)
         d = [ir.AffineDimExpr.get(i) for i in range(5)]  # mb, nb, m0, n0, k
         maps = [ir.AffineMap.get(5, 0, [d[0], d[4], d[2]]),
                 ir.AffineMap.get(5, 0, [d[1], d[4], d[3]]),
-                ir.AffineMap.get(5, 0, [d[0] * PACK_M + d[2], d[1] * PACK_N + d[3]])]
+                ir.AffineMap.get(5, 0, [d[0] * pack_m + d[2], d[1] * pack_n + d[3]])]
         generic = multiply_add([a4, b4, c], maps, ["parallel"] * 4 + ["reduction"])
         result = generic.results[0]
         if rows != m:
@@ -448,7 +473,7 @@ def packed_lines(handle: str, problem: Contraction, prefix: str) -> Lines:
     """The packed product's schedule: a forall of [mt, nt] output tiles holding the init,
     then cache tiles (nb, k, mb loops) and 8 x 32 register tiles (nb outer: a B panel stays
     in L1 while the A panels of the cache tile pass), the unit dims folded, vectorized."""
-    mr, nr = PACK_M, PACK_N
+    mr, nr = pack_tile()
     mt, nt = outer_tile(problem.m, mr, OUTER_M), outer_tile(problem.n, nr, OUTER_N)
     mt, nt = thread_tiles(problem.m, problem.n, problem.k, mt, nt, mr, nr)
     mc = largest_multiple_dividing(mt, mr, CACHE_M)

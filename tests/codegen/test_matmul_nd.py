@@ -2,7 +2,7 @@
 scheduled like the 2-D ones, numbers against numpy.
 
 Shapes: 3-D x 2-D (a transformer's Linear), 4-D x 4-D (attention), broadcast batch axes, sizes
-that do and do not divide the 8 x 32 register tiles; f32 (scheduled), int32 and float16 (the
+that do and do not divide the register tiles (the host's: `codegen/target.py`); f32 (scheduled), int32 and float16 (the
 naive path, same lowering). The Linear -> GELU -> Linear case guards the regression where the
 4-loop contraction generic absorbed the GELU (erf recomputed for every output column).
 """
@@ -16,6 +16,7 @@ import pytest
 from onnx import helper
 
 import dlc
+from dlc.passes.codegen.matmul import pack_tile
 from tests.conftest import make_model
 
 RNG = np.random.default_rng(0)
@@ -37,7 +38,8 @@ def scheduled(model: dlc.CompiledModel) -> bool:
     multiply-adds), no named contraction, no loop nest with a reduction iterator (an
     unscheduled generic contraction) left."""
     text = model.ir("linalg")
-    fma = "vector.fma" in text or "fastmath<contract> : vector<8x32xf32>" in text
+    mr, nr = pack_tile()
+    fma = "vector.fma" in text or f"fastmath<contract> : vector<{mr}x{nr}xf32>" in text
     return (fma and "linalg.matmul" not in text
             and "linalg.batch_matmul" not in text and '"reduction"' not in text)
 

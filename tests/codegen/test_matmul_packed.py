@@ -1,5 +1,6 @@
-"""The data-tiled (packed) matmul: A and B copied into the order the 8 x 32 register tile reads
-them (codegen/matmul.py, "data tiling"), a constant B packed at compile time.
+"""The data-tiled (packed) matmul: A and B copied into the order the register tile reads them
+(codegen/matmul.py, "data tiling"; the host's tile, `codegen/target.py`: 8 x 32 on AVX-512,
+4 x 16 on AVX2, "8" and "32" below), a constant B packed at compile time.
 
 Numbers against numpy across shapes that do and do not divide the packing transposes' tiles
 (K = 1000 and 130), outer tiles that are not powers of two (M = 264), a constant B read plainly
@@ -15,7 +16,7 @@ import pytest
 from onnx import helper
 
 import dlc
-from dlc.passes.codegen.matmul import PACK_PAD_M, PACK_VOLUME
+from dlc.passes.codegen.matmul import PACK_PAD_M, PACK_VOLUME, pack_tile
 from tests.conftest import make_model
 
 RNG = np.random.default_rng(7)
@@ -28,8 +29,9 @@ def random(*shape: int) -> np.ndarray:
 def packed(model: dlc.CompiledModel) -> bool:
     """The packed kernel: contracting multiply-adds on 8 x 32 register tiles, no matmul."""
     text = model.ir("linalg")
+    mr, nr = pack_tile()
     return ("linalg.matmul" not in text
-            and "arith.mulf" in text and "fastmath<contract> : vector<8x32xf32>" in text)
+            and "arith.mulf" in text and f"fastmath<contract> : vector<{mr}x{nr}xf32>" in text)
 
 
 def check(model: dlc.CompiledModel, inputs: list[np.ndarray], expected: np.ndarray) -> None:
@@ -68,8 +70,9 @@ def test_constant_weight_is_packed_at_compile_time(trans_b: int) -> None:
     compiled = dlc.compile(model)
     assert packed(compiled)
     linalg = compiled.ir("linalg")
-    assert "vector<1x8x16xf32> to vector<1x16x8xf32>" in linalg  # A is packed per call,
-    assert "vector<8x1x32xf32> to vector<1x8x32xf32>" not in linalg  # B at compile time
+    mr, nr = pack_tile()
+    assert f"vector<1x{mr}x16xf32> to vector<1x16x{mr}xf32>" in linalg  # A is packed per call,
+    assert f"vector<8x1x{nr}xf32> to vector<1x8x{nr}xf32>" not in linalg  # B at compile time
     x = random(m, k)
     check(compiled, [x], np.maximum(x @ (weight.T if trans_b else weight) + bias, 0))
 
@@ -83,12 +86,13 @@ def test_packed_matmul_on_two_threads() -> None:
 
 
 @pytest.mark.parametrize("m, n, k", [(512, 512, 64),  # K too short to pay for packing
-                                     (60, 1024, 512),  # M < PACK_PAD_M, not of 8
+                                     (62, 1024, 512),  # M < PACK_PAD_M, not of 8 or 4
                                      (256, 250, 512),  # N not a multiple of 32
                                      (128, 128, 128)],  # below PACK_VOLUME
                          ids=str)
 def test_other_matmuls_keep_the_plain_schedule(m: int, n: int, k: int) -> None:
-    assert m * n * k < PACK_VOLUME or k < 128 or (m % 8 and m < PACK_PAD_M) or n % 32
+    mr, nr = pack_tile()
+    assert m * n * k < PACK_VOLUME or k < 128 or (m % mr and m < PACK_PAD_M) or n % nr
     model = dlc.compile(matmul_model(m, n, k))
     assert not packed(model) and "vector.fma" in model.ir("linalg")
     a, b = random(m, k), random(k, n)

@@ -14,6 +14,7 @@ import pytest
 from onnx import helper
 
 import dlc
+from dlc.passes.codegen import target
 from dlc.passes.codegen.matmul import matmul_tiles, register_tile, thread_tiles
 from dlc.passes.codegen.script import split_point
 from tests.conftest import fma_position, make_model
@@ -42,8 +43,9 @@ def random(*shape: int) -> np.ndarray:
 
 
 # (M, N, K): divisible by 8x32 tiles, remainders in M, in N, in both, M < 8, N < 32,
-# equal register tiles avoided (8x8), prime sizes, a single row (vector-matrix: B read row by
-# row, K a multiple of 16 or prime)
+# equal register tiles avoided (8x8; 4x4 on AVX2), prime sizes, a single row (vector-matrix: B
+# read row by row, K a multiple of 16 or prime); each on both targets' tiles (AVX-512's 8 x 32,
+# AVX2's 4 x 16: `codegen/target.py`)
 MATMUL_SHAPES = [
     (64, 64, 64),
     (128, 96, 256),
@@ -58,21 +60,26 @@ MATMUL_SHAPES = [
     (1, 45, 757),
     (256, 10, 256),
     (131, 257, 67),
+    (64, 4, 256),
 ]
 
 
+@pytest.mark.parametrize("cpu", ["avx512", "avx2"])
 @pytest.mark.parametrize("m, n, k", MATMUL_SHAPES, ids=lambda v: str(v))
-def test_matmul_matches_numpy(m: int, n: int, k: int) -> None:
-    model = dlc.compile(matmul_model([m, k], [k, n]))
-    assert scheduled(model)
+def test_matmul_matches_numpy(m: int, n: int, k: int, cpu: str) -> None:
+    with target.use(cpu):
+        model = dlc.compile(matmul_model([m, k], [k, n]))
+        assert scheduled(model)
     a, b = random(m, k), random(k, n)
     check(model, [a, b], a @ b)
 
 
+@pytest.mark.parametrize("cpu", ["avx512", "avx2"])
 @pytest.mark.parametrize("batch, m, n, k", [(4, 64, 80, 48), (3, 19, 45, 33)])
-def test_batch_matmul_matches_numpy(batch: int, m: int, n: int, k: int) -> None:
-    model = dlc.compile(matmul_model([batch, m, k], [batch, k, n]))
-    assert scheduled(model)
+def test_batch_matmul_matches_numpy(batch: int, m: int, n: int, k: int, cpu: str) -> None:
+    with target.use(cpu):
+        model = dlc.compile(matmul_model([batch, m, k], [batch, k, n]))
+        assert scheduled(model)
     a, b = random(batch, m, k), random(batch, k, n)
     check(model, [a, b], a @ b)
 
@@ -124,10 +131,12 @@ def test_opt_level_1_does_not_schedule() -> None:
 # ----------------------------------------------------------------------------- heuristic
 
 
+@pytest.mark.parametrize("cpu", ["avx512", "avx2"])
 @pytest.mark.parametrize("m, n", [(64, 64), (8, 8), (16, 16), (4, 4), (7, 7), (3, 100)])
-def test_register_tiles_are_never_equal(m: int, n: int) -> None:
-    mr, nr = register_tile(m, n)
-    assert m % mr == 0 and (n % nr == 0 or nr == 32)
+def test_register_tiles_are_never_equal(m: int, n: int, cpu: str) -> None:
+    with target.use(cpu):
+        mr, nr = register_tile(m, n)
+    assert m % mr == 0 and (n % nr == 0 or nr == target.named(cpu).matmul_tile[1])
     assert mr != nr or mr == 1
 
 
@@ -143,10 +152,12 @@ def test_outer_tiles_leave_work_for_the_threads() -> None:
     assert thread_tiles(64, 40, 256, 64, 40, 8, 40) == (32, 40)  # (2 tiles of 320 Ki)
 
 
-def test_cache_tiles_divide_the_part() -> None:
-    tiles = matmul_tiles(96, 160, 1000)
+@pytest.mark.parametrize("cpu, tile", [("avx512", (8, 32)), ("avx2", (4, 16))])
+def test_cache_tiles_divide_the_part(cpu: str, tile: tuple[int, int]) -> None:
+    with target.use(cpu):
+        tiles = matmul_tiles(96, 160, 1000)
     (mc, nc, kc), (mr, nr, kr) = tiles.cache, tiles.register
-    assert (mr, nr, kr) == (8, 32, 1)
+    assert (mr, nr, kr) == (*tile, 1)
     assert 96 % mc == 0 and mc % mr == 0 and mc <= 64
     assert 160 % nc == 0 and nc % nr == 0
     assert 1000 % kc == 0 and 64 <= kc <= 256

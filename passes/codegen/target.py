@@ -1,0 +1,102 @@
+"""The target CPU of the schedules: its vector registers decide the matmul register tile.
+
+A register tile of mr x nr f32 accumulators must fit the vector registers beside one vector of
+B per column block and a broadcast of A: on AVX-512 (32 zmm registers of 16 lanes) the tile is
+8 x 32 (16 accumulators, PERF.md); on AVX2/FMA (16 ymm registers of 8 lanes) 8 x 32 needs 32
+accumulators and spills, so the tile is 4 x 16 (8 accumulators, 2 B vectors, a broadcast).
+On an AVX2 AMD EPYC, single thread, dlc / onnxruntime in one process (issue 18): matmul
+[128,768]x[768,3072] 3.2x with 8 x 32, 2.2x with 6 x 16 (12 accumulators: it fits, yet ran
+slower), 1.35x with 8 x 16, 1.05-1.1x with 4 x 16 and 5 x 16, 1.5x with 3 x 16 and 2 x 32,
+8.8x with 4 x 24; BERT 2.4x (8 x 32), 1.7x (6 x 16), 0.94x (4 x 16).
+
+The choice is a function of the CPU's feature names (`from_features`: /proc/cpuinfo's or gcc's
+spelling), so that tests and `dlc-opt` can pin either target (`dlc-schedule{target=avx2}`,
+`use`); by default the schedules follow the host (`host`), which the compile cache's key also
+names (`runtime/cache.py`). Any CPU without AVX2 keeps the AVX-512 tile (the tile of every
+CPU before issue 18).
+"""
+
+from __future__ import annotations
+
+import contextvars
+import platform
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class CpuTarget:
+    """What the schedules need of a CPU: its name (a `TARGETS` key), the f32 lanes of one
+    vector register, the number of vector registers, and the matmul register tile (mr, nr)."""
+
+    name: str
+    lanes: int
+    registers: int
+    matmul_tile: tuple[int, int]
+
+
+AVX512 = CpuTarget("avx512", 16, 32, (8, 32))
+AVX2 = CpuTarget("avx2", 8, 16, (4, 16))
+TARGETS = {t.name: t for t in (AVX512, AVX2)}
+DEFAULT = AVX512  # CPUs without AVX2 (and non-x86 ones): the tile dlc always had
+
+
+def from_features(features: Iterable[str]) -> CpuTarget:
+    """The target of a CPU with these feature flags: AVX-512 (avx512f) -> AVX512, AVX2 with FMA
+    -> AVX2, anything else -> DEFAULT."""
+    names = {f.lower().replace(".", "_") for f in features}
+    if "avx512f" in names:
+        return AVX512
+    if "avx2" in names and "fma" in names:
+        return AVX2
+    return DEFAULT
+
+
+def _cpuinfo_flags() -> list[str]:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("flags"):
+                return line.split(":", 1)[1].split()
+    except OSError:
+        pass
+    return []
+
+
+@cache
+def host() -> CpuTarget:
+    """The target of the CPU this process runs on (x86: /proc/cpuinfo's flags)."""
+    if platform.machine() not in ("x86_64", "AMD64", "i686", "i386"):
+        return DEFAULT
+    return from_features(_cpuinfo_flags())
+
+
+def named(name: str) -> CpuTarget:
+    """The target of a name: a `TARGETS` key, or "host"."""
+    if name == "host":
+        return host()
+    if name not in TARGETS:
+        raise ValueError(f"unknown CPU target {name!r}; targets are host, {', '.join(TARGETS)}")
+    return TARGETS[name]
+
+
+_CURRENT: contextvars.ContextVar[CpuTarget | None] = contextvars.ContextVar(
+    "dlc_cpu_target", default=None)
+
+
+def current() -> CpuTarget:
+    """The target the schedules are built for: the innermost `use`, else the host."""
+    return _CURRENT.get() or host()
+
+
+@contextmanager
+def use(target: CpuTarget | str) -> Iterator[CpuTarget]:
+    """Build schedules (and key the compile cache) for `target` inside the block."""
+    chosen = named(target) if isinstance(target, str) else target
+    token = _CURRENT.set(chosen)
+    try:
+        yield chosen
+    finally:
+        _CURRENT.reset(token)
