@@ -29,7 +29,11 @@ _ONE_SHOT = (
 _OUT_PARAMS = (
     # results become caller-allocated out-parameters: numpy owns every output
     "buffer-results-to-out-params{hoist-static-allocs modify-public-functions},"
-    "buffer-deallocation-pipeline"
+    # buffer-deallocation-pipeline, with dlc-split-deallocs before the simplification (which
+    # costs N^2 alias queries on the one dealloc of a function's N buffers)
+    "expand-realloc{emit-deallocs=false},canonicalize,ownership-based-buffer-deallocation,"
+    "canonicalize,dlc-split-deallocs,buffer-deallocation-simplification,"
+    "bufferization-lower-deallocations,cse,canonicalize"
 )
 _BUFFERIZE = _ONE_SHOT + _OUT_PARAMS
 # -O2: canonicalize folds the in-place iter_args of tiled loops, so that a result computed by a
@@ -72,7 +76,9 @@ def stage_pipelines(opt_level: int = 2, num_threads: int = 1) -> dict[str, str]:
     if opt_level >= 1:
         linalg += ",canonicalize,cse"
     if opt_level >= 2:
-        linalg += (",dlc-generalize-elementwise,func.func(linalg-fuse-elementwise-ops),"
+        # (dlc-fuse-elementwise: linalg-fuse-elementwise-ops with fused bodies of bounded
+        # size; unbounded, a chain of N elementwise ops cost N^2 in fusion)
+        linalg += (",dlc-generalize-elementwise,dlc-fuse-elementwise,"
                    "canonicalize,cse,dlc-polynomial-math,dlc-schedule,dlc-pad-in-place")
     bufferized = _BUFFERIZE if opt_level < 2 else _BUFFERIZE_O2
     to_llvm = _TO_LLVM
@@ -81,6 +87,9 @@ def stage_pipelines(opt_level: int = 2, num_threads: int = 1) -> dict[str, str]:
     llvm = to_llvm if opt_level < 1 else "canonicalize,cse," + to_llvm
     if opt_level >= 2:
         llvm = "dlc-lower-vectors," + llvm
+    # a function of more than 5000 ops (no benchmark model's main) becomes calls to parts of
+    # at most 500: LLVM (and convert-scf-to-cf) cost more than linear in one function's size
+    llvm = "dlc-split-functions," + llvm
     stages = {"dlc": dlc, "linalg": linalg, "bufferized": bufferized, "llvm": llvm}
     for stage, levels, text in _EXTENSIONS:
         if opt_level in levels:

@@ -8,5 +8,5 @@
 // CHECK:      named pipelines
 // CHECK-NEXT: -O0 builtin.module(dlc-verify,dlc-to-linalg,
 // CHECK-NEXT: -O1 builtin.module(
-// CHECK-NEXT: -O2 builtin.module({{.*}}linalg-fuse-elementwise-ops
+// CHECK-NEXT: -O2 builtin.module({{.*}}dlc-fuse-elementwise
 // CHECK-NEXT: -O3 builtin.module(
