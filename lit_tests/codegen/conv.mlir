@@ -2,7 +2,7 @@
 // transposed to NHWC, the filter is transposed to HWCF at compile time (a new constant), the
 // convolution becomes a 1-D loop nest of FMAs on an 8x32 register tile (OW x F), and the
 // result is transposed back to NCHW.
-// RUN: dlc-opt %s -p 'builtin.module(dlc-schedule)' | FileCheck %s
+// RUN: dlc-opt %s -p 'builtin.module(dlc-schedule{target=avx512})' | FileCheck %s
 
 // CHECK-LABEL: func.func @test_conv_3x3
 // CHECK-DAG:     %[[W:.*]] = arith.constant dense<{{.*}}> : tensor<3x3x4x32xf32>

@@ -1,11 +1,22 @@
-// dlc-schedule data-tiles an NHWC convolution whose constant filter has a multiple of 32
+// dlc-schedule data-tiles (AVX-512 tiles) an NHWC convolution whose constant filter has a multiple of 32
 // output channels (here 64) (codegen/packed_conv.py): the filter is packed at compile time to
 // [F/32][KH][KW][C][32], the conv becomes a generic over (n, oh, ow, fo, fi, kh, kw, c) writing
 // a [N, OH, OW, F/32, 32] view of the result, its bias broadcast and ReLU are rebuilt in that
 // shape and fused into the forall of output tiles, then into its [7, 32] register tiles: the
 // accumulator starts from the bias in registers, the contracting multiply-adds accumulate over
 // the reduction, the ReLU runs on the tile before its one store. The result is collapsed back to NHWC. A strided 3x3 conv keeps the plain schedule (vector.fma).
-// RUN: dlc-opt %s -p 'builtin.module(dlc-schedule)' --split-input-file | FileCheck %s
+// RUN: dlc-opt %s -p 'builtin.module(dlc-schedule{target=avx512})' --split-input-file | FileCheck %s
+// RUN: dlc-opt %s -p 'builtin.module(dlc-schedule{target=avx2})' --split-input-file | FileCheck %s --check-prefix=AVX2
+
+// On an AVX2 CPU (`codegen/target.py`) the filter is packed per 16 output channels and the
+// register tiles are [6, 16] (OW 14 = 12 + 2, the 2 peeled).
+// AVX2-LABEL: func.func @test_packed_1x1
+// AVX2:         scf.forall (%{{.*}}) in (4)
+// AVX2:           tensor.extract_slice {{.*}} : tensor<4x1x1x8x16xf32> to tensor<1x1x1x8x16xf32>
+// AVX2:             scf.for {{.*}} step %c6
+// AVX2:               scf.for {{.*}} -> (vector<6x16xf32>)
+// AVX2:                 arith.mulf {{.*}} fastmath<contract> : vector<6x16xf32>
+// AVX2-NOT:     vector<7x32xf32>
 
 #bias = affine_map<(d0, d1, d2, d3) -> (d3)>
 #id = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>

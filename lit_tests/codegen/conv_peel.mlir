@@ -3,7 +3,7 @@
 // its last iteration is peeled off as a 6-wide tile; both tiles start from the bias and apply
 // the ReLU in registers before their one store (the init and the epilogue fused into the
 // register tiles, with no separate pass over the output).
-// RUN: dlc-opt %s -p 'builtin.module(dlc-schedule)' | FileCheck %s
+// RUN: dlc-opt %s -p 'builtin.module(dlc-schedule{target=avx512})' | FileCheck %s
 
 // CHECK-LABEL: func.func @test_strided_conv_peeled
 // CHECK-NOT:     linalg.

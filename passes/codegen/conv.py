@@ -30,6 +30,9 @@ Tile heuristic, from the static shape (its functions, the `Conv` problem and the
   inner tiles hit the LLVM 22 miscompile, PERF.md); when no divisor in [4, 8] exists and OW > 8,
   OW is split at its last multiple of 8 (7 or 6 when 8 or the remainder equals the f tile):
   13 -> 8 + 5, 111 -> 104 + 7; the remainder is one register tile.
+- these are AVX-512's tiles; on AVX2 (`target.py`: 16 ymm registers of 8 lanes, where [8, 32]
+  tiles spill) the widths of F are 16 and 8 (packed blocks of 16) and OW tiles at most 6
+  (ResNet-50 2.9x -> 1.4x onnxruntime on an AVX2 AMD EPYC, single thread).
 - kc = all of C when kh * kw * C * f * 4 <= 64 KiB and that slice of the filter touches at
   most 128 pages of 4 KiB (wide F: a row of the filter per channel), else the largest divisor
   of C that fits both.

@@ -11,16 +11,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from dlc.passes.codegen import fusion
+from dlc.passes.codegen import fusion, target
 from dlc.passes.codegen.script import split
 
 OUTER_BYTES = 256 * 1024
 OUTER_F = 256  # the widest forall tile of an F that 32 and 16 do not divide
-REGISTER_F = (32, 16)  # register tile widths of F (two or one 16-lane vectors)
-OW_WIDTH, OW_MIN = 8, 4  # the widest register tile of OW; narrower divisors split OW
+# The register tiles follow the target CPU (`target.py`): on AVX-512, widths of F 32 and 16
+# (two or one 16-lane vectors), OW tiles up to 8 (`ow_width`), at most 24 accumulators (as
+# below); on AVX2 (16 ymm registers) F 16 and 8, OW up to 6, 12 accumulators. "32", "16" and
+# "8" in the comments stand for the target's.
+OW_MIN = 4  # narrower divisors of OW than this split OW
 OW_WHOLE = 14  # ... but an OW up to this with no such divisor is one register tile (split 8 + 5
 # without the peel, 13 read the filter twice: SqueezeNet's classifier conv 3.8 -> 3.1 ms) ...
-ACCUMULATORS = 24  # ... when its accumulators (16-lane vectors) fit the 32 zmm registers beside
+# ... when its accumulators (24 16-lane vectors on AVX-512) fit the 32 zmm registers beside
 # the filter's vectors and the broadcasts: 13 x 32 channels (26) spilled and copied registers
 # in the inner loop; 8 + 5, the 5 peeled (`ow_register`), took SqueezeNet 1.09x -> 1.01x
 # onnxruntime (Zen 5, same-process A/B)
@@ -46,10 +49,20 @@ class Conv:
     packed: bool = False  # data-tiled filter: `packed_conv.pack` rewrites it, `.lines` schedules
 
 
+def register_widths() -> tuple[int, ...]:
+    """The register tile widths of F, widest first: (32, 16) on AVX-512, (16, 8) on AVX2."""
+    return target.current().conv_widths
+
+
+def ow_width() -> int:
+    """The widest register tile of OW: 8 on AVX-512, 6 on AVX2."""
+    return target.current().conv_ow
+
+
 def filter_tile(f: int) -> int:
     """The register tile of an F part: 32 or 16 when it divides the part, else the whole part
     (`filter_parts` makes every part a multiple of 32 or at most 32 wide)."""
-    for width in REGISTER_F:
+    for width in register_widths():
         if f % width == 0:
             return width
     return f
@@ -59,34 +72,38 @@ def forall_filter_tile(f: int) -> int:
     """The forall tile of F: 32 or 16 when it divides F, all of F up to 32, else the largest
     divisor of F up to OUTER_F, preferring one whose remainder past a multiple of 32 is a
     multiple of 8 (1000: 200 = 192 + 8)."""
-    if f <= REGISTER_F[0] or any(f % width == 0 for width in REGISTER_F):
+    widths = register_widths()
+    if f <= widths[0] or any(f % width == 0 for width in widths):
         return filter_tile(f)
     divisors = [d for d in range(1, min(f, OUTER_F) + 1) if f % d == 0]
-    return max(divisors, key=lambda d: (d % REGISTER_F[0] % 8 == 0, d))
+    return max(divisors, key=lambda d: (d % widths[0] % 8 == 0, d))
 
 
 def filter_parts(f: int) -> list[int]:
     """An F tile split at its last multiple of 32 when it is wider than 32 and 32 and 16 do
     not divide it: [192, 8] for 200; at 16 when it is between 16 and 32: [16, 8] for 24 (a
     24-wide register tile ran at 2 GFLOP/s)."""
-    if any(f % width == 0 for width in REGISTER_F) or f < REGISTER_F[-1]:
+    widths = register_widths()
+    if any(f % width == 0 for width in widths) or f < widths[-1]:
         return [f]
-    if f < REGISTER_F[0]:
-        return [REGISTER_F[-1], f - REGISTER_F[-1]]
-    at = f - f % REGISTER_F[0]
+    if f < widths[0]:
+        return [widths[-1], f - widths[-1]]
+    at = f - f % widths[0]
     return [at, f - at]
 
 
 def ow_tile(ow: int, f_tile: int) -> int:
     """The widest divisor of ow up to 8 other than f_tile (equal inner tiles miscompile); 0
     when there is none."""
-    return max((d for d in range(1, min(ow, OW_WIDTH) + 1) if ow % d == 0 and d != f_tile),
+    return max((d for d in range(1, min(ow, ow_width()) + 1) if ow % d == 0 and d != f_tile),
                default=0)
 
 
 def whole(ow: int, f_tile: int) -> bool:
     """Whether all of an OW without a divisor in [4, 8] is one register tile (`OW_WHOLE`)."""
-    return ow <= OW_WHOLE and ow != f_tile and ow * -(-f_tile // 16) <= ACCUMULATORS
+    cpu = target.current()
+    return (ow <= OW_WHOLE and ow != f_tile
+            and ow * -(-f_tile // cpu.lanes) <= cpu.conv_accumulators)
 
 
 def ow_parts(ow: int, f_tile: int) -> list[int]:
@@ -95,7 +112,7 @@ def ow_parts(ow: int, f_tile: int) -> list[int]:
     13 -> [13] with 16 channels, [8, 5] with 32; 111 -> [104, 7]."""
     if ow_tile(ow, f_tile) >= OW_MIN or whole(ow, f_tile):
         return [ow]
-    for width in range(OW_WIDTH, OW_MIN - 1, -1):
+    for width in range(ow_width(), OW_MIN - 1, -1):
         rest = ow % width
         if width != f_tile and rest != f_tile:
             return [ow - rest, rest] if rest else [ow]

@@ -1,5 +1,6 @@
 """Data tiling of convolutions: the filter packed per block of 32 output channels (16 where 32
-does not divide F: MobileNetV2's 144, SqueezeNet's 16 and 48; "32" below stands for the block).
+does not divide F: MobileNetV2's 144, SqueezeNet's 16 and 48; always 16 on AVX2, `blocks`; "32"
+below stands for the block).
 
 An NHWC convolution reads its HWCF filter in rows F*4 bytes apart (one row per kh, kw, c):
 with F = 512-2048 every row of a register tile's filter slice is on its own page and the
@@ -48,7 +49,7 @@ import numpy as np
 from mlir import ir
 from mlir.dialects import arith, linalg, tensor
 
-from dlc.passes.codegen import elementwise_lines, fusion
+from dlc.passes.codegen import elementwise_lines, fusion, target
 from dlc.passes.codegen.conv_common import (
     OUTER_BYTES,
     Conv,
@@ -64,7 +65,6 @@ from dlc.passes.codegen.matmul import multiply_add
 from dlc.passes.codegen.predicates import maps, reassociation, window
 from dlc.passes.codegen.script import ANY, Lines, tile
 
-BLOCKS = (32, 16)  # output channels per packed filter block (two or one 16-lane vectors)
 OUTER_FILTER = 1024 * 1024  # the filter slice of one forall tile (half the 2 MiB L2)
 REGISTER_FUSION = True  # init and epilogue fused into the register tiles (see below)
 MIN_TILES = 4  # forall tiles (of output channels and rows) wanted, for the threads
@@ -91,8 +91,15 @@ def packs(op: ir.Operation, problem: Conv, filter_attr: ir.DenseElementsAttr | N
 
 
 def block_of(f: int) -> int:
-    """The filter block of F output channels: 32 when it divides F, else 16, else 0."""
-    return next((b for b in BLOCKS if f % b == 0), 0)
+    """The filter block of F output channels: 32 when it divides F, else 16, else 0 (the
+    target CPU's blocks, `target.py`: 16 alone on AVX2)."""
+    return next((b for b in blocks() if f % b == 0), 0)
+
+
+def blocks() -> tuple[int, ...]:
+    """Output channels per packed filter block, widest first: (32, 16) on AVX-512 (two or one
+    16-lane vectors), (16,) on AVX2 (two 8-lane vectors)."""
+    return target.current().conv_blocks
 
 
 def padded(f: int) -> int:
@@ -103,7 +110,7 @@ def padded(f: int) -> int:
     if block_of(f):
         return f
     if f >= PAD_MIN:
-        block = BLOCKS[0] if f >= 512 else BLOCKS[-1]
+        block = blocks()[0] if f >= 512 else blocks()[-1]
         return -(-f // block) * block
     return 0
 

@@ -1,4 +1,5 @@
-"""The target CPU of the schedules: its vector registers decide the matmul register tile.
+"""The target CPU of the schedules: its vector registers decide the matmul and conv register
+tiles.
 
 A register tile of mr x nr f32 accumulators must fit the vector registers beside one vector of
 B per column block and a broadcast of A: on AVX-512 (32 zmm registers of 16 lanes) the tile is
@@ -30,16 +31,26 @@ from pathlib import Path
 @dataclass(frozen=True)
 class CpuTarget:
     """What the schedules need of a CPU: its name (a `TARGETS` key), the f32 lanes of one
-    vector register, the number of vector registers, and the matmul register tile (mr, nr)."""
+    vector register, the number of vector registers, the matmul register tile (mr, nr), and
+    the convolutions' (`conv_common.py`): the register widths of F (unpacked convs), the
+    packed filter's blocks of output channels, the widest OW register tile and the most
+    accumulators (vectors) of a whole-OW register tile."""
 
     name: str
     lanes: int
     registers: int
     matmul_tile: tuple[int, int]
+    conv_widths: tuple[int, ...] = (32, 16)
+    conv_blocks: tuple[int, ...] = (32, 16)
+    conv_ow: int = 8
+    conv_accumulators: int = 24
 
 
 AVX512 = CpuTarget("avx512", 16, 32, (8, 32))
-AVX2 = CpuTarget("avx2", 8, 16, (4, 16))
+# (convs: [6, 16] tiles, 12 accumulators; against [8, 32], a 3x3 64 -> 64 conv on 56 x 56
+# 2.8x -> 1.2x onnxruntime, 128 -> 128 on 28 x 28 7.4x -> 1.3x, 256 -> 256 on 14 x 14 8.1x ->
+# 1.2x; OW tiles of 4 ran the 14 x 14 one at 5.9x)
+AVX2 = CpuTarget("avx2", 8, 16, (4, 16), (16, 8), (16,), 6, 12)
 TARGETS = {t.name: t for t in (AVX512, AVX2)}
 DEFAULT = AVX512  # CPUs without AVX2 (and non-x86 ones): the tile dlc always had
 

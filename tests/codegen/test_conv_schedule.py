@@ -9,7 +9,7 @@ import pytest
 from onnx import TensorProto, helper
 
 import dlc
-from dlc.passes.codegen import conv, conv_common
+from dlc.passes.codegen import conv, conv_common, target
 from dlc.passes.codegen.conv import Conv
 from dlc.runtime import cache
 from tests.conftest import MATMUL_TOLERANCES, fma_position, make_model, run_both
@@ -128,6 +128,11 @@ def test_split_conv_matches_the_reference(c, h, f, kernel, stride, pad) -> None:
 
 
 def test_remainders_are_split_into_full_register_tiles() -> None:
+    with target.use("avx512"):  # (AVX-512's tiles; AVX2's: test_cpu_target.py)
+        _remainders_are_split_into_full_register_tiles()
+
+
+def _remainders_are_split_into_full_register_tiles() -> None:
     assert conv_common.forall_filter_tile(1000) == 200 and conv.filter_parts(200) == [192, 8]
     assert conv.filter_parts(64) == [64] and conv.filter_parts(24) == [16, 8]
     assert conv.filter_parts(12) == [12] and conv.filter_parts(16) == [16]

@@ -124,3 +124,36 @@ def test_the_pass_option_pins_the_target() -> None:
         with pytest.raises(ir.MLIRError, match="unknown target 'avx9'"):
             build_pass_manager("builtin.module(dlc-schedule{target=avx9})").run(
                 module.operation)
+
+
+def test_conv_tiles() -> None:
+    from dlc.passes.codegen import conv_common, packed_conv
+
+    with target.use("avx512"):
+        assert packed_conv.blocks() == (32, 16) and conv_common.register_widths() == (32, 16)
+        assert conv_common.ow_register(56, 32) == (8, False)
+        assert conv_common.ow_parts(14, 32) == [14] and conv_common.ow_register(14, 32)[0] == 7
+    with target.use("avx2"):
+        assert packed_conv.blocks() == (16,) and conv_common.register_widths() == (16, 8)
+        assert packed_conv.block_of(64) == 16 and packed_conv.padded(1000) == 1008
+        assert conv_common.ow_register(56, 16) == (4, False)  # (56 = 14 x 4: no 5 or 6)
+        assert conv_common.ow_register(14, 16) == (6, True)  # (14 = 12 + 2, the 2 peeled)
+        assert conv_common.filter_parts(24) == [24] and conv_common.filter_tile(24) == 8
+
+
+@pytest.mark.parametrize("name", ["avx512", "avx2"])
+@pytest.mark.parametrize("c, h, f, kernel, stride", [
+    (16, 14, 64, 3, 1),  # packed: OW 14 (avx2: 12 + 2)
+    (24, 13, 48, 1, 1),  # packed, 16-wide blocks, OW 13
+    (16, 13, 1000, 1, 1),  # packed, F padded
+    (8, 15, 24, 3, 2),  # plain (strided 3x3), F 24
+], ids=str)
+def test_each_target_runs_convs_correctly(name: str, c: int, h: int, f: int, kernel: int,
+                                          stride: int) -> None:
+    from tests.codegen.test_conv_packed import single_conv
+    from tests.conftest import MATMUL_TOLERANCES, run_both
+
+    model = single_conv(c, h, h, f, kernel, stride, kernel // 2)
+    with target.use(name):
+        run_both(model, [RNG.standard_normal((1, c, h, h)).astype(np.float32)],
+                 tolerances=MATMUL_TOLERANCES)
