@@ -6,7 +6,8 @@ more than linear in the size of one function: a 1000-node elementwise chain at -
 of its 40 s compile in LLVM (issue 20). This pass (on the memrefs, before the lowering to
 the llvm dialect; CPU pipelines only) cuts the top-level ops of every single-block function
 of more than `min-ops` ops (nested ones included; 5000: no benchmark model's `main` has as
-many, their code is unchanged) into consecutive runs of at most `max-ops` (500; a run holds
+many, their code is unchanged; the -O0/-O1 pipelines set 0: any function of more than
+`max-ops`, LLVM's cost there matters more than run time) into consecutive runs of at most `max-ops` (500; a run holds
 at least one op), and moves each run into a private function
 (`<name>__part<k>`, internal linkage, `noinline`: LLVM must not inline them back) called in
 its place, in order. A value a run uses from before it becomes an argument, a value used

@@ -135,8 +135,9 @@ def compile_with(model: onnx.ModelProto, opt_level: int, max_ops: int | None):
     """`model` compiled with dlc-split-functions{max-ops} (None: the pipeline's own)."""
     pipelines = dict(stage_pipelines(opt_level))
     if max_ops is not None:
-        pipelines["llvm"] = pipelines["llvm"].replace(
-            "dlc-split-functions", f"dlc-split-functions{{max-ops={max_ops} min-ops=0}}")
+        first, rest = pipelines["llvm"].split(",", 1)
+        assert first.startswith("dlc-split-functions")
+        pipelines["llvm"] = f"dlc-split-functions{{max-ops={max_ops} min-ops=0}},{rest}"
     context = make_context()
     imported = import_model(model, context)
     with cache.disabled():
