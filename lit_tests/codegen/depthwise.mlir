@@ -1,7 +1,7 @@
 // dlc-schedule vectorizes an NHWC depthwise convolution over channels: tiled [1, 1, 8, 32]
 // over (n, oh, ow, c), a kh loop carrying the 8x32 accumulator in registers (hoisted), one
 // FMA per kernel column on the whole register tile.
-// RUN: dlc-opt %s --split-input-file -p 'builtin.module(dlc-schedule)' | FileCheck %s
+// RUN: dlc-opt %s --split-input-file -p 'builtin.module(dlc-schedule{target=avx512})' | FileCheck %s
 
 // CHECK-LABEL: func.func @test_depthwise_3x3
 // CHECK-NOT:     linalg.depthwise_conv_2d

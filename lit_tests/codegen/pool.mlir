@@ -1,7 +1,7 @@
 // dlc-schedule vectorizes NHWC max and sum pooling over channels, like a depthwise
 // convolution without a filter: an 8x32 (OW x C) tile, a kh loop carrying it in registers,
 // one max (or add) per window column (strided windows: one per output column and tap).
-// RUN: dlc-opt %s --split-input-file -p 'builtin.module(dlc-schedule)' | FileCheck %s
+// RUN: dlc-opt %s --split-input-file -p 'builtin.module(dlc-schedule{target=avx512})' | FileCheck %s
 
 // CHECK-LABEL: func.func @test_max_pool_3x3_s2
 // CHECK-NOT:     linalg.pooling

@@ -14,7 +14,8 @@ register tiles (`register_fused`, also used by pool.py): the accumulator starts 
 and the ReLU6 runs on it before its store (MobileNetV2 0.95x -> 0.93x onnxruntime, Zen 5,
 same-process A/B; ResNet-18's max pool unchanged).
 
-Tile heuristic, from the static shape: c = 32 when C % 32 == 0, else 16 (C is split into a
+Tile heuristic, from the static shape (channel widths of the target CPU, `c_widths`: 32 and 16
+on AVX-512, 16 and 8 on AVX2): c = 32 when C % 32 == 0, else 16 (C is split into a
 multiple of 16 and a remainder computed whole) or all of C when C < 16; ow = the largest
 divisor of OW in [4, 8] other than c (equal inner tiles hit the LLVM 22 miscompile,
 PERF.md), else all of OW when OW < 8, else 8 (OW is split into a multiple of 8 and a
@@ -32,12 +33,11 @@ from dataclasses import dataclass
 
 from mlir import ir
 
-from dlc.passes.codegen import elementwise_lines, fusion
+from dlc.passes.codegen import elementwise_lines, fusion, target
 from dlc.passes.codegen.script import Lines, split_parts, tile
 
 NHWC = "linalg.depthwise_conv_2d_nhwc_hwc"
 REGISTER_FUSION = True  # init and epilogue fused into the register tiles (`register_fused`)
-C_WIDTHS = (32, 16)
 OW_MAX, OW_MIN = 8, 4
 OUTER_BYTES = 16 * 1024  # the output tile of one forall iteration (rows of all channels):
 # in L1 between the init, the conv and the epilogue (256 KiB: 1.2-1.9x onnxruntime's kernel on
@@ -75,9 +75,16 @@ def volume(problem: Depthwise) -> int:
     return p.n * p.oh * p.ow * p.c * p.kh * p.kw
 
 
+def c_widths() -> tuple[int, ...]:
+    """The channel tiles, widest first: the target CPU's (`target.py`): 32 and 16 on AVX-512,
+    16 and 8 on AVX2 (an [8, 32] tile spills its 16 ymm registers: MobileNetV2 1.43x -> 1.06x
+    onnxruntime, single thread, AVX2 AMD EPYC)."""
+    return target.current().window_widths
+
+
 def c_tile(c: int) -> int:
     """The channel tile of a part whose C is a multiple of it (see `lines`)."""
-    for width in C_WIDTHS:
+    for width in c_widths():
         if c % width == 0:
             return width
     return c
@@ -105,7 +112,7 @@ def window_lines(handle: str, ow: int, c: int, kh: int, prefix: str) -> Lines:
     kh, kw): depthwise convolutions and poolings."""
     ops: list[str] = []
     result = Lines(ops)
-    c_width = min(C_WIDTHS[-1], c)
+    c_width = min(c_widths()[-1], c)
     for i, (c_handle, c_part) in enumerate(split_parts(handle, 3, c, c_width, f"{prefix}c", ops)):
         ow_parts = split_parts(c_handle, 2, ow, _ow_split_width(ow), f"{prefix}w{i}", ops)
         for j, (part, ow_part) in enumerate(ow_parts):
@@ -139,7 +146,7 @@ def register_fused(handle: str, problem, ops: tuple[str, ...], prefix: str) -> L
     (its parts are split) or nothing is fused."""
     p = problem
     ct = c_tile(p.c)
-    if not (REGISTER_FUSION and p.greedy and (p.epilogue or p.init)) or p.c % C_WIDTHS[-1]:
+    if not (REGISTER_FUSION and p.greedy and (p.epilogue or p.init)) or p.c % c_widths()[-1]:
         return None
     width = _ow_split_width(p.ow)
     peel = width != p.ow  # (OW split at a multiple of 8: the remainder is the peeled tile)

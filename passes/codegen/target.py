@@ -34,7 +34,8 @@ class CpuTarget:
     vector register, the number of vector registers, the matmul register tile (mr, nr), and
     the convolutions' (`conv_common.py`): the register widths of F (unpacked convs), the
     packed filter's blocks of output channels, the widest OW register tile and the most
-    accumulators (vectors) of a whole-OW register tile."""
+    accumulators (vectors) of a whole-OW register tile; the channel widths of depthwise convs
+    and pools (`depthwise.py`)."""
 
     name: str
     lanes: int
@@ -44,13 +45,15 @@ class CpuTarget:
     conv_blocks: tuple[int, ...] = (32, 16)
     conv_ow: int = 8
     conv_accumulators: int = 24
+    window_widths: tuple[int, ...] = (32, 16)
 
 
 AVX512 = CpuTarget("avx512", 16, 32, (8, 32))
 # (convs: [6, 16] tiles, 12 accumulators; against [8, 32], a 3x3 64 -> 64 conv on 56 x 56
 # 2.8x -> 1.2x onnxruntime, 128 -> 128 on 28 x 28 7.4x -> 1.3x, 256 -> 256 on 14 x 14 8.1x ->
 # 1.2x; OW tiles of 4 ran the 14 x 14 one at 5.9x)
-AVX2 = CpuTarget("avx2", 8, 16, (4, 16), (16, 8), (16,), 6, 12)
+# (depthwise convs and pools: [8, 16] tiles; MobileNetV2 1.43x -> 1.06x onnxruntime)
+AVX2 = CpuTarget("avx2", 8, 16, (4, 16), (16, 8), (16,), 6, 12, (16, 8))
 TARGETS = {t.name: t for t in (AVX512, AVX2)}
 DEFAULT = AVX512  # CPUs without AVX2 (and non-x86 ones): the tile dlc always had
 

@@ -157,3 +157,30 @@ def test_each_target_runs_convs_correctly(name: str, c: int, h: int, f: int, ker
     with target.use(name):
         run_both(model, [RNG.standard_normal((1, c, h, h)).astype(np.float32)],
                  tolerances=MATMUL_TOLERANCES)
+
+
+def test_depthwise_and_pool_channel_tiles() -> None:
+    from dlc.passes.codegen import depthwise
+
+    with target.use("avx512"):
+        assert depthwise.c_widths() == (32, 16) and depthwise.c_tile(48) == 16
+    with target.use("avx2"):
+        assert depthwise.c_widths() == (16, 8)
+        assert depthwise.c_tile(64) == 16 and depthwise.c_tile(40) == 8
+
+
+@pytest.mark.parametrize("name", ["avx512", "avx2"])
+@pytest.mark.parametrize("x_shape", [(1, 18, 18, 32), (1, 14, 13, 40), (2, 17, 17, 24)],
+                         ids=str)
+def test_each_target_runs_depthwise_convs_correctly(name: str, x_shape) -> None:
+    from tests.codegen.test_depthwise import compile_linalg, depthwise_reference, depthwise_text
+
+    text, y_shape = depthwise_text(x_shape, 3, 1, 1)
+    with target.use(name):
+        model = compile_linalg(text)
+        assert "vector.fma" in model.ir("linalg")
+    x = RNG.standard_normal(x_shape).astype(np.float32)
+    w = RNG.standard_normal((3, 3, x_shape[3])).astype(np.float32)
+    b = RNG.standard_normal(y_shape).astype(np.float32)
+    expected = depthwise_reference(x, w, b, 1, 1)
+    np.testing.assert_allclose(model(x, w, b)[0], expected, rtol=1e-5, atol=1e-5)
