@@ -1,5 +1,5 @@
-"""The target CPU of the schedules: its vector registers decide the matmul and conv register
-tiles.
+"""The target CPU of the schedules: its vector registers decide the register tiles of matmuls,
+convs, depthwise convs and pools.
 
 A register tile of mr x nr f32 accumulators must fit the vector registers beside one vector of
 B per column block and a broadcast of A: on AVX-512 (32 zmm registers of 16 lanes) the tile is

@@ -1,6 +1,6 @@
 """The register tiles follow the target CPU (`dlc.passes.codegen.target`, issue 18): AVX-512 ->
-8 x 32 matmul tiles, AVX2/FMA -> 4 x 16 (8 x 32 spills AVX2's 16 ymm registers), a function of
-the feature flags; each target's code compiles and computes the same numbers on this machine
+8 x 32 matmul tiles, AVX2/FMA -> 4 x 16 (8 x 32 spills AVX2's 16 ymm registers), and the
+convs', depthwise convs' and pools' likewise, a function of the feature flags; each target's code compiles and computes the same numbers on this machine
 (the IR is target-independent vectors: LLVM legalizes 16-lane vectors on an AVX2 host), the
 pass option and dlc-opt's flag pin it, and the compile cache keys it.
 """
