@@ -153,6 +153,15 @@ class Step:
     stage: str
     text: str
     extra: bool  # added by the higher opt level
+    # the lower level's options of the same pass (`dlc-split-functions{min-ops=0}` at -O0,
+    # without options at -O2): run until this step is added, which swaps in `text`
+    replaces: str | None = None
+
+    def chosen(self, added: bool) -> str | None:
+        """The pass text this step runs, with the step added or not (None: not at all)."""
+        if added or not self.extra:
+            return self.text
+        return self.replaces
 
 
 def pipeline_steps(low: int, high: int, num_threads: int = 1) -> list[Step]:
@@ -169,6 +178,9 @@ def pipeline_steps(low: int, high: int, num_threads: int = 1) -> list[Step]:
             if at < len(base) and base[at] == text:
                 steps.append(Step(stage, text, False))
                 at += 1
+            elif at < len(base) and _name(base[at]) == _name(text):  # (other options)
+                steps.append(Step(stage, text, True, replaces=base[at]))
+                at += 1
             else:
                 steps.append(Step(stage, text, True))
         if at != len(base):
@@ -177,7 +189,13 @@ def pipeline_steps(low: int, high: int, num_threads: int = 1) -> list[Step]:
     return steps
 
 
-def compile_steps(model, steps: list[Step], input_shapes=None):
+def _name(text: str) -> str:
+    """A pass's name without its options (`dlc-split-functions{min-ops=0}` ->
+    `dlc-split-functions`)."""
+    return text.split("{", 1)[0].strip()
+
+
+def compile_steps(model, steps: list[tuple[Step, str]], input_shapes=None):
     """A callable of `model` compiled by the pipeline of `steps`, or the CompileError."""
     from dlc.compiler import compile_imported
     from dlc.dialects import make_context
@@ -186,7 +204,8 @@ def compile_steps(model, steps: list[Step], input_shapes=None):
 
     context = make_context()
     imported = import_model(model, context, input_shapes)
-    pipelines = {stage: ",".join(s.text for s in steps if s.stage == stage) for stage in STAGES}
+    pipelines = {stage: ",".join(text for step, text in steps if step.stage == stage)
+                 for stage in STAGES}
     return compile_imported(context, imported, pipelines=pipelines)
 
 
@@ -200,7 +219,8 @@ def bisect_passes(model: onnx.ModelProto, inputs: dict[str, np.ndarray], low: in
     want = None
     last_good = None  # (count of extras added, description)
     for count in range(len(extras) + 1):
-        chosen = [s for i, s in enumerate(steps) if not s.extra or i in extras[:count]]
+        chosen = [(s, text) for i, s in enumerate(steps)
+                  if (text := s.chosen(i in extras[:count])) is not None]
         added = steps[extras[count - 1]] if count else None
         label = f"+ {added.text} ({added.stage})" if added else f"-O{low}"
         try:

@@ -104,3 +104,15 @@ def test_a_correct_model_matches(planted, against):
 def test_bad_opt_levels(planted, levels):
     done = dlc("bisect", "model.onnx", "--opt-levels", levels, cwd=planted)
     assert done.returncode == 1 and "dlc: error: --opt-levels" in done.stderr, done.stderr
+
+
+def test_a_pass_with_other_options_is_swapped_in_when_added():
+    """-O0 runs dlc-split-functions{min-ops=0}, -O2 without options: the bisect's baseline
+    runs -O0's, and adding the step swaps in -O2's (rather than refusing to bisect)."""
+    from dlc.tools.bisect import pipeline_steps
+
+    steps = pipeline_steps(0, 2)
+    swapped = [s for s in steps if s.replaces is not None]
+    assert swapped and all(s.extra for s in swapped)
+    split = next(s for s in swapped if s.text.startswith("dlc-split-functions"))
+    assert split.chosen(False) == split.replaces != split.text == split.chosen(True)
