@@ -34,6 +34,8 @@ from pathlib import Path
 
 import numpy as np
 
+from dlc.tools.dlc_cli import time_calls
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # (benchmarks/zoo.py, light_models)
 
 SEQ = 128
@@ -92,13 +94,7 @@ def export(module, feeds: dict, names: list[str], path: Path) -> Path:
 
 
 def median_ms(call, repeat: int) -> float:
-    call()
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        call()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times) * 1e3
+    return statistics.median(time_calls(call, repeat, warmup=1)) * 1e3
 
 
 def relative_error(got: np.ndarray, expected: np.ndarray) -> float:

@@ -41,6 +41,7 @@ from onnx import TensorProto, helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
 
 import dlc
+from dlc.tools.dlc_cli import time_calls
 
 RNG = np.random.default_rng(0)
 
@@ -154,14 +155,7 @@ def bert_int8(layers: int, out: Path) -> tuple[onnx.ModelProto, dict[str, np.nda
 
 def timed(fn, repeat: int) -> float:
     """Median seconds of `repeat` calls of fn after 3 warm-up calls."""
-    for _ in range(3):
-        fn()
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+    return statistics.median(time_calls(fn, repeat, warmup=3))
 
 
 def run(name: str, repeat: int, case=None) -> dict:

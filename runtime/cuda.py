@@ -150,9 +150,8 @@ class ResidentBuffers:
     """Device copies of a model's constants (its weights), uploaded once and freed with this
     object: the `{dlc.resident}` arguments of the host code (`dlc-gpu-device-buffers`)."""
 
-    def __init__(self, arrays: Sequence[np.ndarray]):
-        library = require()
-        self._context = _Context(library)
+    def __init__(self, arrays: Sequence[np.ndarray], context: _Context):
+        self._context = context
         self.pointers: list[int] = []
         self.nbytes = 0
         with self._context as driver:
@@ -252,14 +251,14 @@ class CudaFunction(NativeFunction):
 
     def __init__(self, module: ir.Module, signature: Signature, *, entry: str = "main",
                  checks: Sequence[str] = (), resident: Sequence[np.ndarray] = ()):
-        require()
+        context = _Context(require())
         super().__init__(signature, checks, lock_key=None)
-        self.resident = ResidentBuffers(resident)
+        self.resident = ResidentBuffers(resident, context)
         self.entry = entry
         libraries = [*runtime_libraries(), wrappers_library()]
         self._engine = ExecutionEngine(module, opt_level=2, shared_libs=libraries)
         # (registered symbols take precedence over the wrappers' of the same name)
-        self.pool = DevicePool(self.resident._context)
+        self.pool = DevicePool(context)
         self._engine.raw_register_runtime(
             "mgpuMemAlloc", ctypes.cast(self.pool.alloc_callback, ctypes.c_void_p))
         self._engine.raw_register_runtime(

@@ -73,6 +73,19 @@ def _is_linalg_output(op: ir.Operation, number: int) -> bool:
     return number >= inputs
 
 
+def _ops_named(function: ir.Operation, name: str) -> list[ir.Operation]:
+    """The ops called `name` in `function`, in walk order (collected before any rewrite)."""
+    found: list[ir.Operation] = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if op.name == name:
+            found.append(op)
+        return ir.WalkResult.ADVANCE
+
+    function.walk(visit)
+    return found
+
+
 def _device_alloc(memref_type: ir.Type) -> ir.Value:
     return gpu.AllocOp(memref_type, None, [], [], []).result
 
@@ -122,14 +135,7 @@ def move_arguments(function: ir.Operation) -> None:
 
 def move_allocs(function: ir.Operation) -> None:
     """memref.alloc -> gpu.alloc (freed at the end of its block unless passed on)."""
-    found: list[ir.Operation] = []
-
-    def visit(op: ir.Operation) -> ir.WalkResult:
-        if op.name == "memref.alloc":
-            found.append(op)
-        return ir.WalkResult.ADVANCE
-
-    function.walk(visit)
+    found = _ops_named(function, "memref.alloc")
     for alloc in found:
         block = alloc.block
         terminator = block.operations[len(block.operations) - 1]
@@ -147,14 +153,7 @@ def move_constants(function: ir.Operation) -> None:
     """Each memref.get_global moves to the entry and is copied into a device buffer there;
     before each return, a global the function writes (the status of the runtime index checks)
     is copied back, and the device buffer freed."""
-    found: list[ir.Operation] = []
-
-    def visit(op: ir.Operation) -> ir.WalkResult:
-        if op.name == "memref.get_global":
-            found.append(op)
-        return ir.WalkResult.ADVANCE
-
-    function.walk(visit)
+    found = _ops_named(function, "memref.get_global")
     entry = function.regions[0].blocks[0]
     returns = _returns(function)
     for get in found:
@@ -205,14 +204,7 @@ def resident_globals(function: ir.Operation) -> list[str]:
 def make_constants_resident(function: ir.Operation, globals_: dict[str, ir.Operation]) -> None:
     """Each constant global that `function` reads and never writes becomes a trailing argument
     marked `{dlc.resident = @global}` (one per global), in place of its `memref.get_global`s."""
-    found: list[ir.Operation] = []
-
-    def visit(op: ir.Operation) -> ir.WalkResult:
-        if op.name == "memref.get_global":
-            found.append(op)
-        return ir.WalkResult.ADVANCE
-
-    function.walk(visit)
+    found = _ops_named(function, "memref.get_global")
     entry = function.regions[0].blocks[0]
     arguments: dict[str, ir.Value] = {}
     for get in found:
@@ -244,14 +236,7 @@ def make_constants_resident(function: ir.Operation, globals_: dict[str, ir.Opera
 
 def copies_to_linalg(function: ir.Operation) -> None:
     """memref.copy(src, dst) -> linalg.copy ins(src) outs(dst), a kernel like the others."""
-    found: list[ir.Operation] = []
-
-    def visit(op: ir.Operation) -> ir.WalkResult:
-        if op.name == "memref.copy":
-            found.append(op)
-        return ir.WalkResult.ADVANCE
-
-    function.walk(visit)
+    found = _ops_named(function, "memref.copy")
     for copy in found:
         with ir.InsertionPoint(copy), copy.location:
             linalg.copy(copy.operands[0], outs=[copy.operands[1]])
