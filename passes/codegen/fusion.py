@@ -89,6 +89,11 @@ def epilogue(op: ir.Operation) -> ir.Operation | None:
         return None
     if any(_is_contraction(v.owner) for v in user.operands[:index]):
         return None  # (the first contraction an epilogue reads fuses it)
+    if _is_contraction(user.operands[-1].owner):
+        # (... and one that updates it in place, `write_in_place`, fused it first: a residual
+        # add of two convs, ResNet-D's downsample; both claimed it, the second one's packing
+        # rewrote it, and the first one's schedule failed: naive loops)
+        return None
     return user.operation if is_identity(maps(user)[index]) else None
 
 

@@ -34,7 +34,7 @@ the accumulator is stored once, after the epilogue (LLVM forwards the init's sto
 accumulator's load); small reductions gain most (a 1x1 64 -> 64 conv on 56x56: 0.53 -> 0.47 ms,
 MobileNetV2 1.50 -> 1.43x onnxruntime in one A/B run).
 
-Packed: f32 NHWC convs with a constant non-splat filter, F a multiple of 16, dilation 1,
+Packed: f32 NHWC convs with a constant filter (a splat one packs to a splat), F a multiple of 16, dilation 1,
 stride 1 (or any stride when the kernel is 1x1). Others keep `conv.py`'s schedule.
 """
 
@@ -80,7 +80,7 @@ TAG = fusion.PACKED  # marks the packed conv generic (and its tiles) for the scr
 
 def packs(op: ir.Operation, problem: Conv, filter_attr: ir.DenseElementsAttr | None) -> bool:
     """Whether NHWC conv `op` (matched as `problem`) takes the packed schedule."""
-    if filter_attr is None or filter_attr.is_splat or not padded(problem.f):
+    if filter_attr is None or not padded(problem.f):
         return False
     strides, dilations = window(op, "strides"), window(op, "dilations")
     if dilations != [1, 1] or (strides != [1, 1] and (problem.kh, problem.kw) != (1, 1)):
@@ -392,12 +392,16 @@ def pack(op: ir.Operation) -> ir.Operation:
     epilogue = fusion.epilogue(op)
     f32 = ir.F32Type.get()
     with ir.InsertionPoint(op), op.location:
-        array = np.array(weight.owner.attributes["value"])
-        packed = np.ascontiguousarray(
-            array.reshape(kh, kw, array.shape[2], f // block_of(f), block_of(f))
-            .transpose(3, 0, 1, 2, 4))
-        filter_value = arith.ConstantOp(ir.RankedTensorType.get(list(packed.shape), f32),
-                                        ir.DenseElementsAttr.get(packed)).result
+        attr = ir.DenseElementsAttr(weight.owner.attributes["value"])
+        c = weight.type.shape[2]
+        packed_type = ir.RankedTensorType.get([f // block_of(f), kh, kw, c, block_of(f)], f32)
+        if attr.is_splat:  # (a zero-initialised last layer of a block: timm's ResNets)
+            packed_attr = ir.DenseElementsAttr.get_splat(packed_type, attr.get_splat_value())
+        else:
+            array = np.array(attr)
+            packed_attr = ir.DenseElementsAttr.get(np.ascontiguousarray(
+                array.reshape(kh, kw, c, f // block_of(f), block_of(f)).transpose(3, 0, 1, 2, 4)))
+        filter_value = arith.ConstantOp(packed_type, packed_attr).result
         if strides != [1, 1]:  # (1x1 only: the strided positions, a view)
             n, oh, ow, _ = acc.type.shape
             sizes = [n, oh, ow, x.type.shape[3]]
