@@ -15,8 +15,10 @@ is transposed to HWCF at compile time, any other through a dlc.transpose — and
 average pooling. A grouped convolution (static shapes, 2 to MAX_GROUPS groups) becomes one NHWC
 conv per group on a channel slice of the input, their results concatenated along the channels
 (AlexNet's group-2 convs and ShuffleNet's group-3 ones ran on the naive path: 6.4x and 11x
-onnxruntime's time, now 0.8x and 1.3x). Lp pooling, convolutions with more groups, other ranks
-and integer types keep NCHW.
+onnxruntime's time, now 0.8x and 1.3x); one with more groups, or with at most GROUPED_WIDTH
+filters per group and a constant filter, becomes one grouped `dlc.conv_nhwc` (HWCF filter
+[KH, KW, C/G, M], `group` kept), which `codegen/grouped_conv.py` schedules (RegNet's 8 channels
+per group, EfficientViT's 16). Lp pooling, other ranks and integer types keep NCHW.
 """
 
 from __future__ import annotations
@@ -36,9 +38,13 @@ from dlc.passes.registry import ModulePass, register
 
 TO_NHWC, TO_NCHW = [0, 2, 3, 1], [0, 3, 1, 2]
 FCHW_TO_HWCF = [2, 3, 1, 0]
-# a grouped conv with up to this many groups becomes one conv per group (more: kept NCHW, one
-# grouped linalg op on the naive path; ResNeXt's 32 groups would be 32 schedules per layer)
+# a grouped conv with up to this many groups becomes one conv per group (more: one grouped
+# conv_nhwc; ResNeXt's 32 groups would be 32 schedules per layer)
 MAX_GROUPS = 16
+# ... except a conv of at most this many filters per group and a constant filter: one grouped
+# conv (`codegen/grouped_conv.py`; 13 groups of 8 filters on 28 x 28: 0.34 -> 0.27 ms, 4 groups
+# of 32 on 13 x 13: 0.45 -> 0.32 ms, AVX2, single thread)
+GROUPED_WIDTH = 32
 # the sinking rounds: a transpose with two uses (a residual) moves once the other use cancels
 ROUNDS = 3
 
@@ -76,8 +82,11 @@ def grouped_to_nhwc(op: ir.OpView) -> list[ir.Value] | None:
     x, w = op.operands[0], op.operands[1]
     attrs = attributes(op)
     group = attrs["group"]
-    if not (1 < group <= MAX_GROUPS) or not x.type.has_static_shape:
+    if not x.type.has_static_shape:
         return None
+    narrow = w.type.shape[0] // group <= GROUPED_WIDTH and constant_array(w) is not None
+    if group > MAX_GROUPS or narrow:
+        return grouped_conv_nhwc(op)
     channels = x.type.shape[1]
     per_group, out_per_group = channels // group, w.type.shape[0] // group
     loc = op.location
@@ -93,6 +102,16 @@ def grouped_to_nhwc(op: ir.OpView) -> list[ir.Value] | None:
                                if bias is not None else [])
         yg = build(CONV_NHWC, operands, attrs, loc=loc)
         y = yg if y is None else build(CONCAT, [y, yg], {"axis": 3}, loc=loc)
+    return [_transpose(y, TO_NCHW, loc)]
+
+
+def grouped_conv_nhwc(op: ir.OpView) -> list[ir.Value]:
+    # conv(x, W, b) with G groups -> transpose(conv_nhwc(transpose(x), W in HWCF, b, group G)):
+    # one grouped conv (`codegen/grouped_conv.py` schedules it)
+    loc = op.location
+    operands = [_transpose(op.operands[0], TO_NHWC, loc), _hwcf(op.operands[1], loc),
+                *op.operands[2:]]
+    y = build(CONV_NHWC, operands, attributes(op), loc=loc)
     return [_transpose(y, TO_NCHW, loc)]
 
 

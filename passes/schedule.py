@@ -4,7 +4,8 @@ At -O2/-O3 the linalg stage ends with this pass. It finds every op a schedule fa
 `dlc.passes.codegen` matches (static f32 `linalg.matmul` / `batch_matmul`: `codegen/matmul.py`;
 2-D NCHW convolutions with constant filters, computed in NHWC: `codegen/conv.py`;
 all-parallel `linalg.generic`: `codegen/elementwise.py`; NHWC depthwise convolutions:
-`codegen/depthwise.py`; NHWC max/sum pooling: `codegen/pool.py`; reductions along the innermost
+`codegen/depthwise.py`; NHWC grouped convolutions with constant filters:
+`codegen/grouped_conv.py`; NHWC max/sum pooling: `codegen/pool.py`; reductions along the innermost
 loop and the ops broadcasting their row results (softmax, layernorm): `codegen/reduction.py`)
 whose work is at least its threshold,
 tags each, and builds one transform-dialect script as text (a schedule per op, chosen from the
@@ -43,6 +44,7 @@ from dlc.passes.codegen import (
     elementwise,
     fusion,
     fusion_plan,
+    grouped_conv,
     matmul,
     packed_conv,
     pool,
@@ -60,7 +62,8 @@ TAG = "dlc.schedule"
 def candidates(module: ir.Operation, min_volume: int,
                min_elements: int) -> list[tuple[ir.Operation, object, object]]:
     """(op, family, problem) of every op to schedule, in program order."""
-    families = ((matmul, min_volume), (conv, min_volume), (elementwise, min_elements),
+    families = ((matmul, min_volume), (conv, min_volume), (grouped_conv, min_volume),
+                (elementwise, min_elements),
                 (depthwise, min_volume), (pool, min_volume), (reduction, min_elements))
     found: list[tuple[ir.Operation, object, object]] = []
 

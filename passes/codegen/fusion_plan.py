@@ -13,7 +13,7 @@ from dataclasses import replace
 
 from mlir import ir
 
-from dlc.passes.codegen import conv, depthwise, matmul
+from dlc.passes.codegen import conv, depthwise, grouped_conv, matmul
 from dlc.passes.codegen.fusion import _is_contraction, _is_op, epilogue, init_producer
 
 
@@ -45,6 +45,8 @@ def fuses_exactly(op: ir.Operation, scheduled: Callable[[ir.Operation], bool]) -
 def fused_elsewhere(op: ir.Operation) -> bool:
     """`op` is the epilogue or the init producer of a contraction that fuses it."""
     def problem(contraction: object) -> object | None:
+        if _is_op(contraction) and contraction.name == grouped_conv.NAMED:
+            return grouped_conv.match(contraction)
         if not _is_contraction(contraction):
             return None
         return (matmul.match(contraction) or conv.match(contraction)

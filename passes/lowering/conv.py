@@ -16,8 +16,10 @@ max pooling), then the window op reads the padded tensor without bounds checks.
   unsigned max -> `linalg.generic`; average divides by a compile-time count (a scalar when every
   window counts the same, a constant tensor otherwise); Lp sums |x|^p then takes the p-th root.
 - dlc.conv_nhwc / dlc.pool_nhwc (channels last, made by dlc-convert-layout): named ops only,
-  `linalg.conv_{1d_nwc_wcf,2d_nhwc_hwcf,3d_ndhwc_dhwcf}`, `linalg.depthwise_conv_2d_nhwc_hwc`
-  and `linalg.pooling_{nwc,nhwc}_{max,sum}`; `LIMITS` rejects any other instance before the
+  `linalg.conv_{1d_nwc_wcf,2d_nhwc_hwcf,3d_ndhwc_dhwcf}`, `linalg.depthwise_conv_2d_nhwc_hwc`,
+  `linalg.conv_2d_nhwgc_gfhwc` for other 2-D groups (the input and output viewed as
+  [N, H, W, G, C/G], the filter transposed to [G, M/G, KH, KW, C/G], at compile time when
+  constant) and `linalg.pooling_{nwc,nhwc}_{max,sum}`; `LIMITS` rejects any other instance before the
   lowering starts (the layout pass never makes one).
 """
 
@@ -376,14 +378,14 @@ def _lower_pool(op: ir.OpView, rewriter, definition, channels_last: bool) -> Non
 
 def conv_nhwc_limit(op: ir.Operation) -> str | None:
     """Why a dlc.conv_nhwc cannot be lowered (named linalg ops only), or None."""
-    x, w = op.operands[0].type, op.operands[1].type
+    x = op.operands[0].type
     k, group = x.rank - 2, conv_ops.CONV_NHWC.python_attributes(op)["group"]
     if group == 1 and k in NAMED_CONV_NHWC:
         return None
-    if k == 2 and group == x.shape[-1] == w.shape[-1]:
+    if k == 2:  # (depthwise, or grouped: linalg.conv_2d_nhwgc_gfhwc)
         return None
     return (f"with {k} spatial axes and group {group} has no channels-last lowering "
-            "(1-3 spatial axes with group 1, or 2-D depthwise)")
+            "(1-3 spatial axes with group 1, or 2-D grouped and depthwise)")
 
 
 def pool_nhwc_limit(op: ir.Operation) -> str | None:
@@ -395,6 +397,42 @@ def pool_nhwc_limit(op: ir.Operation) -> str | None:
         return None
     return (f"{kind} pooling of {x.element_type} with {x.rank - 2} spatial axes has no "
             "channels-last lowering (float max/avg, 1 or 2 spatial axes)")
+
+
+def conv_2d_grouped_nhwc(x: ir.Value, w: ir.Value, acc: ir.Value, group: int,
+                         strides: list[int], dilations: list[int]) -> ir.Value:
+    # [N,H,W,C] x [KH,KW,C/G,M] -> linalg.conv_2d_nhwgc_gfhwc on [N,H,W,G,C/G] x
+    # [G,M/G,KH,KW,C/G] (the filter transposed: folded when constant) into [N,OH,OW,G,M/G]
+    channels, out_channels = x.type.shape[-1], acc.type.shape[-1]
+    kh, kw = w.type.shape[:2]
+    shape = [group, out_channels // group, kh, kw, channels // group]
+    array = _constant_array(w)
+    if array is not None:
+        gfhwc = np.ascontiguousarray(array.reshape(kh, kw, shape[4], group, shape[1])
+                                     .transpose(3, 4, 0, 1, 2))
+        wg = arith.ConstantOp(_tensor_type(shape, w.type.element_type),
+                              ir.DenseElementsAttr.get(gfhwc, type=w.type.element_type)).result
+    else:
+        wg = as_value(linalg.transpose(expand(w, 3, [group, shape[1]]),
+                                       outs=[empty_like(_tensor_type(shape, w.type.element_type))],
+                                       permutation=[3, 4, 0, 1, 2]))
+    xg = expand(x, 3, [group, channels // group])
+    accg = expand(acc, 3, [group, out_channels // group])
+    result = linalg.conv_2d_nhwgc_gfhwc(xg, wg, outs=[accg], strides=strides,
+                                        dilations=dilations)
+    return collapse(as_value(result), 3, 2)
+
+
+def _constant_array(value: ir.Value) -> np.ndarray | None:
+    """The elements of a dense f32 `arith.constant` `value` (not a splat), else None."""
+    owner = value.owner
+    if not isinstance(owner, ir.OpView | ir.Operation) or owner.name != "arith.constant":
+        return None
+    attr = owner.attributes["value"]
+    if not isinstance(attr, ir.DenseElementsAttr) or attr.is_splat \
+            or str(value.type.element_type) != "f32":
+        return None
+    return np.array(attr)
 
 
 def lower_conv_nhwc(op: ir.OpView, rewriter) -> None:
@@ -411,6 +449,8 @@ def lower_conv_nhwc(op: ir.OpView, rewriter) -> None:
         if group == 1:
             value = NAMED_CONV_NHWC[k](padded, w, outs=[acc], strides=strides,
                                        dilations=dilations)
+        elif not group == x.type.shape[-1] == w.type.shape[-1]:
+            value = conv_2d_grouped_nhwc(padded, w, acc, group, strides, dilations)
         else:
             flat_w = collapse(w, 2, 2)  # [KH,KW,1,C] -> [KH,KW,C]
             value = linalg.depthwise_conv_2d_nhwc_hwc(padded, flat_w, outs=[acc],

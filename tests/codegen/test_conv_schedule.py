@@ -161,10 +161,11 @@ def test_deep_convs_block_the_channel_reduction() -> None:
     assert conv.channel_block(Conv(1, 7, 7, 32, 512, 1, 1, f_total=256), 32) == 512
 
 
-# (C, H, F, kernel, stride, groups): AlexNet-like group 2 (each group's filter packed), a
-# ShuffleNet-like 1x1 with 3 groups, a strided 3x3 with 4 groups of 8 filters (conv.py's
-# schedule), and 32 groups (more than convert_layout.MAX_GROUPS: the naive grouped path)
-GROUPED = [(64, 13, 64, 3, 1, 2), (48, 14, 48, 1, 1, 3), (32, 15, 32, 3, 2, 4),
+# (C, H, F, kernel, stride, groups): AlexNet-like group 2 of 64 filters (each group's filter
+# packed); a ShuffleNet-like 1x1 with 3 groups of 16, a strided 3x3 with 4 groups of 8 filters
+# (at most convert_layout.GROUPED_WIDTH filters per group) and 32 groups (more than
+# MAX_GROUPS): one grouped conv (codegen/grouped_conv.py)
+GROUPED = [(128, 13, 128, 3, 1, 2), (48, 14, 48, 1, 1, 3), (32, 15, 32, 3, 2, 4),
            (64, 6, 64, 3, 1, 32)]
 
 
@@ -179,10 +180,10 @@ def test_grouped_conv_is_one_scheduled_conv_per_group(c, h, f, kernel, stride, g
              helper.make_node("Relu", ["y"], ["z"])]
     model = make_model(nodes, {"x": (np.float32, [1, c, h, h])}, ["z"], initializers=inits)
     compiled = dlc.compile(model)
-    split = groups <= convert_layout.MAX_GROUPS
-    assert compiled.ir("dlc").count('"dlc.conv_nhwc"') == (groups if split else 0)
+    split = groups <= convert_layout.MAX_GROUPS and f // groups > convert_layout.GROUPED_WIDTH
+    assert compiled.ir("dlc").count('"dlc.conv_nhwc"') == (groups if split else 1)
     linalg = compiled.ir("linalg")
-    assert ("linalg.conv_2d_ngchw" not in linalg) == split
-    assert (fma_position(linalg) >= 0) == split
+    assert "linalg.conv_2d_ngchw" not in linalg and "linalg.conv_2d_nhwgc" not in linalg
+    assert (fma_position(linalg) >= 0) == split and ("math.fma" in linalg) != split
     x = RNG.standard_normal((1, c, h, h)).astype(np.float32)
     run_both(model, [x], tolerances=MATMUL_TOLERANCES)
