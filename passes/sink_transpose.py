@@ -7,13 +7,20 @@
     g(transpose(x, p), y)                 -> transpose(g(x, transpose(y, p⁻¹)), p)
                                              (when y has a transpose by p⁻¹ already: one CSE
                                               merges; a residual beside a converted conv)
+    g(transpose(x, p), s)                 -> transpose(g(x, transpose(s, p⁻¹)), p)
+                                             (s smaller, broadcast: the scale of a
+                                              squeeze-and-excitation block)
     concat(transpose(x, p), transpose(y, p), axis)
                                           -> transpose(concat(x, y, p[axis]), p)
 
 An elementwise op commutes with any permutation of its operands' axes, so the transpose can be
 moved past it; sunk transposes then merge with the next one (and vanish when they are inverse,
 as dlc-simplify does it here too). A transpose moves only if this was its only use (nothing is
-computed twice) and, for binary ops, when no operand broadcasts the other to a larger shape.
+computed twice), or if all its uses are elementwise ops closed over it: each operand is the
+transpose, a constant, or a chain of unary ops (and binary ops with a constant) from it, as in
+x * sigmoid(x) (SiLU), x * hardsigmoid(x), x * x; each use then moves it and it dies. For binary
+ops the transposed operand has the result's shape; the other one may broadcast (a constant, or a
+smaller tensor transposed back: cheaper than the transpose it lets move).
 """
 
 from __future__ import annotations
@@ -34,8 +41,10 @@ from dlc.passes.graph.match import (
     attributes,
     constant,
     constant_array,
+    defining_op,
     producer,
     single_use,
+    size,
     uses,
 )
 from dlc.passes.registry import ModulePass, register
@@ -46,7 +55,40 @@ BINARY_OPS = (ops.ADD, ops.SUB, ops.MUL, ops.DIV, BINARY, COMPARE)
 
 def _moving_transpose(value: ir.Value) -> ir.Operation | None:
     inner = producer(value, ops.TRANSPOSE)
-    return inner if inner is not None and single_use(value) else None
+    if inner is None:
+        return None
+    if single_use(value) or all(_closed_over(use.owner, value) for use in value.uses):
+        return inner
+    return None
+
+
+def _is(op: ir.Operation, definitions: tuple) -> bool:
+    return op.name in {d.name for d in definitions}
+
+
+def _from(value: ir.Value, root: ir.Value, depth: int = 8) -> bool:
+    """Whether `value` is `root`, a constant, or computed from `root` alone by single-use unary
+    ops and binary ops with a constant (sigmoid(x), relu6(x + 3) / 6)."""
+    if value == root or constant_array(value) is not None:
+        return True
+    owner = defining_op(value)
+    if depth == 0 or owner is None or not single_use(value):
+        return False
+    if _is(owner, UNARY_OPS):
+        return _from(owner.operands[0], root, depth - 1)
+    if not _is(owner, BINARY_OPS) or not any(constant_array(v) is not None for v in owner.operands):
+        return False
+    return all(_from(v, root, depth - 1) for v in owner.operands)
+
+
+def _closed_over(user: ir.Operation, root: ir.Value) -> bool:
+    """Whether elementwise op `user` of `root` reads nothing but `root` (and what `_from`
+    accepts) and has its shape: sinking `root`'s transpose into it computes nothing twice."""
+    if not _is(user, UNARY_OPS + BINARY_OPS):
+        return False
+    if list(user.results[0].type.shape) != list(root.type.shape):
+        return False
+    return all(_from(v, root) for v in user.operands)
 
 
 def _rebuild(op: ir.OpView, operands: list[ir.Value], perm: list[int]) -> list[ir.Value]:
@@ -91,6 +133,8 @@ def sink_through_binary(op: ir.OpView) -> list[ir.Value] | None:
         return None
     perm = attributes(moving)["perm"]
     other = op.operands[1 - index]
+    if constant_array(other) is None and _broadcasts(other, op.results[0]):
+        return _with_transposed_broadcast(op, moving, index, perm)
     if constant_array(other) is None or other.type.rank not in (0, len(perm)):
         return _with_transposed_partner(op, moving, index, perm)
     c = _inverse_transposed(other, perm)
@@ -113,6 +157,22 @@ def _with_transposed_partner(op: ir.OpView, moving: ir.Operation, index: int,
     if not partner:
         return None
     moved = build(ops.TRANSPOSE, [other], {"perm": inverse}, loc=op.location)
+    operands = [moving.operands[0], moved] if index == 0 else [moved, moving.operands[0]]
+    return _rebuild(op, operands, perm)
+
+
+def _broadcasts(value: ir.Value, result: ir.Value) -> bool:
+    """Whether `value` (same rank) is broadcast to `result`'s larger shape."""
+    shape = list(value.type.shape)
+    return len(shape) == result.type.rank and size(value.type) < size(result.type)
+
+
+def _with_transposed_broadcast(op: ir.OpView, moving: ir.Operation, index: int,
+                               perm: list[int]) -> list[ir.Value]:
+    # g(transpose(x, p), s) -> transpose(g(x, transpose(s, p⁻¹)), p), s broadcast: the small
+    # transpose costs less than the large one, which moves on (and cancels: NHWC SE blocks)
+    inverse = [int(i) for i in np.argsort(perm)]
+    moved = build(ops.TRANSPOSE, [op.operands[1 - index]], {"perm": inverse}, loc=op.location)
     operands = [moving.operands[0], moved] if index == 0 else [moved, moving.operands[0]]
     return _rebuild(op, operands, perm)
 

@@ -54,3 +54,72 @@ func.func @test_self_partner(%x: tensor<2x2xf32>) -> tensor<2x2xf32> {
   %s = "dlc.sub"(%x, %t) : (tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<2x2xf32>
   return %s : tensor<2x2xf32>
 }
+
+// -----
+
+// x * sigmoid(x) (SiLU) on a transposed x: the transpose has two uses, both elementwise ops
+// that read nothing else; it sinks below both and cancels.
+
+// CHECK-LABEL: func.func @test_sink_silu
+// CHECK-SAME:    (%[[X:.*]]: tensor<1x4x4x8xf32>)
+// CHECK-NEXT:    %[[S:.*]] = "dlc.unary"(%[[X]]) {fn = "sigmoid"
+// CHECK-NEXT:    %[[M:.*]] = "dlc.mul"(%[[X]], %[[S]])
+// CHECK-NEXT:    return %[[M]] : tensor<1x4x4x8xf32>
+func.func @test_sink_silu(%x: tensor<1x4x4x8xf32>) -> tensor<1x4x4x8xf32> {
+  %t = "dlc.transpose"(%x) {perm = array<i64: 0, 3, 1, 2>} : (tensor<1x4x4x8xf32>) -> tensor<1x8x4x4xf32>
+  %s = "dlc.unary"(%t) {fn = "sigmoid", params = array<f64>} : (tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+  %m = "dlc.mul"(%t, %s) : (tensor<1x8x4x4xf32>, tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+  %b = "dlc.transpose"(%m) {perm = array<i64: 0, 2, 3, 1>} : (tensor<1x8x4x4xf32>) -> tensor<1x4x4x8xf32>
+  return %b : tensor<1x4x4x8xf32>
+}
+
+// -----
+
+// x * hardsigmoid-like chain (relu(x + 3) * c): binary ops with a constant are part of the chain.
+
+// CHECK-LABEL: func.func @test_sink_chain
+// CHECK-NOT:     "dlc.transpose"
+// CHECK:         return
+func.func @test_sink_chain(%x: tensor<1x4x4x8xf32>) -> tensor<1x4x4x8xf32> {
+  %c = "dlc.constant"() {value = dense<3.0> : tensor<f32>} : () -> tensor<f32>
+  %t = "dlc.transpose"(%x) {perm = array<i64: 0, 3, 1, 2>} : (tensor<1x4x4x8xf32>) -> tensor<1x8x4x4xf32>
+  %a = "dlc.add"(%t, %c) : (tensor<1x8x4x4xf32>, tensor<f32>) -> tensor<1x8x4x4xf32>
+  %r = "dlc.relu"(%a) : (tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+  %m = "dlc.mul"(%t, %r) : (tensor<1x8x4x4xf32>, tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+  %b = "dlc.transpose"(%m) {perm = array<i64: 0, 2, 3, 1>} : (tensor<1x8x4x4xf32>) -> tensor<1x4x4x8xf32>
+  return %b : tensor<1x4x4x8xf32>
+}
+
+// -----
+
+// The scale of a squeeze-and-excitation block, [1, C, 1, 1], broadcast over a transposed
+// activation: the small scale is transposed back (a reshape, it moves no data) and the large
+// transpose sinks and cancels.
+
+// CHECK-LABEL: func.func @test_sink_broadcast_scale
+// CHECK-SAME:    (%[[X:.*]]: tensor<1x4x4x8xf32>, %[[S:.*]]: tensor<1x8x1x1xf32>)
+// CHECK-NEXT:    %[[T:.*]] = "dlc.reshape"(%[[S]]) {shape = array<i64: 1, 1, 1, 8>}
+// CHECK-NEXT:    %[[M:.*]] = "dlc.mul"(%[[T]], %[[X]])
+// CHECK-NEXT:    return %[[M]] : tensor<1x4x4x8xf32>
+func.func @test_sink_broadcast_scale(%x: tensor<1x4x4x8xf32>, %s: tensor<1x8x1x1xf32>) -> tensor<1x4x4x8xf32> {
+  %t = "dlc.transpose"(%x) {perm = array<i64: 0, 3, 1, 2>} : (tensor<1x4x4x8xf32>) -> tensor<1x8x4x4xf32>
+  %m = "dlc.mul"(%s, %t) : (tensor<1x8x1x1xf32>, tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+  %b = "dlc.transpose"(%m) {perm = array<i64: 0, 2, 3, 1>} : (tensor<1x8x4x4xf32>) -> tensor<1x4x4x8xf32>
+  return %b : tensor<1x4x4x8xf32>
+}
+
+// -----
+
+// Negative: x * sigmoid(x) where sigmoid(x) has another use: sinking would leave the transpose
+// for that use and add one below the mul.
+
+// CHECK-LABEL: func.func @test_no_sink_shared_chain
+// CHECK:         "dlc.transpose"(%{{.*}}) {perm = array<i64: 0, 3, 1, 2>}
+// CHECK-NEXT:    "dlc.unary"
+// CHECK-NEXT:    "dlc.mul"
+func.func @test_no_sink_shared_chain(%x: tensor<1x4x4x8xf32>) -> (tensor<1x8x4x4xf32>, tensor<1x8x4x4xf32>) {
+  %t = "dlc.transpose"(%x) {perm = array<i64: 0, 3, 1, 2>} : (tensor<1x4x4x8xf32>) -> tensor<1x8x4x4xf32>
+  %s = "dlc.unary"(%t) {fn = "sigmoid", params = array<f64>} : (tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+  %m = "dlc.mul"(%t, %s) : (tensor<1x8x4x4xf32>, tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+  return %m, %s : tensor<1x8x4x4xf32>, tensor<1x8x4x4xf32>
+}

@@ -152,6 +152,34 @@ def small_cnn_model() -> onnx.ModelProto:
     return make_model(nodes, {"x": (F32, [1, 3, 10, 10])}, ["y"], weights)
 
 
+def silu_se_model() -> onnx.ModelProto:
+    # EfficientNet's block: conv -> SiLU -> depthwise -> SiLU -> squeeze-and-excitation (global
+    # average pool, 1x1 conv, SiLU, 1x1 conv, sigmoid, broadcast multiply) -> 1x1 conv
+    rng = np.random.default_rng(4)
+    weights = {"w1": (rng.standard_normal((16, 3, 3, 3)) / 4).astype(F32),
+               "wd": (rng.standard_normal((16, 1, 3, 3)) / 4).astype(F32),
+               "ws": (rng.standard_normal((4, 16, 1, 1)) / 4).astype(F32),
+               "we": (rng.standard_normal((16, 4, 1, 1)) / 4).astype(F32),
+               "wp": (rng.standard_normal((8, 16, 1, 1)) / 4).astype(F32)}
+
+    def silu(x: str, y: str) -> list[onnx.NodeProto]:
+        return [helper.make_node("Sigmoid", [x], [f"{y}_s"]),
+                helper.make_node("Mul", [x, f"{y}_s"], [y])]
+
+    nodes = [helper.make_node("Conv", ["x", "w1"], ["c1"], pads=[1, 1, 1, 1]),
+             *silu("c1", "a1"),
+             helper.make_node("Conv", ["a1", "wd"], ["d"], pads=[1, 1, 1, 1], group=16),
+             *silu("d", "a2"),
+             helper.make_node("GlobalAveragePool", ["a2"], ["g"]),
+             helper.make_node("Conv", ["g", "ws"], ["s1"]),
+             *silu("s1", "a3"),
+             helper.make_node("Conv", ["a3", "we"], ["s2"]),
+             helper.make_node("Sigmoid", ["s2"], ["scale"]),
+             helper.make_node("Mul", ["a2", "scale"], ["se"]),
+             helper.make_node("Conv", ["se", "wp"], ["y"])]
+    return make_model(nodes, {"x": (F32, [1, 3, 8, 8])}, ["y"], weights)
+
+
 def gemm_bn_model() -> onnx.ModelProto:
     rng = np.random.default_rng(2)
     weights = {"w": rng.standard_normal((5, 4)).astype(F32),
@@ -185,6 +213,10 @@ CASES = {
     "convert-layout": Case(small_cnn_model, lambda: [random_array([1, 3, 10, 10], F32)],
                            gone=("dlc.conv", "dlc.pool"), present=("dlc.conv_nhwc",
                                                                    "dlc.pool_nhwc")),
+    # x * sigmoid(x) and the SE scale's broadcast multiply do not stop the transposes sinking
+    "convert-layout-silu-se": Case(silu_se_model, lambda: [random_array([1, 3, 8, 8], F32)],
+                                   gone=("dlc.conv", "dlc.pool"), present=("dlc.conv_nhwc",
+                                                                           "dlc.pool_nhwc")),
     "fuse-batchnorm-gemm": Case(gemm_bn_model, lambda: [random_array([3, 5], F32)],
                                 gone=("dlc.mul", "dlc.add", "dlc.sub", "dlc.reshape"),
                                 present=("dlc.gemm",)),
@@ -208,7 +240,7 @@ def test_same_results_before_and_after(name: str) -> None:
         assert f'"{op}"' not in graph, f"{op} left at -O3:\n{graph}"
     for op in case.present:
         assert f'"{op}"' in graph, f"no {op} at -O3:\n{graph}"
-    if name == "convert-layout":  # NHWC from the first conv to the head: 2 transposes added
+    if name.startswith("convert-layout"):  # NHWC from the first conv to the head: 2 transposes added
         assert graph.count('"dlc.transpose"') == 2, graph
         return
     assert len(graph.splitlines()) < len(dlc.compile(model, opt_level=0).ir("dlc").splitlines())
