@@ -31,8 +31,10 @@ Tile heuristic (the target CPU's, `target.py`): ow = the widest divisor of OW up
 `accumulators / ceil(F / lanes)` (12 on AVX2 for 8 channels per group, 6 for 16) other than F
 (equal inner tiles hit the LLVM 22 miscompile, PERF.md); where that is narrower than 4, OW is
 tiled by the widest such width and its last, partial tile peeled (`fusion.register_fused_lines`)
-or split off. Never masked. Matched: F up to accumulators / 2 vectors (an ow tile of at least 2;
-wider groups keep the naive path).
+or split off. Never masked. F is one register tile up to accumulators / 2 vectors (an ow tile
+of at least 2); a wider F (RegNetY-8GF's 56 per group) is tiled by the widest of the target's
+conv widths dividing it (AVX2: 16 or 8; `f_tile`), its init and epilogue then fused into the
+forall only; an F no width divides keeps the naive path.
 """
 
 from __future__ import annotations
@@ -82,6 +84,15 @@ def _vectors(f: int) -> int:
     return -(-f // target.current().lanes)
 
 
+def f_tile(f: int) -> int:
+    """The register tile of a group's F output channels: all of them where they take at most
+    half the accumulators (an ow tile of 2 or more), else the widest of the target's conv
+    widths dividing F (AVX2: 16 or 8); 0: none (not matched)."""
+    if 2 * _vectors(f) <= target.current().conv_accumulators:
+        return f
+    return next((w for w in target.current().conv_widths if f % w == 0), 0)
+
+
 def match(op: ir.Operation) -> Grouped | None:
     if op.name != NAMED or len(op.results) != 1:
         return None
@@ -90,7 +101,7 @@ def match(op: ir.Operation) -> Grouped | None:
         return None
     if any(str(t.element_type) != "f32" for t in types) or 0 in types[2].shape:
         return None
-    if _filter(op) is None or 2 * _vectors(types[2].shape[4]) > target.current().conv_accumulators:
+    if _filter(op) is None or not f_tile(types[2].shape[4]):
         return None
     y, w = list(types[2].shape), list(types[1].shape)
     epilogue = fusion.epilogue(op)
@@ -191,12 +202,13 @@ def _fma_generic(operands: list[ir.Value], affine_maps: list[ir.AffineMap]) -> i
 
 def ow_register(problem: Grouped) -> tuple[int, bool]:
     """The register tile of OW and whether OW's last tile is partial (peeled or split off)."""
-    widest = min(problem.ow, target.current().conv_accumulators // _vectors(problem.f))
-    divisors = [d for d in range(1, widest + 1) if problem.ow % d == 0 and d != problem.f]
+    f = f_tile(problem.f)
+    widest = min(problem.ow, target.current().conv_accumulators // _vectors(f))
+    divisors = [d for d in range(1, widest + 1) if problem.ow % d == 0 and d != f]
     best = max(divisors, default=1)
     if best >= min(OW_MIN, problem.ow):
         return best, False
-    width = widest if widest != problem.f else widest - 1
+    width = widest if widest != f else widest - 1
     return width, problem.ow % width != 0
 
 
@@ -219,7 +231,7 @@ def outer(problem: Grouped) -> fusion.Outer:
 def lines(handle: str, problem: Grouped, prefix: str) -> Lines:
     tiles = outer(problem)
     ow, peel = ow_register(problem)
-    if tiles.greedy and (tiles.epilogue or tiles.init):
+    if tiles.greedy and (tiles.epilogue or tiles.init) and f_tile(problem.f) == problem.f:
         return fusion.register_fused_lines(handle, tiles, [1, 1, ow, 1, 0], 1,
                                            f"attributes {{{TAG}}}", _kernel_lines, prefix, peel)
     return _forall_lines(handle, tiles, problem, prefix)
@@ -272,8 +284,9 @@ def tile_lines(handle: str, problem: Grouped, prefix: str) -> Lines:
         parts = [(low, ow), (high, problem.ow % ow)]
     result = Lines(ops)
     for j, (part, width) in enumerate(parts):
-        more, registers, _ = tile(part, [1, 1, width, 1, 0, 0], f"{prefix}o{j}",
-                                  [3, 0, 1, 2, 4, 5])
+        f = f_tile(problem.f)
+        more, registers, _ = tile(part, [1, 1, width, 1, 0 if f == problem.f else f, 0],
+                                  f"{prefix}o{j}", [3, 4, 0, 1, 2, 5])
         kernel, loops = _kernel_lines(registers, f"{prefix}k{j}")
         result += Lines(more + kernel, list(reversed(loops)))
     return result

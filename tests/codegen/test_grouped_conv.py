@@ -74,6 +74,7 @@ CASES = [
     (4, 32, 32, 9, 3, 1, 1),  # 32 per group, 4 groups (ResNeXt-like; no split per group)
     (18, 8, 16, 12, 5, 1, 2),  # 5x5, more filters than channels per group
     (20, 8, 8, 15, 3, 2, 0),  # strided, unpadded, odd input
+    (18, 8, 56, 9, 3, 1, 1),  # 56 per group: F tiled by 8 on AVX2 (7 vectors: too many)
 ]
 
 
@@ -149,27 +150,29 @@ def test_register_tiles() -> None:
         assert grouped_conv.ow_register(problem(14, 16)) == (14, False)
 
 
-def test_wide_groups_and_variable_filters_stay_correct() -> None:
-    # 64 filters per group on AVX2 (more than half the accumulators): not matched, the naive
-    # path (with its warning); a filter that is an input: split per group (2 groups) or naive
-    model = grouped_model(2, 64, 64, 6)
-    x = RNG.standard_normal((1, 128, 6, 6)).astype(np.float32)
-    with warnings.catch_warnings(), cache.disabled():
-        warnings.simplefilter("ignore")
-        compiled = dlc.compile(model)
-    (actual,), (expected,) = compiled(x), reference(model, {"x": x})
-    assert_same(actual, expected, MATMUL_TOLERANCES, what="output")
+def test_other_grouped_convs_stay_correct() -> None:
+    # 2 groups of 64 filters: one conv per group (conv.py); 17 groups of 50 (no register width
+    # divides 50) and a filter that is an input: the naive path, with its warning
+    def run(model, feeds: dict[str, np.ndarray], naive: bool) -> str:
+        with warnings.catch_warnings(record=True) as caught, cache.disabled():
+            warnings.simplefilter("always")
+            compiled = dlc.compile(model)
+        assert any(w.category is NaivePathWarning for w in caught) == naive
+        actual, expected = compiled(feeds)[0], reference(model, feeds)[0]
+        assert_same(actual, expected, MATMUL_TOLERANCES, what="output")
+        return compiled.ir("dlc")
+
+    split = run(grouped_model(2, 64, 64, 6),
+                {"x": RNG.standard_normal((1, 128, 6, 6)).astype(np.float32)}, False)
+    assert split.count('"dlc.conv_nhwc"') == 2
+    run(grouped_model(17, 4, 50, 8),
+        {"x": RNG.standard_normal((1, 68, 8, 8)).astype(np.float32)}, True)
     node = helper.make_node("Conv", ["x", "w"], ["y"], kernel_shape=[3, 3], pads=[1] * 4,
                             group=20)
     model = make_model([node], {"x": (np.float32, [1, 160, 9, 9]),
                                 "w": (np.float32, [160, 8, 3, 3])}, ["y"])
-    weight = RNG.standard_normal((160, 8, 3, 3)).astype(np.float32)
-    x = RNG.standard_normal((1, 160, 9, 9)).astype(np.float32)
-    with warnings.catch_warnings(), cache.disabled():
-        warnings.simplefilter("ignore")
-        compiled = dlc.compile(model)
-    (actual,), (expected,) = compiled(x, weight), reference(model, {"x": x, "w": weight})
-    assert_same(actual, expected, MATMUL_TOLERANCES, what="output")
+    run(model, {"x": RNG.standard_normal((1, 160, 9, 9)).astype(np.float32),
+                "w": RNG.standard_normal((160, 8, 3, 3)).astype(np.float32)}, True)
 
 
 @pytest.mark.parametrize("bias, relu, h", [(True, True, 13), (False, False, 14),
