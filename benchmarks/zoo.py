@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/zoo.py [--models bert,resnet50,...] [--layers N]
                                        [--image N] [--repeat N] [--out DIR] [--list] [--tiny]
-                                       [--markdown]
+                                       [--paths onnx,module,dynamo] [--markdown]
     make zoo
     dlc bench --zoo [--models ...] [--layers N] [--image N]
 
@@ -27,7 +27,17 @@ the ratio is dlc / onnxruntime. A model that fails (export, compile, run, mismat
 the table with the stage and the error, and the next one runs. The rows are kept in
 OUT/zoo.json (rewritten after each model, a row replacing the one of the same model and
 configuration), with the reductions dlc left on naive loops (its `NaivePathWarning`s; their
-count is the table's `naive`). Models whose failure is known (`KNOWN_FAILURES`, a missing op
+count is the table's `naive`).
+
+Each model also goes into dlc from PyTorch (--paths; all three by default): `module` is
+`dlc.compile(module, example_inputs=...)` (torch.export), `dynamo` is
+`torch.compile(module, backend="dlc", fullgraph=True)`, where a graph break (an error under
+fullgraph) or a `DlcFallbackWarning` (a graph dlc could not compile, run eagerly) fails the
+path. Both are compared with eager PyTorch (same RTOL) and timed beside it, eager included,
+all with one thread (torch.set_num_threads(1)); their columns are `torch_status`,
+`torch_compile_s`, `torch_rel_error`, `torch_ms`, `eager_ms`, `torch_ratio` (dlc / eager),
+`torch_naive` and the same `dynamo_*`; the table's status is "ok" when every path is.
+Models whose failure is known (`KNOWN_FAILURES`, a missing op
 or lowering in dlc) are listed with the reason and skipped unless named in --models.
 
 Needs the `zoo` extra (transformers), and torchvision, timm and pillow kept outside the
@@ -67,6 +77,8 @@ import torch
 OPSET = 17
 SEQ = 128
 RTOL = 1e-3  # the largest difference over the largest magnitude of the expected output
+PATHS = ("onnx", "module", "dynamo")  # the ways into dlc (--paths), see run_model
+STATUS = {"onnx": "status", "module": "torch_status", "dynamo": "dynamo_status"}  # their keys
 
 
 @dataclass(frozen=True)
@@ -303,12 +315,19 @@ KNOWN_FAILURES: dict[str, str] = {}
 
 # ----------------------------------------------------------------------------- running
 
-def exported(name: str, setting: Setting, out: Path) -> tuple[Path, dict[str, np.ndarray]]:
-    """The model's ONNX file (exported when missing) and its inputs."""
-    model = ZOO[name]
+def built(name: str, setting: Setting) -> tuple[torch.nn.Module, tuple, list[str]]:
+    """The model (in eval mode, random weights seeded), its example inputs and their names."""
     torch.manual_seed(0)
-    module, inputs, names = model.build(setting)
-    path = out / f"{name}_{setting.tag(model)}.onnx"
+    module, inputs, names = ZOO[name].build(setting)
+    return module.eval(), inputs, names
+
+
+def exported(name: str, setting: Setting, out: Path, model: tuple | None = None
+             ) -> tuple[Path, dict[str, np.ndarray]]:
+    """The model's ONNX file (exported when missing) and its inputs; `model` is what
+    `built(name, setting)` returned, when the caller has it already."""
+    module, inputs, names = model or built(name, setting)
+    path = out / f"{name}_{setting.tag(ZOO[name])}.onnx"
     if not path.exists():
         out.mkdir(parents=True, exist_ok=True)
         partial = path.with_suffix(".partial.onnx")
@@ -342,28 +361,59 @@ def best_times(calls: list[Callable[[], object]], repeat: int) -> list[float]:
     return best
 
 
+def naive_paths(row: dict, prefix: str, caught: list[warnings.WarningMessage]) -> None:
+    """The reductions dlc left on naive loops (the performance cliffs), as row[prefix_naive]."""
+    naive = [str(w.message) for w in caught if w.category.__name__ == "NaivePathWarning"]
+    if naive:
+        row["_".join(filter(None, (prefix, "naive")))] = naive
+
+
+def failure(stage: str, error: Exception) -> str:
+    """A status naming the stage and the error (the unsupported ATen ops by name)."""
+    if getattr(error, "unsupported", None):  # (UnsupportedAtenOpsError: its list is long)
+        return f"{stage} failed: unsupported ATen ops: {', '.join(error.unsupported)}"
+    first = (str(error).strip().splitlines() or [""])[0]
+    return f"{stage} failed: {type(error).__name__}: {first[:400]}"
+
+
 def run_model(name: str, setting: Setting, out: Path, repeat: int = 5,
-              timed: bool = True) -> dict:
-    """One row: the model compiled, compared with onnxruntime and timed beside it."""
+              timed: bool = True, paths: tuple[str, ...] = PATHS) -> dict:
+    """One row: the model compiled along each of `paths` (PATHS), compared with onnxruntime
+    (the ONNX file) or eager PyTorch (the module) and timed beside it."""
+    row = {"model": name, "family": ZOO[name].family, "config": setting.tag(ZOO[name]),
+           "status": "ok" if "onnx" in paths else "not run"}
+    model = None
+    try:
+        model = built(name, setting)
+    except Exception as error:  # noqa: BLE001 (the row records it; the next model runs)
+        row["status"] = failure("build", error)
+        row["traceback"] = traceback.format_exc(limit=-4)
+        return row
+    if "onnx" in paths:
+        run_onnx(row, name, setting, out, model, repeat, timed)
+    if "module" in paths or "dynamo" in paths:
+        run_torch(row, model, paths, repeat, timed)
+    return row
+
+
+def run_onnx(row: dict, name: str, setting: Setting, out: Path, model: tuple, repeat: int,
+             timed: bool) -> None:
+    """The ONNX columns: exported, compiled, compared with onnxruntime, timed beside it."""
     import onnxruntime as ort
 
     import dlc
     from dlc.runtime import cache
 
-    row = {"model": name, "family": ZOO[name].family, "config": setting.tag(ZOO[name]),
-           "status": "ok"}
     stage = "export"
     try:
-        path, feeds = exported(name, setting, out)
+        path, feeds = exported(name, setting, out, model)
         stage = "compile"
         start = time.perf_counter()
         with cache.disabled(), warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             compiled = dlc.compile(str(path), opt_level=2, num_threads=1)
         row["compile_s"] = time.perf_counter() - start
-        naive = [str(w.message) for w in caught if w.category.__name__ == "NaivePathWarning"]
-        if naive:  # (the reductions left on naive loops: the performance cliffs)
-            row["naive"] = naive
+        naive_paths(row, "", caught)
         stage = "onnxruntime"
         options = ort.SessionOptions()
         options.intra_op_num_threads = 1
@@ -380,10 +430,114 @@ def run_model(name: str, setting: Setting, out: Path, repeat: int = 5,
                                       repeat)
             row.update(dlc_ms=dlc_s * 1e3, ort_ms=ort_s * 1e3, ratio=dlc_s / ort_s)
     except Exception as error:  # noqa: BLE001 (the row records it; the next model runs)
-        first = (str(error).strip().splitlines() or [""])[0]
-        row["status"] = f"{stage} failed: {type(error).__name__}: {first[:400]}"
+        row["status"] = failure(stage, error)
         row["traceback"] = traceback.format_exc(limit=-4)
-    return row
+
+
+def run_torch(row: dict, model: tuple, paths: tuple[str, ...], repeat: int,
+              timed: bool) -> None:
+    """The torch columns: the nn.Module through `dlc.compile(module, example_inputs=...)`
+    (`torch_*`) and through `torch.compile(module, backend="dlc", fullgraph=True)`
+    (`dynamo_*`: a graph break or a `DlcFallbackWarning` fails it), each compared with eager
+    PyTorch and timed beside it, all single-threaded (torch.set_num_threads(1))."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        module, inputs, _ = model
+        try:
+            with torch.no_grad():
+                expected = eager_outputs(module(*inputs))
+        except Exception as error:  # noqa: BLE001
+            for path in ("module", "dynamo"):
+                if path in paths:
+                    row[STATUS[path]] = failure("eager", error)
+            return
+        calls = {"eager": lambda: module(*inputs)}
+        if "module" in paths:
+            calls["torch"] = run_module(row, module, inputs, expected)
+        if "dynamo" in paths:
+            calls["dynamo"] = run_dynamo(row, module, inputs, expected)
+        calls = {key: call for key, call in calls.items() if call is not None}
+        if timed and len(calls) > 1:
+            with torch.no_grad():
+                seconds = dict(zip(calls, best_times(list(calls.values()), repeat),
+                                   strict=True))
+            for key, s in seconds.items():
+                row[f"{key}_ms"] = s * 1e3
+            if "torch" in seconds:
+                row["torch_ratio"] = seconds["torch"] / seconds["eager"]
+    finally:
+        torch.set_num_threads(threads)
+
+
+def eager_outputs(result: object) -> list[np.ndarray]:
+    """A model's output tensor(s) as float64 numpy arrays."""
+    tensors = list(result) if isinstance(result, tuple | list) else [result]
+    return [t.detach().double().numpy() for t in tensors]
+
+
+def check(row: dict, prefix: str, results: object, expected: list[np.ndarray]) -> None:
+    row[f"{prefix}_rel_error"] = error = relative_error(eager_outputs(results), expected)
+    if not error <= RTOL:
+        row[f"{prefix}_status"] = f"mismatch: relative error {error:.2g} > {RTOL:g}"
+
+
+def run_module(row: dict, module: torch.nn.Module, inputs: tuple,
+               expected: list[np.ndarray]) -> Callable[[], object] | None:
+    """dlc.compile(module, example_inputs=inputs): the `torch_*` columns; its call, or None
+    when it failed."""
+    import dlc
+    from dlc.runtime import cache
+
+    row["torch_status"], stage = "ok", "compile"
+    try:
+        start = time.perf_counter()
+        with cache.disabled(), warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")  # (torch.export's deprecation notices: dropped)
+            compiled = dlc.compile(module, example_inputs=inputs, opt_level=2, num_threads=1)
+        row["torch_compile_s"] = time.perf_counter() - start
+        naive_paths(row, "torch", caught)
+        stage = "run"
+        check(row, "torch", compiled(*inputs), expected)
+        return lambda: compiled(*inputs)
+    except Exception as error:  # noqa: BLE001 (the row records it; the next path runs)
+        row["torch_status"] = failure(stage, error)
+        row["torch_traceback"] = traceback.format_exc(limit=-4)
+        return None
+
+
+def run_dynamo(row: dict, module: torch.nn.Module, inputs: tuple,
+               expected: list[np.ndarray]) -> Callable[[], object] | None:
+    """torch.compile(module, backend="dlc"), one graph (fullgraph: a graph break raises)
+    compiled by dlc (a DlcFallbackWarning, the graph run eagerly, fails it): the
+    `dynamo_*` columns; its call, or None when it failed."""
+    from dlc.frontends.torch.dynamo import DlcFallbackWarning
+    from dlc.runtime import cache
+
+    row["dynamo_status"], stage = "ok", "compile"
+    try:
+        torch._dynamo.reset()
+        compiled = torch.compile(module, backend="dlc", fullgraph=True,
+                                 options={"opt_level": 2, "num_threads": 1})
+        start = time.perf_counter()
+        with torch.no_grad(), cache.disabled(), warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            results = compiled(*inputs)  # (the first call compiles)
+        row["dynamo_compile_s"] = time.perf_counter() - start
+        naive_paths(row, "dynamo", caught)
+        fallbacks = [str(w.message) for w in caught if issubclass(w.category,
+                                                                  DlcFallbackWarning)]
+        if fallbacks:
+            row["dynamo_status"] = f"fallback to eager: {fallbacks[0][:400]}"
+            return None
+        stage = "run"
+        check(row, "dynamo", results, expected)
+        return lambda: compiled(*inputs)
+    except Exception as error:  # noqa: BLE001 (a graph break under fullgraph=True too)
+        stage = "graph break" if "Unsupported" in type(error).__name__ else stage
+        row["dynamo_status"] = failure(stage, error)
+        row["dynamo_traceback"] = traceback.format_exc(limit=-4)
+        return None
 
 
 def save(row: dict, out: Path) -> None:
@@ -396,29 +550,54 @@ def save(row: dict, out: Path) -> None:
 
 
 HEADER = (f"{'model':18} {'config':10} {'compile s':>9} {'dlc ms':>9} {'ort ms':>9} "
-          f"{'ratio':>6} {'rel err':>8} {'naive':>5}  status")
+          f"{'ratio':>6} {'rel err':>8} {'naive':>5} {'torch s':>8} {'torch ms':>9} "
+          f"{'eager ms':>9} {'t/eager':>7} {'t err':>8} {'dyn s':>6} {'dyn ms':>9} "
+          f"{'dyn err':>8} {'naive t/d':>9}  status")
+
+COLUMNS = [  # (key, width, format) after the naive count
+    ("torch_compile_s", 8, ".1f"), ("torch_ms", 9, ".1f"), ("eager_ms", 9, ".1f"),
+    ("torch_ratio", 7, ".2f"), ("torch_rel_error", 8, ".1e"), ("dynamo_compile_s", 6, ".1f"),
+    ("dynamo_ms", 9, ".1f"), ("dynamo_rel_error", 8, ".1e")]
+
+
+def statuses(row: dict) -> str:
+    """"ok" when every path that ran is ok, else each path's status."""
+    run = {path: row[key] for path, key in STATUS.items()
+           if key in row and row[key] != "not run"}
+    if run and all(status == "ok" for status in run.values()):
+        return "ok"
+    if set(run) <= {"onnx"}:
+        return row["status"]
+    return "; ".join(f"{path}: {status}" for path, status in run.items())
 
 
 def format_row(row: dict) -> str:
     def number(key: str, width: int, fmt: str) -> str:
         return f"{row[key]:{width}{fmt}}" if key in row else f"{'-':>{width}}"
 
+    torch_columns = " ".join(number(key, width, fmt) for key, width, fmt in COLUMNS)
+    naive = "/".join(str(len(row.get(f"{prefix}_naive", ()))) if f"{prefix}_status" in row
+                     else "-" for prefix in ("torch", "dynamo"))
     return (f"{row['model']:18} {row['config']:10} {number('compile_s', 9, '.1f')} "
             f"{number('dlc_ms', 9, '.1f')} {number('ort_ms', 9, '.1f')} "
             f"{number('ratio', 6, '.2f')} {number('rel_error', 8, '.1e')} "
-            f"{len(row.get('naive', ())):5d}  {row['status']}")
+            f"{len(row.get('naive', ())):5d} {torch_columns} {naive:>9}  {statuses(row)}")
 
 
 def markdown(rows: list[dict]) -> str:
     """The rows as a markdown table (README, docs)."""
-    lines = ["| model | config | compile s | dlc ms | ort ms | dlc / ort | rel. error | status |",
-             "| --- | --- | ---: | ---: | ---: | ---: | ---: | --- |"]
+    columns = ["model", "config", "compile s", "dlc ms", "ort ms", "dlc / ort", "rel. error",
+               "torch compile s", "dlc (module) ms", "eager ms", "dlc / eager",
+               "rel. error (module)", "dynamo compile s", "dynamo ms", "rel. error (dynamo)",
+               "status"]
+    lines = [f"| {' | '.join(columns)} |",
+             f"| --- | --- | {'---: | ' * (len(columns) - 3)}--- |"]
     for row in rows:
-        cells = [f"{row[key]:{fmt}}" if key in row else "-" for key, fmt in
-                 (("compile_s", ".1f"), ("dlc_ms", ".1f"), ("ort_ms", ".1f"), ("ratio", ".2f"),
-                  ("rel_error", ".1e"))]
+        cells = [f"{row[key]:{fmt}}" if key in row else "-" for key, _, fmt in
+                 (("compile_s", 9, ".1f"), ("dlc_ms", 9, ".1f"), ("ort_ms", 9, ".1f"),
+                  ("ratio", 6, ".2f"), ("rel_error", 8, ".1e"), *COLUMNS)]
         lines.append(f"| {row['model']} | {row['config']} | {' | '.join(cells)} | "
-                     f"{row['status']} |")
+                     f"{statuses(row)} |")
     return "\n".join(lines)
 
 
@@ -435,6 +614,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--out", type=Path, default=Path("build/zoo"))
     parser.add_argument("--list", action="store_true", help="list the models and exit")
+    parser.add_argument("--paths", default=",".join(PATHS),
+                        help="comma-separated ways into dlc: onnx (torch.onnx.export, compared "
+                        "with onnxruntime), module (dlc.compile(module, example_inputs=...)), "
+                        "dynamo (torch.compile(module, backend='dlc')); the last two compared "
+                        "with eager PyTorch (default: all)")
     parser.add_argument("--markdown", action="store_true",
                         help="print the rows of this run as a markdown table at the end")
     return parser.parse_args(argv)
@@ -453,6 +637,11 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         print(f"zoo: unknown model(s) {', '.join(unknown)}; --list lists them", file=sys.stderr)
         return 2
+    paths = tuple(p for p in PATHS if p in args.paths.split(","))
+    if not paths or set(args.paths.split(",")) - set(PATHS):
+        print(f"zoo: --paths takes some of {','.join(PATHS)}, got {args.paths!r}",
+              file=sys.stderr)
+        return 2
     setting = Setting(layers=args.layers, image=args.image, tiny=args.tiny)
     print(HEADER, flush=True)
     failed, rows = 0, []
@@ -461,10 +650,10 @@ def main(argv: list[str] | None = None) -> int:
             print(format_row({"model": name, "config": setting.tag(ZOO[name]),
                               "status": f"skipped, known failure: {KNOWN_FAILURES[name]}"}))
             continue
-        row = run_model(name, setting, args.out, args.repeat)
+        row = run_model(name, setting, args.out, args.repeat, paths=paths)
         save(row, args.out)
         print(format_row(row), flush=True)
-        failed += row["status"] != "ok"
+        failed += statuses(row) != "ok"
         rows.append(row)
     print(f"(rows in {args.out / 'zoo.json'})")
     if args.markdown:

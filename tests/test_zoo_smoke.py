@@ -1,7 +1,9 @@
 """The zoo of real models (benchmarks/zoo.py, issue 18) on tiny configurations, so that it does
 not rot between runs: a 1-layer BERT and a 1-layer Llama of hidden 64 (transformers) and
 torchvision's ResNet-50 on a 64x64 image are exported, compiled and matched against
-onnxruntime (not timed). Each is skipped, with the package it lacks, where transformers or
+onnxruntime (not timed); the BERT and the Llama also go through `dlc.compile(module,
+example_inputs=...)` and are matched against eager PyTorch (the zoo's `module` path; its
+`dynamo` path, torch.compile, is checked on tiny architectures by tests/torch/test_zoo.py). Each is skipped, with the package it lacks, where transformers or
 torchvision is not installed (`make install` installs neither; `make zoo` does: the zoo extra,
 and torchvision in build/zoo/site). `dlc bench --zoo --list` and the table's bookkeeping need
 only torch. (timm's ResNet-26-D would fail here: under the suite's DLC_STRICT_SCHEDULE, the
@@ -42,9 +44,24 @@ def test_tiny_model_matches_onnxruntime(zoo, name: str, needs: str, tmp_path: Pa
     if importlib.util.find_spec(needs) is None:
         pytest.skip(f"{needs} is not installed (the zoo's models need it; `make install` "
                     "does not install it)")
-    row = zoo.run_model(name, zoo.Setting(tiny=True), tmp_path, timed=False)
+    row = zoo.run_model(name, zoo.Setting(tiny=True), tmp_path, timed=False, paths=("onnx",))
     assert row["status"] == "ok", row.get("traceback", row["status"])
+    assert "torch_status" not in row and "dynamo_status" not in row
     assert 0 <= row["rel_error"] <= zoo.RTOL
+
+
+@pytest.mark.parametrize("name", ["bert", "llama"])
+def test_tiny_model_module_matches_eager(zoo, name: str, tmp_path: Path) -> None:
+    # the nn.Module itself through dlc.compile(module, example_inputs=...), against eager
+    # PyTorch (the ONNX file is not exported: the torch columns only)
+    if importlib.util.find_spec("transformers") is None:
+        pytest.skip("transformers is not installed (the zoo's models need it)")
+    row = zoo.run_model(name, zoo.Setting(tiny=True), tmp_path, timed=False,
+                        paths=("module",))
+    assert row["torch_status"] == "ok", row.get("torch_traceback", row["torch_status"])
+    assert 0 <= row["torch_rel_error"] <= zoo.RTOL
+    assert row["status"] == "not run" and "rel_error" not in row
+    assert not list(tmp_path.glob("*.onnx"))
 
 
 def test_rows_replace_their_model_and_configuration(zoo, tmp_path: Path) -> None:
@@ -55,6 +72,11 @@ def test_rows_replace_their_model_and_configuration(zoo, tmp_path: Path) -> None
     assert [(r["config"], r["status"]) for r in rows] == [("2l", "ok"), ("tiny", "run failed")]
     line = zoo.format_row(rows[1])  # (no numbers: dashes)
     assert line.startswith("bert") and line.endswith("run failed") and " - " in line
+    torch_failed = {**rows[0], "torch_status": "compile failed: unsupported ATen ops: x"}
+    assert zoo.format_row(torch_failed).endswith(
+        "onnx: ok; module: compile failed: unsupported ATen ops: x")
+    assert zoo.statuses({**rows[0], "torch_status": "ok", "dynamo_status": "ok"}) == "ok"
+    assert zoo.statuses({"status": "not run", "dynamo_status": "ok"}) == "ok"
 
 
 def test_settings_name_the_exported_files(zoo) -> None:
@@ -73,4 +95,6 @@ def test_dlc_bench_zoo_lists_the_models(capsys) -> None:
         assert name in listed
     assert dlc_cli.main(["bench", "--zoo", "--models", "nosuchnet"]) == 2
     assert "unknown model" in capsys.readouterr().err
+    assert dlc_cli.main(["bench", "--zoo", "--paths", "onnx,tflite"]) == 2
+    assert "--paths takes some of onnx,module,dynamo" in capsys.readouterr().err
     assert dlc_cli.main(["bench"]) == dlc_cli.EXIT_ERROR  # (MODEL.onnx or --zoo)

@@ -187,7 +187,7 @@ def run_zoo(args) -> int:
         zoo = importlib.util.module_from_spec(spec)
         sys.modules[spec.name] = zoo  # (its dataclasses look their module up)
         spec.loader.exec_module(zoo)
-    argv = ["--models", args.models, "--repeat", str(args.repeat or 5)]
+    argv = ["--models", args.models, "--repeat", str(args.repeat or 5), "--paths", args.paths]
     argv += ["--layers", str(args.layers)] if args.layers else []
     argv += ["--image", str(args.image)] if args.image else []
     return zoo.main(argv + (["--list"] if args.list else []))
@@ -341,6 +341,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="layers of its transformers models")
     zoo.add_argument("--image", type=at_least(1), default=None,
                      help="image size of its vision models")
+    zoo.add_argument("--paths", default="onnx,module,dynamo",
+                     help="the ways into dlc: onnx (beside onnxruntime), module "
+                     "(dlc.compile(nn.Module)) and dynamo (torch.compile), beside eager PyTorch")
     zoo.add_argument("--list", action="store_true", help="list the zoo's models")
     bench.set_defaults(handler=cmd_bench)
 
