@@ -85,3 +85,23 @@ func.func @test_no_fold(%x: tensor<2xf32>) -> (tensor<2xf32>, tensor<2xf32>, ten
   %3 = "dlc.cast"(%big) {to = i8} : (tensor<2xf32>) -> tensor<2xi8>
   return %0, %1, %2, %3 : tensor<2xf32>, tensor<2xf32>, tensor<2xi32>, tensor<2xi8>
 }
+
+// -----
+
+// A quantized weight's DequantizeLinear folds, (x - zero point) * scale per channel, whatever
+// its size (with more elements than max-elements too): its conv or matmul needs a constant
+// filter for its schedule.
+
+// CHECK-LABEL: func.func @test_fold_dequantize
+// CHECK-NEXT:    %[[C:.*]] = "dlc.constant"() {value = dense<{{\[\[}}1.000000e+00, -1.000000e+00, 0.000000e+00], [7.500000e-01, 1.000000e+00, 2.500000e-01]]> : tensor<2x3xf32>}
+// CHECK-NEXT:    return %[[C]]
+// LIMIT-LABEL: func.func @test_fold_dequantize
+// LIMIT-NEXT:    "dlc.constant"
+// LIMIT-NEXT:    return
+func.func @test_fold_dequantize() -> tensor<2x3xf32> {
+  %w = "dlc.constant"() {value = dense<[[3, -1, 1], [4, 5, 2]]> : tensor<2x3xi8>} : () -> tensor<2x3xi8>
+  %s = "dlc.constant"() {value = dense<[0.5, 0.25]> : tensor<2xf32>} : () -> tensor<2xf32>
+  %z = "dlc.constant"() {value = dense<[1, 1]> : tensor<2xi8>} : () -> tensor<2xi8>
+  %0 = "dlc.dequantize"(%w, %s, %z) {axis = 0 : i64, block_size = 0 : i64, to = f32} : (tensor<2x3xi8>, tensor<2xf32>, tensor<2xi8>) -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}

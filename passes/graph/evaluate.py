@@ -19,6 +19,7 @@ import numpy as np
 from dlc.dialects import ops
 from dlc.dialects.binary import BINARY, CAST, COMPARE, SELECT
 from dlc.dialects.movement import BROADCAST, CONCAT, PAD, SLICE
+from dlc.dialects.quant import DEQUANTIZE
 from dlc.dialects.reduction import REDUCE
 from dlc.dialects.unary import UNARY
 from dlc.passes.graph.match import dtype_of
@@ -104,6 +105,30 @@ def evaluate_div(arrays: list[np.ndarray], attrs: dict[str, Any]) -> np.ndarray 
     return a / b if a.dtype.kind == "f" else None  # integer division: dlc's own rules
 
 
+def _per_element(values: np.ndarray, shape: tuple[int, ...], attrs: dict[str, Any]) -> np.ndarray:
+    """A scale or zero point (per tensor, per axis or blocked) broadcast to x's `shape`."""
+    if values.ndim == 0:
+        return values
+    axis = attrs["axis"] % len(shape)
+    if attrs["block_size"] > 0:  # blocked: x's axis divided by the block size
+        values = np.repeat(values, attrs["block_size"], axis=axis)
+        return values[tuple(slice(0, n) for n in shape)]
+    return values.reshape([n if d == axis else 1 for d, n in enumerate(shape)])
+
+
+def evaluate_dequantize(arrays: list[np.ndarray], attrs: dict[str, Any]) -> np.ndarray | None:
+    # (f64(x) - f64(zero point)) * f64(scale), rounded once: the lowering's arithmetic, exact
+    # in f64 for the quantized types (a constant weight's DequantizeLinear: its convolution
+    # then gets a constant filter and its schedule)
+    x = arrays[0]
+    if x.dtype.kind not in "iu" or arrays[1].dtype.kind != "f":
+        return None
+    value = x.astype(np.float64)
+    if len(arrays) > 2:
+        value = value - _per_element(arrays[2].astype(np.float64), x.shape, attrs)
+    return value * _per_element(arrays[1].astype(np.float64), x.shape, attrs)
+
+
 def evaluate_matmul(arrays: list[np.ndarray], attrs: dict[str, Any]) -> np.ndarray | None:
     a, b = arrays
     return np.matmul(a, b) if a.dtype.kind in "iuf" else None
@@ -128,6 +153,7 @@ EVALUATORS: dict[ops.OpDef, Evaluator] = {
     SLICE: evaluate_slice,
     PAD: evaluate_pad,
     REDUCE: evaluate_reduce,
+    DEQUANTIZE: evaluate_dequantize,
 }
 
 

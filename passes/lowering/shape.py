@@ -17,7 +17,7 @@ def lower_constant(op: ir.OpView, rewriter) -> None:
         rewriter.replace_op(op, [arith.ConstantOp(op.results[0].type, value).result])
 
 
-# A reshape feeding one of these, or reading one's result (through the elementwise epilogue
+# A reshape feeding one of these (through elementwise ops, `_feeds_contraction`), or reading one's result (through the elementwise epilogue
 # after it), is a tensor.reshape (`builders.reshaped`): the fusion pass would fold
 # collapse_shape/expand_shape into the named contraction, making it a generic that no schedule
 # matches, with its elementwise producer fused into the reduction (MobileNetV2's average pool
@@ -35,12 +35,30 @@ def lower_reshape(op: ir.OpView, rewriter) -> None:
     (x,) = op.operands
     result_type = op.results[0].type
     with rewriter.ip, op.location:
-        if (any(use.owner.name in CONTRACTIONS for use in op.results[0].uses)
+        if (_feeds_contraction(op.results[0], EPILOGUE_DEPTH)
                 or _contraction_result(x, EPILOGUE_DEPTH)):
             value = reshaped(x, list(result_type.shape))
         else:
             value = _from_rank1(_to_rank1(x), result_type)
         rewriter.replace_op(op, [as_value(value)])
+
+
+def _feeds_contraction(value: ir.Value, depth: int) -> bool:
+    """value is an operand of a contraction, or reaches one through up to `depth` ops of its
+    shape (a quantized model's QuantizeLinear -> DequantizeLinear after its Flatten: the
+    collapse_shape propagated down through them into the Gemm, a naive generic with the
+    quantization recomputed for each product, ResNet-50 QDQ's fc 17 ms)."""
+    shape = list(value.type.shape)
+    for use in value.uses:
+        owner = use.owner
+        if owner.name in CONTRACTIONS:
+            return True
+        if depth > 0 and len(owner.results) == 1 and \
+                isinstance(owner.results[0].type, ir.RankedTensorType) and \
+                list(owner.results[0].type.shape) == shape and \
+                _feeds_contraction(owner.results[0], depth - 1):
+            return True
+    return False
 
 
 def _contraction_result(x: ir.Value, depth: int) -> bool:

@@ -1,0 +1,161 @@
+"""The zoo's int8 variants: its models quantized by onnxruntime's own tools, dlc beside
+onnxruntime (issue 18: "every int8 model <= 1.5x").
+
+    .venv/bin/python benchmarks/zoo_int8.py [--models resnet50,bert,...] [--layers N]
+                                            [--image N] [--tiny] [--repeat N] [--out DIR]
+    make zoo   (runs benchmarks/zoo.py, then this)
+
+Each model of `benchmarks/zoo.py` is exported there (float, opset 17, cached under --out) and
+quantized here the way onnxruntime's documentation says for its kind:
+- CNNs and ViT-style vision models (torchvision, timm): `quantize_static` in the QDQ format
+  (QuantizeLinear / DequantizeLinear pairs around each Conv, MatMul, Add...; uint8
+  activations, int8 per-channel weights), calibrated with MinMax on 4 seeded random
+  images after `quant_pre_process` (shape inference and onnxruntime's graph optimizations,
+  which fold the BatchNorms as onnxruntime recommends);
+- transformers: `quantize_dynamic` (int8 weights; MatMulInteger with DynamicQuantizeLinear of
+  the activations, the form the onnxruntime docs recommend for transformers).
+The quantized file is cached beside the float one (`NAME_CONFIG.int8.onnx`). dlc compiles it
+(-O2, one thread, cache off) and runs beside onnxruntime (one intra-op thread) in this
+process. Outputs are compared with a looser bar than the float zoo's: the rounding of
+requantization differs between implementations (onnxruntime's u8 x s8 kernels on CPUs
+without VNNI saturate pairs of products in 16 bits), so one quantization step of an activation
+may differ and propagate; `RTOL` bounds the largest difference relative to the largest output
+magnitude. Rows go to OUT/zoo_int8.json, the table as zoo.py prints it.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+import traceback
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import zoo  # (benchmarks/zoo.py: the models, their export, the timing)
+
+RTOL = 5e-2  # (requantization rounding differs by a step here and there, see the docstring)
+CALIBRATION = 4  # random inputs for the static quantization's MinMax calibration
+STATIC = ("torchvision", "timm")
+
+
+def quantized(name: str, setting: zoo.Setting, out: Path) -> tuple[Path, dict[str, np.ndarray]]:
+    """The int8 ONNX file of zoo model `name` (quantized when missing) and its inputs."""
+    from onnxruntime.quantization import (
+        CalibrationDataReader,
+        QuantFormat,
+        QuantType,
+        quantize_dynamic,
+        quantize_static,
+    )
+    from onnxruntime.quantization.shape_inference import quant_pre_process
+
+    float_path, feeds = zoo.exported(name, setting, out)
+    path = float_path.with_suffix(".int8.onnx")
+    if path.exists():
+        return path, feeds
+    partial = path.with_suffix(".partial.onnx")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if zoo.ZOO[name].family in STATIC:
+            prepared = float_path.with_suffix(".pre.onnx")
+            quant_pre_process(str(float_path), str(prepared), skip_symbolic_shape=True)
+            rng = np.random.default_rng(0)
+            batches = [{k: rng.standard_normal(v.shape).astype(v.dtype) for k, v in feeds.items()}
+                       for _ in range(CALIBRATION)]
+
+            class Reader(CalibrationDataReader):
+                def __init__(self) -> None:
+                    self.left = iter(batches)
+
+                def get_next(self) -> dict | None:
+                    return next(self.left, None)
+
+            quantize_static(str(prepared), str(partial), Reader(), quant_format=QuantFormat.QDQ,
+                            activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8,
+                            per_channel=True)
+            prepared.unlink()
+        else:
+            quantize_dynamic(str(float_path), str(partial), weight_type=QuantType.QInt8)
+    partial.replace(path)
+    return path, feeds
+
+
+def run_model(name: str, setting: zoo.Setting, out: Path, repeat: int = 5) -> dict:
+    """One row: the int8 model compiled, compared with onnxruntime and timed beside it."""
+    import onnxruntime as ort
+
+    import dlc
+    from dlc.runtime import cache
+
+    row = {"model": name, "family": zoo.ZOO[name].family,
+           "config": f"{setting.tag(zoo.ZOO[name])}-int8", "status": "ok"}
+    stage = "quantize"
+    try:
+        path, feeds = quantized(name, setting, out)
+        stage = "compile"
+        start = time.perf_counter()
+        with cache.disabled(), warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            compiled = dlc.compile(str(path), opt_level=2, num_threads=1)
+        row["compile_s"] = time.perf_counter() - start
+        naive = [str(w.message) for w in caught if w.category.__name__ == "NaivePathWarning"]
+        if naive:
+            row["naive"] = naive
+        stage = "onnxruntime"
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = 1
+        session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+        expected = session.run(None, feeds)
+        stage = "run"
+        results = compiled(feeds)
+        row["rel_error"] = error = zoo.relative_error(results, expected)
+        if not error <= RTOL:
+            row["status"] = f"mismatch: relative error {error:.2g} > {RTOL:g}"
+        stage = "timing"
+        dlc_s, ort_s = zoo.best_times([lambda: compiled(feeds), lambda: session.run(None, feeds)],
+                                      repeat)
+        row.update(dlc_ms=dlc_s * 1e3, ort_ms=ort_s * 1e3, ratio=dlc_s / ort_s)
+    except Exception as error:  # noqa: BLE001 (the row records it; the next model runs)
+        first = (str(error).strip().splitlines() or [""])[0]
+        row["status"] = f"{stage} failed: {type(error).__name__}: {first[:400]}"
+        row["traceback"] = traceback.format_exc(limit=-4)
+    return row
+
+
+def save(row: dict, out: Path) -> None:
+    """OUT/zoo_int8.json with `row` replacing the one of the same model and configuration."""
+    path = out / "zoo_int8.json"
+    rows = json.loads(path.read_text()) if path.exists() else []
+    rows = [r for r in rows if (r["model"], r["config"]) != (row["model"], row["config"])]
+    path.write_text(json.dumps(rows + [row], indent=1))
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = zoo.parse_args(argv)
+    if args.list:
+        for model in zoo.ZOO.values():
+            print(f"{model.name:20} {model.family:13} {model.what} (int8)")
+        return 0
+    names = list(zoo.ZOO) if args.models == "all" else args.models.split(",")
+    unknown = [n for n in names if n not in zoo.ZOO]
+    if unknown:
+        print(f"unknown models: {', '.join(unknown)} (--list)", file=sys.stderr)
+        return 2
+    setting = zoo.Setting(args.layers, args.image, args.tiny)
+    print(zoo.HEADER)
+    failed = 0
+    for name in names:
+        row = run_model(name, setting, args.out, args.repeat)
+        save(row, args.out)
+        print(zoo.format_row(row), flush=True)
+        failed += row["status"] != "ok"
+    print(f"(rows in {args.out / 'zoo_int8.json'})")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
