@@ -57,3 +57,36 @@ func.func @chain(%x: tensor<8xf32>) -> tensor<8xf32> {
   } -> tensor<8xf32>
   return %4 : tensor<8xf32>
 }
+
+// A producer its consumer broadcasts (the sigmoid of a squeeze-and-excitation scale) stays
+// unfused at any bound: fused, its exp would run once per element of the 3x4 result, not once
+// per element of its own 1x4.
+
+// CHECK-LABEL: func.func @broadcast
+// CHECK:         %[[S:.*]] = linalg.generic {{.*}} ins(%{{.*}} : tensor<1x4xf32>)
+// CHECK:           math.exp
+// CHECK:         linalg.generic {{.*}} ins(%{{.*}}, %[[S]] : tensor<3x4xf32>, tensor<1x4xf32>)
+// CHECK-NOT:       math.exp
+// CHECK:           arith.mulf
+// CHECK-NOT:     bufferization.dealloc_tensor
+
+// ALL-LABEL: func.func @broadcast
+// ALL:         linalg.generic {{.*}} ins(%{{.*}} : tensor<1x4xf32>)
+// ALL:         linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<3x4xf32>, tensor<1x4xf32>)
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (0, d1)>
+func.func @broadcast(%x: tensor<3x4xf32>, %s: tensor<1x4xf32>) -> tensor<3x4xf32> {
+  %e1 = tensor.empty() : tensor<1x4xf32>
+  %0 = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]} ins(%s : tensor<1x4xf32>) outs(%e1 : tensor<1x4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %n = math.exp %in : f32
+    linalg.yield %n : f32
+  } -> tensor<1x4xf32>
+  %e = tensor.empty() : tensor<3x4xf32>
+  %1 = linalg.generic {indexing_maps = [#id2, #row, #id2], iterator_types = ["parallel", "parallel"]} ins(%x, %0 : tensor<3x4xf32>, tensor<1x4xf32>) outs(%e : tensor<3x4xf32>) {
+  ^bb0(%a: f32, %b: f32, %out: f32):
+    %m = arith.mulf %a, %b : f32
+    linalg.yield %m : f32
+  } -> tensor<3x4xf32>
+  return %1 : tensor<3x4xf32>
+}

@@ -3,6 +3,8 @@ numpy, for sizes that do and do not divide the vector widths, with and without b
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from onnx import helper
@@ -38,7 +40,12 @@ def test_fused_chain_matches_numpy(a_shape: list[int], b_shape: list[int]) -> No
     model = dlc.compile(make_model(nodes, {"a": (np.float32, a_shape),
                                            "b": (np.float32, b_shape)}, ["y"]))
     text = model.ir("linalg")
-    scheduled = "vector.transfer_write" in text and "linalg.generic" not in text
+    # sigmoid(b) of a broadcast b may stay its own small loop (dlc-fuse-elementwise: fused, it
+    # would run once per element of the result); the chain itself is scheduled
+    b_type = f"tensor<{'x'.join(map(str, b_shape))}xf32>"
+    left = [t for t in re.findall(r"linalg\.generic .*? outs\(%\w+ : (tensor<[^>]*>)\)", text)
+            if t != b_type or b_shape == a_shape]
+    scheduled = "vector.transfer_write" in text and not left
     assert scheduled == (1 not in a_shape + b_shape)
     a = RNG.standard_normal(a_shape).astype(np.float32)
     b = RNG.standard_normal(b_shape).astype(np.float32)

@@ -272,3 +272,17 @@ def test_transformer_block_elementwise_chains_fused_in_linalg() -> None:
                       for level in (0, 3))
     # 22 loop nests (generic, named elementwise ops, matmuls) become 12 when this was written
     assert 3 * fused < 2 * unfused, f"{fused} linalg loop nests at -O3, {unfused} at -O0"
+
+
+def test_broadcast_producer_not_fused_into_its_consumer() -> None:
+    # the SE scale's sigmoid ([1, 1, 1, 16]) stays its own loop: fused into the broadcast
+    # multiply ([1, 8, 8, 16]) it would be computed 64 times per channel (dlc-fuse-elementwise)
+    model = silu_se_model()
+    run_both(model, [random_array([1, 3, 8, 8], F32)], opt_level=2, tolerances=MATMUL_TOLERANCES)
+    linalg = dlc.compile(model, opt_level=2).ir("linalg")
+    bodies = re.findall(r"linalg\.generic \{[^\n]*ins\(([^)]*)\)[^\n]*\{\n(.*?)\n\s*\} ->", linalg,
+                        re.DOTALL)
+    scaled = [body for ins, body in bodies
+              if "tensor<1x1x1x16xf32>" in ins and "tensor<1x8x8x16xf32>" in ins]
+    assert scaled, linalg
+    assert all("math.floor" not in body for body in scaled), scaled  # (no exp polynomial)
