@@ -208,7 +208,11 @@ def ow_register(problem: Grouped) -> tuple[int, bool]:
     best = max(divisors, default=1)
     if best >= min(OW_MIN, problem.ow):
         return best, False
-    width = widest if widest != f else widest - 1
+    # the widest tile leaving a last tile of 2 or more (a peeled tile of one position, its
+    # unit dims folded apart from the init's, was written into a fresh buffer and copied:
+    # EfficientViT's 7 x 7 with 16 channels per group, 6 + 1 -> 5 + 2)
+    width = next((w for w in range(widest, 1, -1)
+                  if w != f and problem.ow % w not in (1, f)), widest)
     return width, problem.ow % width != 0
 
 

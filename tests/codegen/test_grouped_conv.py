@@ -67,7 +67,7 @@ CASES = [
     (26, 8, 8, 14, 3, 1, 1),  # RegNetY-400MF's stage 3
     (26, 8, 8, 28, 3, 2, 1),  # ... its strided first block
     (55, 8, 8, 7, 3, 1, 1),  # ... stage 4: OW 7
-    (24, 16, 16, 7, 1, 1, 0),  # EfficientViT-B0's 1x1 grouped conv
+    (24, 16, 16, 7, 1, 1, 0),  # EfficientViT-B0's 1x1 grouped conv (OW 7 = 5 + 2 on AVX2)
     (13, 8, 8, 13, 3, 1, 1),  # OW 13: no divisor in [4, 12], its last tile peeled
     (20, 4, 4, 10, 3, 1, 1),  # 4 channels per group: less than a vector
     (17, 3, 5, 11, 3, 1, 1),  # odd widths
@@ -90,6 +90,19 @@ def test_grouped_conv_with_and_without_bias_and_activation(bias: bool, relu: boo
 
 def test_dilated_batched_rectangular_grouped_conv() -> None:
     check(grouped_model(24, 8, 8, 12, pad=2, dilation=2, n=2, w=17))
+
+
+def test_peeled_register_tile_writes_in_place() -> None:
+    # OW 7 with 16 channels per group (AVX2: at most 6 positions): 5 + 2, the last tile peeled
+    # off with the bias init and the ReLU fused, written in place (no buffer, no copy)
+    model = grouped_model(24, 16, 16, 7, 1, 1, 0)
+    with target.use("avx2"):
+        compiled = compile_checked(model)
+        bufferized = compiled.ir("bufferized")
+    assert "memref.alloc()" not in bufferized.split("scf.forall", 1)[1]
+    x = RNG.standard_normal((1, 24 * 16, 7, 7)).astype(np.float32)
+    (actual,), (expected,) = compiled(x), reference(model, {"x": x})
+    assert_same(actual, expected, MATMUL_TOLERANCES, what="output")
 
 
 @pytest.mark.parametrize("target_name", ["avx2", "avx512"])
@@ -144,7 +157,8 @@ def test_register_tiles() -> None:
         assert grouped_conv.ow_register(problem(14, 8)) == (7, False)
         assert grouped_conv.ow_register(problem(56, 8)) == (7, False)  # (not 8: F is 8)
         assert grouped_conv.ow_register(problem(12, 16)) == (6, False)
-        assert grouped_conv.ow_register(problem(13, 8)) == (12, True)
+        assert grouped_conv.ow_register(problem(13, 8)) == (11, True)  # (no last tile of 1)
+        assert grouped_conv.ow_register(problem(7, 16)) == (5, True)
         assert grouped_conv.ow_register(problem(3, 8)) == (3, False)
     with target.use("avx512"):
         assert grouped_conv.ow_register(problem(14, 16)) == (14, False)
