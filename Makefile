@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test pytest lit bench compile-bench zoo install clean
+.PHONY: demo test pytest lit bench compile-bench zoo zoo-int8 install clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -60,6 +60,11 @@ $(ZOO_SITE)/.installed: $(STAMP)
 
 zoo: $(ZOO_SITE)/.installed
 	$(BIN)/python benchmarks/zoo.py
+
+# the same models quantized by onnxruntime's tools (static QDQ for the vision models, dynamic
+# for the transformers) beside onnxruntime, rows in build/zoo/zoo_int8.json
+zoo-int8: $(ZOO_SITE)/.installed
+	$(BIN)/python benchmarks/zoo_int8.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info examples/mlp.onnx
