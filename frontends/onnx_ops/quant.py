@@ -13,9 +13,10 @@
   in f32, and so is every sum of their products up to 2^24 in magnitude (in any order, FMA or
   not). K is split into chunks that keep `K_chunk * max|a - za| * max|b - zb| <= 2^24` (from
   the types, or from the values of a constant operand and zero points: 384 rows of
-  u8 x symmetric i8 weights, 256 in the worst case), one f32 matmul per chunk, each converted
-  to i32 (exact) and summed in i32. A constant B (a weight) is centered, converted and sliced at
-  import, so the schedule packs it at compile time. Operands whose bound leaves chunks under
+  u8 x symmetric i8 weights, 256 in the worst case; for a constant B, the actual sums of
+  |b - zb| over each chunk, column by column: `weight_chunks`), one f32 matmul per chunk, each
+  converted to i32 (exact) and summed in i32. A constant B (a weight) is centered, converted
+  and sliced at import, so the schedule packs it at compile time. Operands whose bound leaves chunks under
   `MIN_CHUNK` (16-bit types) keep the i32 `dlc.matmul` (naive loops, exact). QLinearMatMul then
   requantizes: `quantize(f64(C) * (a_scale * b_scale / y_scale), scale 1, y_zero_point)` (the
   multiplier in the scales' type, the product in f64, as numpy computes the reference).
@@ -235,6 +236,26 @@ def k_chunks(k: int, bound: int) -> list[tuple[int, int]]:
     return [(start, min(size, k - start)) for start in range(0, k, size)]
 
 
+def weight_chunks(k: int, bound: int, magnitude: int, b: np.ndarray) -> list[tuple[int, int]]:
+    """K chunks for a constant centered B ([..., K, N]): as few as keep every product column's
+    sum of |a - za| * |b - zb| within 2^24 given B's values (`magnitude` = max |a - za|), which
+    bounds every partial sum, so that the f32 sums are exact; never more than `k_chunks(k,
+    bound)` (the worst case of B's type). BERT's 8-bit weights: 768 in one chunk, not 2."""
+    columns = np.abs(b.astype(np.int64)).reshape(-1, k, b.shape[-1]).transpose(1, 0, 2)
+    sums = np.concatenate([np.zeros((1, columns.shape[1] * columns.shape[2]), np.int64),
+                           np.cumsum(columns.reshape(k, -1), axis=0)])
+    worst = k_chunks(k, bound)
+    for count in range(1, len(worst)):
+        even = -(-k // count)
+        for step in CHUNK_STEPS:
+            size = -(-even // step) * step
+            chunks = [(start, min(size, k - start)) for start in range(0, k, size)]
+            if all(int((sums[start + n] - sums[start]).max()) * magnitude <= F32_EXACT
+                   for start, n in chunks):
+                return chunks
+    return worst
+
+
 def _k_slice(n: NodeContext, x: ir.Value, axis: int, start: int, size: int) -> ir.Value:
     shape = _shape(x)
     if start == 0 and size == shape[axis]:
@@ -259,8 +280,8 @@ def _integer_matmul(n: NodeContext, a: ir.Value, b: ir.Value, a_zero: ir.Value |
     """sum_k (a - za)(b - zb) in i32 (numpy matmul shapes), as f32 matmuls of K chunks (see the
     module's docstring); `indices` are the node inputs of a, b, za and zb."""
     a_index, b_index, a_zero_index, b_zero_index = indices
-    bound = F32_EXACT // (_magnitude(n, a, a_index, a_zero, a_zero_index)
-                          * _magnitude(n, b, b_index, b_zero, b_zero_index))
+    a_magnitude = _magnitude(n, a, a_index, a_zero, a_zero_index)
+    bound = F32_EXACT // (a_magnitude * _magnitude(n, b, b_index, b_zero, b_zero_index))
     k = _shape(a)[-1]
     if k == 0 or (bound < MIN_CHUNK and bound < k):
         lhs = _centered(n, a, a_zero, I32(), _per_row(a))
@@ -275,7 +296,8 @@ def _integer_matmul(n: NodeContext, a: ir.Value, b: ir.Value, a_zero: ir.Value |
         _centered(n, b, b_zero, f32)
     b_axis = max(b.type.rank - 2, 0)
     total = None
-    for start, size in k_chunks(k, bound):
+    chunks = weight_chunks(k, bound, a_magnitude, rhs) if constant_b else k_chunks(k, bound)
+    for start, size in chunks:
         if constant_b:
             rhs_part = _constant(n, np.take(rhs, range(start, start + size), b_axis))
         else:

@@ -20,7 +20,7 @@ from onnx import TensorProto, helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
 
 import dlc
-from dlc.frontends.onnx_ops.quant import F32_EXACT, k_chunks
+from dlc.frontends.onnx_ops.quant import F32_EXACT, k_chunks, weight_chunks
 from tests.conftest import fma_position, node_model, run_both
 
 RNG_SEED = 7
@@ -78,6 +78,38 @@ def test_chunk_bound_of_the_worst_case():
     # u8 x u8 with opposite zero points: |a - za| = |b - zb| = 255, 258 rows per chunk
     assert k_chunks(1000, F32_EXACT // (255 * 255)) == [(0, 256), (256, 256), (512, 256),
                                                          (768, 232)]
+
+
+def test_weight_chunks_follow_the_weights_values():
+    # a constant B: the chunks keep each column's sum of |a - za| * |b - zb| within 2^24
+    rng = np.random.default_rng(21)
+    k, worst = 3072, k_chunks(3072, F32_EXACT // (255 * 128))
+    small = rng.integers(-20, 21, [k, 64])  # (a trained layer's weights are mostly small)
+    assert weight_chunks(k, F32_EXACT // (255 * 128), 255, small) == [(0, k)]
+    uniform = rng.integers(-128, 128, [k, 64])  # |b| ~ 64 on average: fewer than the worst
+    chunks = weight_chunks(k, F32_EXACT // (255 * 128), 255, uniform)
+    assert 1 < len(chunks) < len(worst)
+    for start, size in chunks:
+        assert np.abs(uniform[start:start + size]).sum(axis=0).max() * 255 <= F32_EXACT
+    extreme = np.full([k, 8], -128)  # the worst case of the type: its chunks
+    assert weight_chunks(k, F32_EXACT // (255 * 128), 255, extreme) == worst
+
+
+def test_weight_chunks_at_the_limit_are_exact():
+    # one column sums |b| to 2^24 // 255 over K = 2000 (one chunk), a the extreme u8 values
+    # around a zero point of 0: every partial sum stays an exact f32 integer
+    k = 2000
+    b = np.zeros([k, 16], np.int8)
+    b[:, 3] = 32
+    b[: F32_EXACT // 255 - 32 * k, 3] += 1
+    b[::3, 5] = -7  # (another column, below the limit)
+    assert np.abs(b.astype(np.int64)).sum(axis=0).max() == F32_EXACT // 255
+    a = np.where(np.random.default_rng(22).random([7, k]) < 0.9, 255, 0).astype(np.uint8)
+    a_zero = np.array(0, np.uint8)
+    model, feeds = _weight_model(a, b, a_zero, np.array(0, np.int8))
+    (actual,) = dlc.compile(model)(feeds)
+    np.testing.assert_array_equal(actual, _expected(a, b, a_zero))
+    assert '"dlc.slice"' not in dlc.compile(model).ir("dlc")  # (one chunk)
 
 
 # ----------------------------------------------------------------------------- exactness
