@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/zoo.py [--models bert,resnet50,...] [--layers N]
                                        [--image N] [--repeat N] [--out DIR] [--list] [--tiny]
-                                       [--paths onnx,module,dynamo] [--markdown]
+                                       [--paths onnx,module,dynamo] [--freeze] [--markdown]
     make zoo
     dlc bench --zoo [--models ...] [--layers N] [--image N]
 
@@ -37,6 +37,10 @@ path. Both are compared with eager PyTorch (same RTOL) and timed beside it, eage
 all with one thread (torch.set_num_threads(1)); their columns are `torch_status`,
 `torch_compile_s`, `torch_rel_error`, `torch_ms`, `eager_ms`, `torch_ratio` (dlc / eager),
 `torch_naive` and the same `dynamo_*`; the table's status is "ok" when every path is.
+By default torch.compile passes the module's parameters to the compiled graph at each call,
+so the weights of convolutions and matmuls are packed at each call (`dynamo_ms` well above
+`torch_ms` where weights outweigh activations); `--freeze` compiles them as constants (the
+backend's `freeze` option).
 Models whose failure is known (`KNOWN_FAILURES`, a missing op
 or lowering in dlc) are listed with the reason and skipped unless named in --models.
 
@@ -377,7 +381,7 @@ def failure(stage: str, error: Exception) -> str:
 
 
 def run_model(name: str, setting: Setting, out: Path, repeat: int = 5,
-              timed: bool = True, paths: tuple[str, ...] = PATHS) -> dict:
+              timed: bool = True, paths: tuple[str, ...] = PATHS, freeze: bool = False) -> dict:
     """One row: the model compiled along each of `paths` (PATHS), compared with onnxruntime
     (the ONNX file) or eager PyTorch (the module) and timed beside it."""
     row = {"model": name, "family": ZOO[name].family, "config": setting.tag(ZOO[name]),
@@ -392,7 +396,7 @@ def run_model(name: str, setting: Setting, out: Path, repeat: int = 5,
     if "onnx" in paths:
         run_onnx(row, name, setting, out, model, repeat, timed)
     if "module" in paths or "dynamo" in paths:
-        run_torch(row, model, paths, repeat, timed)
+        run_torch(row, model, paths, repeat, timed, freeze)
     return row
 
 
@@ -435,7 +439,7 @@ def run_onnx(row: dict, name: str, setting: Setting, out: Path, model: tuple, re
 
 
 def run_torch(row: dict, model: tuple, paths: tuple[str, ...], repeat: int,
-              timed: bool) -> None:
+              timed: bool, freeze: bool = False) -> None:
     """The torch columns: the nn.Module through `dlc.compile(module, example_inputs=...)`
     (`torch_*`) and through `torch.compile(module, backend="dlc", fullgraph=True)`
     (`dynamo_*`: a graph break or a `DlcFallbackWarning` fails it), each compared with eager
@@ -456,7 +460,7 @@ def run_torch(row: dict, model: tuple, paths: tuple[str, ...], repeat: int,
         if "module" in paths:
             calls["torch"] = run_module(row, module, inputs, expected)
         if "dynamo" in paths:
-            calls["dynamo"] = run_dynamo(row, module, inputs, expected)
+            calls["dynamo"] = run_dynamo(row, module, inputs, expected, freeze)
         calls = {key: call for key, call in calls.items() if call is not None}
         if timed and len(calls) > 1:
             with torch.no_grad():
@@ -507,10 +511,12 @@ def run_module(row: dict, module: torch.nn.Module, inputs: tuple,
 
 
 def run_dynamo(row: dict, module: torch.nn.Module, inputs: tuple,
-               expected: list[np.ndarray]) -> Callable[[], object] | None:
+               expected: list[np.ndarray], freeze: bool = False
+               ) -> Callable[[], object] | None:
     """torch.compile(module, backend="dlc"), one graph (fullgraph: a graph break raises)
     compiled by dlc (a DlcFallbackWarning, the graph run eagerly, fails it): the
-    `dynamo_*` columns; its call, or None when it failed."""
+    `dynamo_*` columns; its call, or None when it failed. `freeze`: the backend's option
+    (the module's weights compiled as constants, not graph inputs)."""
     from dlc.frontends.torch.dynamo import DlcFallbackWarning
     from dlc.runtime import cache
 
@@ -518,7 +524,9 @@ def run_dynamo(row: dict, module: torch.nn.Module, inputs: tuple,
     try:
         torch._dynamo.reset()
         compiled = torch.compile(module, backend="dlc", fullgraph=True,
-                                 options={"opt_level": 2, "num_threads": 1})
+                                 options={"opt_level": 2, "num_threads": 1, "freeze": freeze})
+        if freeze:
+            row["dynamo_freeze"] = True
         start = time.perf_counter()
         with torch.no_grad(), cache.disabled(), warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
@@ -619,6 +627,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         "with onnxruntime), module (dlc.compile(module, example_inputs=...)), "
                         "dynamo (torch.compile(module, backend='dlc')); the last two compared "
                         "with eager PyTorch (default: all)")
+    parser.add_argument("--freeze", action="store_true",
+                        help="the dynamo path with the backend's freeze option (parameters and "
+                        "buffers compiled as constants; by default they are graph inputs)")
     parser.add_argument("--markdown", action="store_true",
                         help="print the rows of this run as a markdown table at the end")
     return parser.parse_args(argv)
@@ -650,7 +661,7 @@ def main(argv: list[str] | None = None) -> int:
             print(format_row({"model": name, "config": setting.tag(ZOO[name]),
                               "status": f"skipped, known failure: {KNOWN_FAILURES[name]}"}))
             continue
-        row = run_model(name, setting, args.out, args.repeat, paths=paths)
+        row = run_model(name, setting, args.out, args.repeat, paths=paths, freeze=args.freeze)
         save(row, args.out)
         print(format_row(row), flush=True)
         failed += statuses(row) != "ok"

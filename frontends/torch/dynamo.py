@@ -9,12 +9,17 @@ call), so a model whose weights change keeps working. A graph dlc cannot compile
 unsupported op, a symbolic shape, a dtype) runs eagerly instead, with a warning naming the
 reason; the backward graph of a model trained under torch.compile always runs eagerly (dlc
 compiles inference). Options: `torch.compile(model, backend="dlc", options={"opt_level": 1,
-"num_threads": 4})` (the default threads are `dlc.compile`'s: $DLC_NUM_THREADS, else the
-cores); compiled graphs go through the compile cache like `dlc.compile`'s, keyed on their IR.
+"num_threads": 4, "freeze": True})` (the default threads are `dlc.compile`'s:
+$DLC_NUM_THREADS, else the cores); compiled graphs go through the compile cache like
+`dlc.compile`'s, keyed on their IR. `freeze=True` compiles the module's parameters and buffers
+as constants, as `dlc.compile(module)` does: weights are then packed (and batch norms folded)
+once at compile time instead of at each call, but a later change to them is not seen
+(inference only: a graph captured with gradients enabled keeps them as inputs).
 """
 
 from __future__ import annotations
 
+import contextlib
 import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -23,6 +28,7 @@ import torch
 from functorch.compile import make_boxed_func
 from torch._decomp import core_aten_decompositions
 from torch._dynamo.backends.common import aot_autograd
+from torch._subclasses.fake_tensor import unset_fake_temporarily
 
 from dlc.dialects import make_context
 from dlc.errors import DlcError
@@ -34,26 +40,54 @@ class DlcFallbackWarning(UserWarning):
 
 
 def compile_graph(graph_module: torch.fx.GraphModule, opt_level: int = 2,
-                  num_threads: int | None = None) -> Callable[..., list[torch.Tensor]]:
+                  num_threads: int | None = None,
+                  frozen: dict[int, torch.Tensor] | None = None
+                  ) -> Callable[..., list[torch.Tensor]]:
     """A function running `graph_module` (core ATen ops) compiled by dlc: tensors in and out.
-    `num_threads` and the compile cache behave as in `dlc.compile`."""
+    `num_threads` and the compile cache behave as in `dlc.compile`. The inputs at the
+    positions of `frozen` are compiled as those constants (the function still takes them,
+    and ignores them)."""
     from dlc.compiler import _threads, compile_imported_cached
 
+    frozen = frozen or {}
+    placeholders = [n for n in graph_module.graph.nodes if n.op == "placeholder"]
+    constants = {placeholders[i].name: tensor for i, tensor in frozen.items()}
     context = make_context()
-    imported = import_graph(graph_module.graph, context, attributes=graph_module)
+    # (AOTAutograd calls its compilers in a FakeTensorMode, where the frozen tensors, real
+    # ones, cannot be read)
+    with unset_fake_temporarily() if frozen else contextlib.nullcontext():
+        imported = import_graph(graph_module.graph, context, constants, attributes=graph_module)
     model = compile_imported_cached(context, imported, opt_level, _threads(num_threads))
 
     def run(*args: torch.Tensor) -> list[torch.Tensor]:
-        return model(*args)  # (a CompiledModel takes and returns torch tensors)
+        # (a CompiledModel takes and returns torch tensors)
+        return model(*[a for i, a in enumerate(args) if i not in frozen])
 
     run.compiled_model = model  # (for inspection: run.compiled_model.ir("linalg"))
     return run
 
 
-def _forward_compiler(opt_level: int, num_threads: int | None) -> Callable:
+def _aligned(graph_module: torch.fx.GraphModule, inputs: int,
+             state: dict[int, torch.Tensor]) -> dict[int, torch.Tensor]:
+    """`state` where AOTAutograd's graph takes Dynamo's `inputs` one to one (an inference
+    graph: it may dedupe or merge aliased inputs otherwise), else nothing to freeze."""
+    placeholders = [n for n in graph_module.graph.nodes if n.op == "placeholder"]
+    if len(placeholders) != inputs:
+        return {}
+    for i, tensor in state.items():
+        value = placeholders[i].meta.get("val")
+        if not isinstance(value, torch.Tensor) or value.shape != tensor.shape or \
+                value.dtype != tensor.dtype:
+            return {}
+    return state
+
+
+def _forward_compiler(opt_level: int, num_threads: int | None, inputs: int = 0,
+                      state: dict[int, torch.Tensor] | None = None) -> Callable:
     def compile_forward(graph_module: torch.fx.GraphModule, example_inputs: Sequence) -> Any:
+        frozen = _aligned(graph_module, inputs, state) if state else {}
         try:
-            return make_boxed_func(compile_graph(graph_module, opt_level, num_threads))
+            return make_boxed_func(compile_graph(graph_module, opt_level, num_threads, frozen))
         except DlcError as error:
             warnings.warn(f"dlc could not compile a graph, which runs eagerly instead: {error}",
                           DlcFallbackWarning, stacklevel=2)
@@ -66,15 +100,36 @@ def _eager(graph_module: torch.fx.GraphModule, example_inputs: Sequence) -> Any:
     return make_boxed_func(graph_module.forward)
 
 
+def _is_module_state(node: torch.fx.Node, example: Any) -> bool:
+    """A Dynamo graph input that is a parameter or a buffer of the module."""
+    if isinstance(example, torch.nn.Parameter):
+        return True
+    source = getattr(node.meta.get("grapharg"), "source", None)
+    return source is not None and "._buffers[" in source.name
+
+
+def module_state(graph_module: torch.fx.GraphModule, example_inputs: Sequence
+                 ) -> dict[int, torch.Tensor]:
+    """The module's parameters and buffers among Dynamo's graph inputs, by position."""
+    placeholders = [n for n in graph_module.graph.nodes if n.op == "placeholder"]
+    return {i: example.detach() for i, (node, example) in
+            enumerate(zip(placeholders, example_inputs))
+            if _is_module_state(node, example)}
+
+
 def dlc_backend(graph_module: torch.fx.GraphModule, example_inputs: Sequence,
                 options: dict[str, Any] | None = None, **kwargs: Any) -> Callable:
     """The torch.compile backend "dlc" (the signature Dynamo calls backends with)."""
     settings = {**(options or {}), **kwargs}
-    unknown = set(settings) - {"opt_level", "num_threads"}
+    unknown = set(settings) - {"opt_level", "num_threads", "freeze"}
     if unknown:
         raise ValueError(f"unknown dlc backend options {sorted(unknown)}; known: opt_level, "
-                         "num_threads")
-    forward = _forward_compiler(settings.get("opt_level", 2), settings.get("num_threads"))
+                         "num_threads, freeze")
+    # (frozen for inference only, as inductor's freezing: a training graph keeps its weights)
+    freeze = settings.get("freeze") and not torch.is_grad_enabled()
+    state = module_state(graph_module, example_inputs) if freeze else {}
+    forward = _forward_compiler(settings.get("opt_level", 2), settings.get("num_threads"),
+                                len(example_inputs), state)
     backend = aot_autograd(fw_compiler=forward,
                            bw_compiler=_eager, decompositions=core_aten_decompositions())
     return backend(graph_module, example_inputs)

@@ -103,3 +103,33 @@ def test_dlc_compile_of_a_module_is_cached(monkeypatch, tmp_path):
     second = dlc.compile(model, example_inputs=(x,), num_threads=1)
     assert second is first
     torch.testing.assert_close(second(x)[0], model(x))
+
+
+class ConvBn(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(4, 6, 3, padding=1)
+        self.bn = torch.nn.BatchNorm2d(6)
+        self.bn.running_mean.uniform_(-1, 1)
+        self.bn.running_var.uniform_(0.5, 2)
+
+    def forward(self, x):
+        return torch.relu(self.bn(self.conv(x))) + x.mean()
+
+
+def test_freeze_compiles_parameters_and_buffers_as_constants(compiles):
+    # weights as inputs are packed at each call (a 512x512 3x3 conv on 4x4: ~4x slower)
+    torch.manual_seed(0)
+    model, x = ConvBn().eval(), torch.randn(1, 4, 5, 5)
+    with torch.no_grad():
+        expected = model(x)
+        thawed = torch.compile(model, backend="dlc", options={"num_threads": 1})(x)
+        torch._dynamo.reset()
+        frozen = torch.compile(model, backend="dlc", options={"num_threads": 1, "freeze": True})
+        torch.testing.assert_close(frozen(x), expected)
+        torch.testing.assert_close(thawed, expected)
+        # conv weight and bias, batch norm weight, bias, running mean and variance: 6 inputs
+        assert [len(c.input_names) for c in compiles] == [7, 1]
+        assert "dlc.constant" in compiles[1].ir("dlc")
+        model.conv.weight.mul_(2)  # (frozen: a later change to the weights is not seen)
+        torch.testing.assert_close(frozen(x), expected)
