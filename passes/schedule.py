@@ -49,6 +49,7 @@ from dlc.passes.codegen import (
     packed_conv,
     pool,
     reduction,
+    transpose,
 )
 from dlc.passes.codegen import target as cpu_target
 from dlc.passes.codegen.script import Lines, transform_script
@@ -64,7 +65,8 @@ def candidates(module: ir.Operation, min_volume: int,
     """(op, family, problem) of every op to schedule, in program order."""
     families = ((matmul, min_volume), (conv, min_volume), (grouped_conv, min_volume),
                 (elementwise, min_elements),
-                (depthwise, min_volume), (pool, min_volume), (reduction, min_elements))
+                (depthwise, min_volume), (pool, min_volume), (reduction, min_elements),
+                (transpose, min_elements))
     found: list[tuple[ir.Operation, object, object]] = []
 
     def visit(op: ir.Operation) -> ir.WalkResult:
