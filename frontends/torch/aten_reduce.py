@@ -1,7 +1,8 @@
 """Converters of the ATen reductions (sum, mean, amax, any, argmax, var...) and matmuls.
 
 Reductions become one `dlc.reduce` or `dlc.argreduce` (axes normalized: non-negative, sorted;
-none or an empty list means every axis, as ATen's); mm and bmm become `dlc.matmul`, addmm
+none or an empty list means every axis, as ATen's), except a mean over every spatial axis of
+an image, which becomes the global average `dlc.pool` ONNX's GlobalAveragePool imports to; mm and bmm become `dlc.matmul`, addmm
 `dlc.gemm`.
 """
 
@@ -13,6 +14,7 @@ import torch
 from mlir import ir
 
 from dlc.dialects import ops
+from dlc.dialects.conv import POOL
 from dlc.dialects.reduction import ARGREDUCE, CUMULATIVE, REDUCE
 from dlc.frontends.torch.aten_node import AtenNode, Converter, axes, axis
 
@@ -30,6 +32,23 @@ def _reduce(fn: str) -> Converter:
         return n.build(REDUCE, [x], attrs)
 
     return convert
+
+
+def mean_dim(n: AtenNode, x: Value, dim: Sequence[int] | int | None = None,
+             keepdim: bool = False, *, dtype: torch.dtype | None = None) -> Value:
+    # mean over H, W (and D) of [N, C, (D,) H, W] -> a global average pool, as ONNX's
+    # GlobalAveragePool imports (what nn.AdaptiveAvgPool2d(1) decomposes to): the pool has
+    # schedules where a reduction fused with its producer (a conv's epilogue) may not
+    rank = x.type.rank
+    spatial = list(range(2, rank))
+    if rank not in (4, 5) or axes(n, dim, rank) != spatial or not n.out_dtype.is_floating_point:
+        return _reduce("mean")(n, x, dim, keepdim, dtype=dtype)
+    x = n.cast(x, n.out_dtype)
+    k = rank - 2
+    attrs = {"kind": "avg", "kernel": list(x.type.shape[2:]), "strides": [1] * k,
+             "dilations": [1] * k, "pads": [0] * 2 * k, "ceil_mode": 0,
+             "count_include_pad": 0, "p": 2}
+    return n.reshape(n.build(POOL, [x], attrs), n.out_shape)
 
 
 def _reduce_all(fn: str) -> Converter:
@@ -129,7 +148,7 @@ ATEN: dict[str, Converter] = {
     # reductions
     "aten.sum.dim_IntList": _reduce("sum"),
     "aten.sum.default": _reduce_all("sum"),
-    "aten.mean.dim": _reduce("mean"),
+    "aten.mean.dim": mean_dim,
     "aten.mean.default": _reduce_all("mean"),
     "aten.amax.default": _reduce("max"),
     "aten.amin.default": _reduce("min"),

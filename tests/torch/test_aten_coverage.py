@@ -74,6 +74,21 @@ def test_upsample_of_integers_is_exact():
           torch.randint(0, 100, (1, 2, 3, 2), dtype=torch.uint8))
 
 
+def test_spatial_means_are_global_average_pools():
+    # nn.AdaptiveAvgPool2d(1) decomposes to mean.dim over H, W: imported as ONNX's
+    # GlobalAveragePool is (a dlc.pool), since fused into its producer's epilogue the
+    # reduction ran as naive loops (17 in EfficientNet-B0's squeeze-excitations, zoo.py);
+    # a mean over other axes stays a dlc.reduce
+    def means(x, c):
+        return (nn.AdaptiveAvgPool2d(1)(F.silu(x)), x.mean((-1, -2)), x.mean((2, 3), True),
+                c.mean((2, 3, 4), keepdim=True), x.mean((1, 2), True), c.mean(-1))
+
+    x, c = torch.randn(2, 3, 5, 7), torch.randn(1, 4, 3, 5, 6)
+    check(means, x, c)
+    ir = dlc.compile(Lambda(means).eval(), example_inputs=(x, c)).ir("dlc")
+    assert ir.count("dlc.pool") >= 3 and ir.count("dlc.reduce") == 2  # (x.mean((-1, -2)): CSE)
+
+
 class Masked(nn.Module):
     def __init__(self):
         super().__init__()
