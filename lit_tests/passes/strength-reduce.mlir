@@ -34,7 +34,7 @@ func.func @test_div_power_of_two(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
 
 // -----
 
-// Negative: 1/3 is not exact, pow(x, 3) has no cheaper form here, integer division stays,
+// Negative: 1/3 is not exact, pow(x, 5) has no cheaper form here, integer division stays,
 // and so does pow with a non-constant exponent.
 
 // CHECK-LABEL: func.func @test_no_reduction
@@ -46,9 +46,26 @@ func.func @test_div_power_of_two(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
 func.func @test_no_reduction(%x: tensor<4xf32>, %i: tensor<4xi32>, %e: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xi32>, tensor<4xf32>) {
   %three = "dlc.constant"() {value = dense<3.0> : tensor<f32>} : () -> tensor<f32>
   %two = "dlc.constant"() {value = dense<2> : tensor<i32>} : () -> tensor<i32>
+  %five = "dlc.constant"() {value = dense<5.0> : tensor<f32>} : () -> tensor<f32>
   %0 = "dlc.div"(%x, %three) : (tensor<4xf32>, tensor<f32>) -> tensor<4xf32>
-  %1 = "dlc.binary"(%0, %three) {fn = "pow"} : (tensor<4xf32>, tensor<f32>) -> tensor<4xf32>
+  %1 = "dlc.binary"(%0, %five) {fn = "pow"} : (tensor<4xf32>, tensor<f32>) -> tensor<4xf32>
   %2 = "dlc.div"(%i, %two) : (tensor<4xi32>, tensor<i32>) -> tensor<4xi32>
   %3 = "dlc.binary"(%x, %e) {fn = "pow"} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
   return %1, %2, %3 : tensor<4xf32>, tensor<4xi32>, tensor<4xf32>
+}
+
+// -----
+
+// pow(x, 3) -> (x * x) * x: onnxruntime's Pow computes the cube so (one rounding more than a
+// correctly rounded pow); the tanh GELU's cube was a libm powf call per element.
+
+// CHECK-LABEL: func.func @test_cube
+// CHECK-SAME:    (%[[X:.*]]: tensor<4xf32>)
+// CHECK-NEXT:    %[[S:.*]] = "dlc.mul"(%[[X]], %[[X]])
+// CHECK-NEXT:    %[[C:.*]] = "dlc.mul"(%[[S]], %[[X]])
+// CHECK-NEXT:    return %[[C]]
+func.func @test_cube(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %three = "dlc.constant"() {value = dense<3.0> : tensor<f32>} : () -> tensor<f32>
+  %0 = "dlc.binary"(%x, %three) {fn = "pow"} : (tensor<4xf32>, tensor<f32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
 }
