@@ -315,7 +315,8 @@ ZOO: dict[str, Model] = {m.name: m for m in [
 # block (the downsample's schedule fails, "only TilingInterface ops are supported"; an error
 # under DLC_STRICT_SCHEDULE), efficientvit_b0's grouped 1x1 convs (NGCHW).
 # The torch paths on 2026-12-04 (tiny: all 15 on module and dynamo; full size: all 15 on
-# module, 12 on dynamo, not BERT, GPT-2, ViT): no failure, no graph break, no fallback; relative error <= 2.1e-6.
+# module, 12 on dynamo, not BERT, GPT-2, ViT): no failure, no graph break, no fallback;
+# relative error <= 2.1e-6.
 # Found and fixed: nn.AdaptiveAvgPool2d(1) (mean.dim over H, W) ran as naive loops fused into
 # the conv before it (EfficientNet-B0 17, MobileNetV3 9, ResNet-50 1): now a dlc.pool. Left:
 # by default torch.compile passes weights as graph inputs, packed at each call and BN not
