@@ -557,9 +557,9 @@ def run_dynamo(row: dict, module: torch.nn.Module, inputs: tuple,
         return None
 
 
-def save(row: dict, out: Path) -> None:
-    """OUT/zoo.json with `row` replacing the one of the same model and configuration."""
-    path = out / "zoo.json"
+def save(row: dict, out: Path, name: str = "zoo.json") -> None:
+    """OUT/NAME with `row` replacing the one of the same model and configuration."""
+    path = out / name
     rows = json.loads(path.read_text()) if path.exists() else []
     rows = [r for r in rows if (r["model"], r["config"]) != (row["model"], row["config"])]
     out.mkdir(parents=True, exist_ok=True)

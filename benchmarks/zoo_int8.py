@@ -31,7 +31,6 @@ Rows go to OUT/zoo_int8.json, the table as zoo.py prints it.
 
 from __future__ import annotations
 
-import json
 import sys
 import time
 import traceback
@@ -130,18 +129,9 @@ def run_model(name: str, setting: zoo.Setting, out: Path, repeat: int = 5) -> di
                                       repeat)
         row.update(dlc_ms=dlc_s * 1e3, ort_ms=ort_s * 1e3, ratio=dlc_s / ort_s)
     except Exception as error:  # noqa: BLE001 (the row records it; the next model runs)
-        first = (str(error).strip().splitlines() or [""])[0]
-        row["status"] = f"{stage} failed: {type(error).__name__}: {first[:400]}"
+        row["status"] = zoo.failure(stage, error)
         row["traceback"] = traceback.format_exc(limit=-4)
     return row
-
-
-def save(row: dict, out: Path) -> None:
-    """OUT/zoo_int8.json with `row` replacing the one of the same model and configuration."""
-    path = out / "zoo_int8.json"
-    rows = json.loads(path.read_text()) if path.exists() else []
-    rows = [r for r in rows if (r["model"], r["config"]) != (row["model"], row["config"])]
-    path.write_text(json.dumps(rows + [row], indent=1))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -160,7 +150,7 @@ def main(argv: list[str] | None = None) -> int:
     failed = 0
     for name in names:
         row = run_model(name, setting, args.out, args.repeat)
-        save(row, args.out)
+        zoo.save(row, args.out, "zoo_int8.json")
         print(zoo.format_row(row), flush=True)
         failed += row["status"] != "ok"
     print(f"(rows in {args.out / 'zoo_int8.json'})")
