@@ -309,11 +309,10 @@ ZOO: dict[str, Model] = {m.name: m for m in [
 ]}
 
 # name -> why it fails (a missing op or lowering in dlc); skipped unless named in --models.
-# None on 2026-12-04: all 15 compile and match at full size. The cliffs then (naive loops):
-# regnet_y_400mf's grouped 3x3 convs (NGCHW) and block4-0's 1x1 conv (its schedule fails,
-# "too many tiles provided"), resnet26d's conv3 + downsample 1x1 convs of each stage's first
-# block (the downsample's schedule fails, "only TilingInterface ops are supported"; an error
-# under DLC_STRICT_SCHEDULE), efficientvit_b0's grouped 1x1 convs (NGCHW).
+# None on 2026-12-04: all 15 compile and match at full size. The cliffs of that morning (naive
+# loops: regnet_y_400mf's and efficientvit_b0's grouped convs, resnet26d's residual add of two
+# 1x1 convs whose first schedule failed, "only TilingInterface ops are supported") were fixed
+# that day; at 19:25 UTC no ONNX model had a naive op and all were <= 1.24x onnxruntime.
 # The torch paths on 2026-12-04 (tiny: all 15 on module and dynamo; full size: all 15 on
 # module, 12 on dynamo, not BERT, GPT-2, ViT): no failure, no graph break, no fallback;
 # relative error <= 2.1e-6.
