@@ -107,9 +107,7 @@ def run_model(name: str, setting: zoo.Setting, out: Path, repeat: int = 5) -> di
             warnings.simplefilter("always")
             compiled = dlc.compile(str(path), opt_level=2, num_threads=1)
         row["compile_s"] = time.perf_counter() - start
-        naive = [str(w.message) for w in caught if w.category.__name__ == "NaivePathWarning"]
-        if naive:
-            row["naive"] = naive
+        zoo.naive_paths(row, "", caught)
         stage = "onnxruntime"
         options = ort.SessionOptions()
         options.intra_op_num_threads = 1

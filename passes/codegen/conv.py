@@ -70,21 +70,13 @@ from dlc.passes.codegen.conv_common import (
     part_ow_tile,
     split_along,
 )
-from dlc.passes.codegen.predicates import window
+from dlc.passes.codegen.predicates import constant_filter, window
 from dlc.passes.codegen.script import ANY, Lines, tile
 
 NCHW, NHWC = "linalg.conv_2d_nchw_fchw", "linalg.conv_2d_nhwc_hwcf"
 TO_NHWC, TO_NCHW = [0, 2, 3, 1], [0, 3, 1, 2]
 REGISTER_FUSION = True  # init and epilogue fused into the register tiles (_register_fused_lines)
 PACK = True  # data-tile the filters of NHWC convs that `packed_conv.packs` accepts
-
-
-def _constant_filter(op: ir.Operation) -> ir.DenseElementsAttr | None:
-    weight = op.operands[1].owner
-    if not isinstance(weight, ir.Operation | ir.OpView) or weight.name != "arith.constant":
-        return None
-    attr = weight.attributes["value"]
-    return attr if isinstance(attr, ir.DenseElementsAttr) else None
 
 
 def match(op: ir.Operation) -> Conv | None:
@@ -95,7 +87,7 @@ def match(op: ir.Operation) -> Conv | None:
         return None
     if any(str(t.element_type) != "f32" for t in types) or 0 in types[2].shape:
         return None
-    if op.name == NCHW and _constant_filter(op) is None:
+    if op.name == NCHW and constant_filter(op) is None:
         return None
     x, w, y = (list(t.shape) for t in types)
     if op.name == NCHW:
@@ -104,7 +96,7 @@ def match(op: ir.Operation) -> Conv | None:
     else:
         problem = Conv(y[0], y[1], y[2], y[3], x[3], w[0], w[1],
                        fusion.epilogue(op) is not None, fusion.init_producer(op) is not None)
-        if PACK and packed_conv.packs(op, problem, _constant_filter(op)):
+        if PACK and packed_conv.packs(op, problem, constant_filter(op)):
             problem = replace(problem, packed=True, f=packed_conv.padded(problem.f))
     return problem
 
@@ -160,7 +152,7 @@ def prepare(op: ir.Operation) -> ir.Operation | None:
     if op.name != NCHW:
         problem = match(op)
         return packed_conv.pack(op) if problem is not None and problem.packed else None
-    attr = _constant_filter(op)
+    attr = constant_filter(op)
     hwcf = np.ascontiguousarray(np.array(attr).transpose(2, 3, 1, 0))
     x, _, acc = op.operands
     with ir.InsertionPoint(op), op.location:

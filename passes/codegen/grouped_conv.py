@@ -46,8 +46,8 @@ from mlir import ir
 from mlir.dialects import arith, linalg, math, tensor
 
 from dlc.passes.codegen import elementwise_lines, fusion, target
-from dlc.passes.codegen.predicates import window
-from dlc.passes.codegen.script import ANY, Lines, split, tile
+from dlc.passes.codegen.predicates import constant_filter, window
+from dlc.passes.codegen.script import ANY, Lines, split, tile, vectorize_each
 
 NAMED = "linalg.conv_2d_nhwgc_gfhwc"
 TAG = "dlc.grouped_conv"  # marks the packed generic (and its tiles) for the script
@@ -69,14 +69,6 @@ class Grouped:
     epilogue: bool = False  # an elementwise consumer fused into the outer tiles
     init: bool = False  # the accumulator's fill / bias broadcast fused into the outer tiles
     greedy: bool = False  # one transform builds the forall (fusion_plan.fuses_exactly)
-
-
-def _filter(op: ir.Operation) -> ir.DenseElementsAttr | None:
-    owner = op.operands[1].owner
-    if not isinstance(owner, ir.Operation | ir.OpView) or owner.name != "arith.constant":
-        return None
-    attr = owner.attributes["value"]
-    return attr if isinstance(attr, ir.DenseElementsAttr) else None
 
 
 def _vectors(f: int) -> int:
@@ -101,7 +93,7 @@ def match(op: ir.Operation) -> Grouped | None:
         return None
     if any(str(t.element_type) != "f32" for t in types) or 0 in types[2].shape:
         return None
-    if _filter(op) is None or not f_tile(types[2].shape[4]):
+    if constant_filter(op) is None or not f_tile(types[2].shape[4]):
         return None
     y, w = list(types[2].shape), list(types[1].shape)
     epilogue = fusion.epilogue(op)
@@ -157,7 +149,7 @@ def prepare(op: ir.Operation) -> ir.Operation:
     dh, dw = window(op, "dilations")
     taps = [(i, j) for i in range(kh) for j in range(kw)]
     with ir.InsertionPoint(op), op.location:
-        packed = _packed_filter(ir.DenseElementsAttr(_filter(op)), [g, f, kh, kw, c])
+        packed = _packed_filter(ir.DenseElementsAttr(constant_filter(op)), [g, f, kh, kw, c])
         views = [_slice(x, [0, i * dh, j * dw, 0, 0], [n, oh, ow, g, c], [1, sh, sw, 1, 1],
                         [n, oh, ow, g, c]) for i, j in taps]
         filters = [_slice(packed, [0, 0, t, 0], [g, c, 1, f], [1, 1, 1, 1], [g, c, f])
@@ -300,14 +292,5 @@ def _kernel_lines(handle: str, prefix: str) -> tuple[list[str], list[str]]:
     """A register tile: the input channels by 1, the unit dims folded away (an [ow, F] generic
     of FMAs is left) and vectorized; the ops and the channel loop's handle."""
     ops, _, loops = tile(handle, [0, 0, 0, 0, 0, 1], prefix)
-    loop = f"%{prefix}_loop"
-    ops += [f"transform.foreach {loops[-1]} : {ANY} {{",
-            f"^bb0({loop}: {ANY}):",
-            f"  transform.apply_patterns to {loop} {{",
-            "    transform.apply_patterns.linalg.fold_unit_extent_dims_via_slices",
-            f"  }} : {ANY}",
-            (f"  %{prefix}_fma = transform.structured.match ops{{[\"linalg.generic\"]}} "
-             f"in {loop} : ({ANY}) -> {ANY}"),
-            f"  transform.structured.vectorize %{prefix}_fma : {ANY}",
-            "}"]
+    ops += vectorize_each(loops[-1], prefix)
     return ops, loops

@@ -63,7 +63,7 @@ from dlc.passes.codegen.conv_common import (
 )
 from dlc.passes.codegen.matmul import multiply_add
 from dlc.passes.codegen.predicates import maps, reassociation, window
-from dlc.passes.codegen.script import ANY, Lines, tile
+from dlc.passes.codegen.script import Lines, tile, vectorize_each
 
 OUTER_FILTER = 1024 * 1024  # the filter slice of one forall tile (half the 2 MiB L2)
 REGISTER_FUSION = True  # init and epilogue fused into the register tiles (see below)
@@ -506,14 +506,5 @@ def _kernel_lines(handle: str, prefix: str) -> tuple[list[str], list[str]]:
     dims folded away (an [ow, 32] multiply-add is left) and vectorized; the ops and the
     reduction loops' handles."""
     ops, _, loops = tile(handle, [0, 0, 0, 0, 0, 1, 1, 1], prefix)
-    loop = f"%{prefix}_loop"
-    ops += [f"transform.foreach {loops[-1]} : {ANY} {{",  # (a handle to one loop per part)
-            f"^bb0({loop}: {ANY}):",
-            f"  transform.apply_patterns to {loop} {{",
-            "    transform.apply_patterns.linalg.fold_unit_extent_dims_via_slices",
-            f"  }} : {ANY}",
-            (f"  %{prefix}_fma = transform.structured.match ops{{[\"linalg.generic\"]}} "
-             f"in {loop} : ({ANY}) -> {ANY}"),
-            f"  transform.structured.vectorize %{prefix}_fma : {ANY}",
-            "}"]
+    ops += vectorize_each(loops[-1], prefix)  # (a handle to one loop per part)
     return ops, loops

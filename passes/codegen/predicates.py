@@ -1,5 +1,5 @@
 """What the schedule families ask of a linalg op (its indexing maps, the shape of its body, its
-window attributes), and the reassociation attribute their reshapes take."""
+window attributes, its constant filter), and the reassociation attribute their reshapes take."""
 
 from __future__ import annotations
 
@@ -45,3 +45,12 @@ def reassociation(groups: list[list[int]]) -> ir.ArrayAttr:
     i64 = ir.IntegerType.get_signless(64)
     return ir.ArrayAttr.get([ir.ArrayAttr.get([ir.IntegerAttr.get(i64, d) for d in group])
                              for group in groups])
+
+
+def constant_filter(op: ir.Operation) -> ir.DenseElementsAttr | None:
+    """The value of a convolution's filter (operand 1) when an arith.constant produces it."""
+    owner = op.operands[1].owner
+    if not isinstance(owner, ir.Operation | ir.OpView) or owner.name != "arith.constant":
+        return None
+    attr = owner.attributes["value"]
+    return attr if isinstance(attr, ir.DenseElementsAttr) else None

@@ -36,6 +36,21 @@ def tile(handle: str, sizes: list[int], prefix: str,
     return [line], f"%{prefix}_t", loops
 
 
+def vectorize_each(loops: str, prefix: str) -> list[str]:
+    """Ops that, in each loop of handle `loops` (one per part of a split op), fold the unit
+    dims of the tiled op away and vectorize the generic left (a register tile of FMAs)."""
+    loop = f"%{prefix}_loop"
+    return [f"transform.foreach {loops} : {ANY} {{",
+            f"^bb0({loop}: {ANY}):",
+            f"  transform.apply_patterns to {loop} {{",
+            "    transform.apply_patterns.linalg.fold_unit_extent_dims_via_slices",
+            f"  }} : {ANY}",
+            (f"  %{prefix}_fma = transform.structured.match ops{{[\"linalg.generic\"]}} "
+             f"in {loop} : ({ANY}) -> {ANY}"),
+            f"  transform.structured.vectorize %{prefix}_fma : {ANY}",
+            "}"]
+
+
 def split(handle: str, dim: int, at: int, prefix: str) -> tuple[list[str], str, str]:
     """Ops splitting `handle` along loop `dim` at `at`: the low and high parts' handles."""
     both, low, high = f"%{prefix}_s", f"%{prefix}_lo", f"%{prefix}_hi"
