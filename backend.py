@@ -5,8 +5,8 @@
     onnx.backend.test.BackendTest(dlc.backend, __name__)     # the ONNX backend test suite
 
 `prepare` checks the model and the supported op set at once; a model whose graph inputs have
-static shapes is compiled there, others on the first `run`, once per distinct set of input
-shapes (the compiled functions are cached on the returned rep).
+static shapes is compiled there, others (a `dlc.specialize.DynamicModel`) on the first `run`
+with each distinct set of input shapes.
 """
 
 from __future__ import annotations
@@ -21,17 +21,12 @@ from onnx.backend.base import Backend, BackendRep, namedtupledict
 from dlc.compiler import CompiledModel, compile
 from dlc.frontends.onnx_importer import check_supported, load_model
 from dlc.frontends.onnx_node import NeedsConstantError
+from dlc.specialize import DynamicModel
 
 
 def _graph_inputs(model: onnx.ModelProto) -> list[onnx.ValueInfoProto]:
     initializers = {t.name for t in model.graph.initializer}
     return [v for v in model.graph.input if v.name not in initializers]
-
-
-def _is_static(value: onnx.ValueInfoProto) -> bool:
-    tensor_type = value.type.tensor_type
-    return tensor_type.HasField("shape") and all(
-        d.HasField("dim_value") for d in tensor_type.shape.dim)
 
 
 def _input_sources(model: onnx.ModelProto, name: str, inputs) -> list[str]:
@@ -62,7 +57,8 @@ def _array(value: Any) -> np.ndarray:
 
 
 class DlcRep(BackendRep):
-    """A prepared model: compiled per distinct input shapes, run with numpy arrays.
+    """A prepared model: compiled (per distinct input shapes when its inputs have dynamic
+    sizes: a `dlc.specialize.DynamicModel`), run with numpy arrays.
 
     An input whose value the compiler needs (a Reshape's shape, Slice's starts given as a graph
     input...) is specialized: its value becomes a constant, and the model is compiled again for
@@ -74,46 +70,30 @@ class DlcRep(BackendRep):
         self.opt_level = opt_level
         self.input_names = [v.name for v in _graph_inputs(model)]
         self.output_names = [o.name for o in model.graph.output]
-        self.static = all(_is_static(v) for v in _graph_inputs(model))
         self.specialized: list[str] = []  # inputs whose values are compiled in
-        self._compiled: dict[tuple, CompiledModel] = {}
-        if self.static:
-            try:
-                self._compiled[()] = compile(model, opt_level)
-            except NeedsConstantError as error:
-                sources = _input_sources(model, error.input_name, self.input_names)
-                if not sources:
-                    raise
-                self.specialized.extend(sources)  # compiled at the first run
+        self._compiled: dict[tuple, CompiledModel | DynamicModel] = {}
+        try:  # (a static model compiles now; a DynamicModel compiles at each new call shape)
+            self._compiled[()] = compile(model, opt_level)
+        except NeedsConstantError as error:
+            self._specialize(error, self.input_names)  # compiled at the first run
+
+    def _specialize(self, error: NeedsConstantError, inputs: Sequence[str]) -> None:
+        sources = [name for name in _input_sources(self.model, error.input_name, inputs)
+                   if name not in self.specialized]
+        if not sources:
+            raise error
+        self.specialized.extend(sources)
 
     def _key(self, named: Mapping[str, np.ndarray]) -> tuple:
-        if self.static and not self.specialized:
-            return ()
-        shapes = () if self.static else tuple(a.shape for a in named.values())
-        values = tuple((n, named[n].dtype.str, named[n].shape, named[n].tobytes())
-                       for n in self.specialized)
-        return shapes, values
+        return tuple((n, named[n].dtype.str, named[n].shape, named[n].tobytes())
+                     for n in self.specialized)
 
-    def compiled_for(self, named: Mapping[str, np.ndarray]) -> CompiledModel:
+    def compiled_for(self, named: Mapping[str, np.ndarray]) -> CompiledModel | DynamicModel:
         key = self._key(named)
-        if key in self._compiled:
-            return self._compiled[key]
-        while True:
-            shapes = None if self.static else {
-                n: list(a.shape) for n, a in named.items() if n not in self.specialized}
-            constants = {n: named[n] for n in self.specialized} or None
-            try:
-                compiled = compile(self.model, self.opt_level, input_shapes=shapes,
-                                   constants=constants)
-                break
-            except NeedsConstantError as error:
-                sources = [name for name in _input_sources(self.model, error.input_name, named)
-                           if name not in self.specialized]
-                if not sources:
-                    raise
-                self.specialized.extend(sources)
-        self._compiled[self._key(named)] = compiled
-        return compiled
+        if key not in self._compiled:
+            constants = {n: named[n] for n in self.specialized}
+            self._compiled[key] = compile(self.model, self.opt_level, constants=constants)
+        return self._compiled[key]
 
     def run(self, inputs: Any, **kwargs: Any) -> tuple[Any, ...]:
         if isinstance(inputs, Mapping):
@@ -126,8 +106,13 @@ class DlcRep(BackendRep):
             raise ValueError(f"expected {len(self.input_names)} inputs "
                              f"{self.input_names}, got {len(arrays)}")
         named = dict(zip(self.input_names, arrays))
-        compiled = self.compiled_for(named)
-        outputs = compiled({n: named[n] for n in compiled.input_names})
+        while True:
+            try:  # (a DynamicModel compiles on its call: that may need constants too)
+                compiled = self.compiled_for(named)
+                outputs = compiled({n: named[n] for n in compiled.input_names})
+                break
+            except NeedsConstantError as error:
+                self._specialize(error, list(named))
         return namedtupledict("Outputs", self.output_names)(*outputs)
 
 

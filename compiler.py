@@ -29,7 +29,7 @@ from mlir import ir
 
 from dlc.dialects import make_context
 from dlc.errors import DlcError
-from dlc.frontends.onnx_importer import ImportedModel, import_model
+from dlc.frontends.onnx_importer import DynamicShapesError, ImportedModel, import_model
 from dlc.frontends.torch.tensors import call_with_tensors, holds_torch_tensors, is_torch_model
 from dlc.passes import STAGES, build_pass_manager, parse_pipeline, pipeline, stage_pipelines
 from dlc.passes.lowering import checks
@@ -123,10 +123,13 @@ def compile(
     example_inputs: Sequence | None = None,
     num_threads: int | None = None,
     timings: bool = False,
-) -> CompiledModel:
+) -> CompiledModel:  # (or a dlc.specialize.DynamicModel, see below)
     """Compile an ONNX model (path, bytes or ModelProto) or a PyTorch module for this CPU.
 
-    `input_shapes` fixes the shapes of inputs with symbolic sizes; `constants` fixes the
+    A model whose graph inputs have dynamic sizes (`batch`, `sequence`) that `input_shapes`
+    does not fix gives a `dlc.specialize.DynamicModel`: callable with any sizes that fit its
+    signature, it compiles a specialization per distinct call shape, on the first call with
+    it. `input_shapes` fixes the shapes of inputs with dynamic sizes; `constants` fixes the
     values of inputs (such as a Reshape's shape given as a graph input): the compiled model
     is specialized to them and takes only the other inputs. A `torch.nn.Module` is exported
     with `torch.export` on `example_inputs` (a tuple of tensors); see `dlc.frontends.torch`.
@@ -135,8 +138,14 @@ def compile(
     `timings=True` measures each step's peak RSS too (`CompiledModel.timings`; seconds are
     always recorded).
     """
-    compiled = _compile(model, opt_level, input_shapes, constants, example_inputs,
-                        num_threads, timings)
+    try:
+        compiled = _compile(model, opt_level, input_shapes, constants, example_inputs,
+                            num_threads, timings)
+    except DynamicShapesError as error:
+        from dlc.specialize import DynamicModel
+
+        return DynamicModel(model, error.proto, error.symbolic, opt_level, constants,
+                            _threads(num_threads))
     compiled._source = (model, input_shapes, constants, example_inputs)  # (for .profile)
     return compiled
 

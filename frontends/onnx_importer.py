@@ -37,7 +37,8 @@ from dlc.frontends.onnx_ops import importers
 from dlc.frontends.onnx_ops.movement import range_size
 from dlc.frontends.validate import check_tensor_size, load_external_data, validate_model
 
-__all__ = ["FrontendError", "ImportedModel", "UnsupportedOpsError", "import_model", "load_model"]
+__all__ = ["DynamicShapesError", "FrontendError", "ImportedModel", "UnsupportedOpsError",
+           "import_model", "load_model"]
 
 
 def supported_op_types() -> list[str]:
@@ -61,6 +62,19 @@ class UnsupportedOpsError(FrontendError):
             f"unsupported ONNX op{'s' if len(self.unsupported) > 1 else ''}: {listed}. "
             f"Supported ops: {', '.join(sorted(supported_op_types()))}"
         )
+
+
+class DynamicShapesError(FrontendError):
+    """Graph inputs have dynamic sizes that `input_shapes` does not fix: the module of one
+    specialization cannot be built (`dlc.compile` compiles such a model per call shape,
+    `dlc.specialize.DynamicModel`). `symbolic` gives each non-constant graph input's declared
+    shape, a dynamic size by its name (`?` when unnamed), a fixed one as an int."""
+
+    def __init__(self, message: str, proto: onnx.ModelProto,
+                 symbolic: dict[str, tuple[int | str, ...]]):
+        super().__init__(message)
+        self.proto = proto
+        self.symbolic = symbolic
 
 
 def load_model(model: str | Path | bytes | onnx.ModelProto) -> onnx.ModelProto:
@@ -228,18 +242,25 @@ def input_type(value: onnx.ValueInfoProto, shapes: Mapping[str, Sequence[int]]) 
             raise FrontendError(f"input_shapes gives {what} the shape {shape}; sizes must be >= 0")
         check_tensor_size(shape, tensor_type.elem_type, what)
         return ir.RankedTensorType.get(shape, element)
-    if not tensor_type.HasField("shape"):
-        raise FrontendError(f"{what} has no shape; pass input_shapes={{'{value.name}': [...]}}")
-    shape = []
-    for axis, dim in enumerate(tensor_type.shape.dim):
-        if not dim.HasField("dim_value"):
-            symbol = dim.dim_param or "?"
+    shape = symbolic_shape(value)
+    for axis, dim in enumerate(shape):
+        if isinstance(dim, str):
             raise FrontendError(
-                f"{what} has a symbolic size '{symbol}' at axis {axis}; dlc compiles static "
-                f"shapes: pass input_shapes={{'{value.name}': [...]}}"
+                f"{what} has a dynamic size '{dim}' at axis {axis}; a module is built for one "
+                f"specialization: pass input_shapes={{'{value.name}': [...]}}"
             )
-        shape.append(dim.dim_value)
     return ir.RankedTensorType.get(shape, element)
+
+
+def symbolic_shape(value: onnx.ValueInfoProto) -> tuple[int | str, ...]:
+    """The declared shape of a graph input: ints, the names of dynamic sizes, `?` for an
+    unnamed one (a negative size, as some exporters write, is unnamed)."""
+    tensor_type = value.type.tensor_type
+    if not tensor_type.HasField("shape"):
+        raise FrontendError(f"graph input '{value.name}' has no shape (not even a rank); "
+                            f"pass input_shapes={{'{value.name}': [...]}}")
+    return tuple(d.dim_value if d.HasField("dim_value") and d.dim_value >= 0
+                 else d.dim_param.strip() or "?" for d in tensor_type.shape.dim)
 
 
 def import_model(
@@ -268,6 +289,7 @@ def import_model(
                             f"inputs are {graph_inputs}")
     initializers.update({n: np.asarray(a) for n, a in constants_given.items()})
     inputs = [v for v in graph.input if v.name not in initializers]
+    _check_static(proto, inputs, shapes)
     with context, ir.Location.name(graph.name or "main"):
         module = ir.Module.create()
         arg_types = [input_type(v, shapes) for v in inputs]
@@ -299,6 +321,26 @@ def import_model(
         )
     return ImportedModel(module, [v.name for v in inputs], [o.name for o in graph.output],
                          opset, constants)
+
+
+def _check_static(proto: onnx.ModelProto, inputs: Sequence[onnx.ValueInfoProto],
+                  shapes: Mapping[str, Sequence[int]]) -> None:
+    """DynamicShapesError when an input not in `shapes` has dynamic sizes."""
+    for value in inputs:
+        if value.name in shapes or not value.type.HasField("tensor_type"):
+            continue
+        dynamic = [(axis, d) for axis, d in enumerate(symbolic_shape(value))
+                   if isinstance(d, str)]
+        if dynamic:
+            axis, dim = dynamic[0]
+            symbolic = {v.name: tuple(shapes[v.name]) if v.name in shapes
+                        else symbolic_shape(v) for v in inputs
+                        if v.type.HasField("tensor_type")}
+            raise DynamicShapesError(
+                f"graph input '{value.name}' has a dynamic size '{dim}' at axis {axis}; a "
+                f"module is built for one specialization: pass "
+                f"input_shapes={{'{value.name}': [...]}} (dlc.compile compiles it per call "
+                "shape without them)", proto, symbolic)
 
 
 def _reshaped(graph: onnx.GraphProto, shapes: Mapping[str, Sequence[int]]) -> bool:

@@ -1,5 +1,8 @@
-"""The compiled signature of a model: named tensors with static shapes and numpy dtypes, and
-the check of a call's inputs against it. Imports numpy only (no mlir), so that the runtime of
+"""The compiled signature of a model: named tensors with shapes and numpy dtypes, and the check
+of a call's inputs against it. A compiled function's shapes are static (ints); the signature of
+a model with dynamic dimensions (`dlc.specialize.DynamicModel`) holds their names instead
+(`input_ids: int64[batch, seq]`, `?` for an unnamed one): `bind_symbols` checks a call against
+it and gives each name its size. Imports numpy only (no mlir), so that the runtime of
 exported libraries (`dlc.runtime.loader`) checks its inputs exactly as a `CompiledModel` does.
 """
 
@@ -38,11 +41,16 @@ def numpy_dtype(element_type) -> np.dtype:
 
 @dataclass(frozen=True)
 class TensorSpec:
-    """A named tensor of the compiled signature: static shape and numpy dtype."""
+    """A named tensor of the signature: its shape (ints; a dynamic dimension by its name, or
+    `?` when unnamed) and numpy dtype."""
 
     name: str
-    shape: tuple[int, ...]
+    shape: tuple[int | str, ...]
     dtype: np.dtype
+
+    @property
+    def static(self) -> bool:
+        return all(isinstance(d, int) for d in self.shape)
 
     def __str__(self) -> str:
         return f"{self.name}: {self.dtype}[{', '.join(str(d) for d in self.shape)}]"
@@ -62,6 +70,37 @@ class Signature:
         """The inputs as C-contiguous arrays in signature order; ValueError on any mismatch."""
         arrays = self.arrange(args, kwargs or {})
         return [self._check(spec, value) for spec, value in zip(self.inputs, arrays)]
+
+    def bind_symbols(self, shapes: Sequence[Sequence[int]]) -> dict[str, int]:
+        """The size of each named dimension in a call whose inputs have `shapes` (in signature
+        order), checking ranks and fixed sizes, and that the inputs which share a
+        name agree on its size: InputError naming both inputs otherwise."""
+        sizes: dict[str, tuple[int, str, int]] = {}  # name -> (size, input, axis) seen first
+        for spec, shape in zip(self.inputs, shapes, strict=True):
+            if len(shape) != len(spec.shape) or any(
+                    isinstance(d, int) and d != s for d, s in zip(spec.shape, shape)):
+                raise InputError(
+                    f"input '{spec.name}' has shape {list(shape)}, expected "
+                    f"{list(spec.shape)} (signature {self})")
+            for axis, (dim, size) in enumerate(zip(spec.shape, shape)):
+                if not isinstance(dim, str) or dim == "?":
+                    continue
+                if dim not in sizes:
+                    sizes[dim] = (size, spec.name, axis)
+                    continue
+                known, other, other_axis = sizes[dim]
+                if known != size:
+                    raise InputError(
+                        f"inputs '{other}' and '{spec.name}' disagree on the dynamic size "
+                        f"'{dim}': {known} (axis {other_axis} of '{other}') and {size} "
+                        f"(axis {axis} of '{spec.name}'); signature {self}")
+        return {name: size for name, (size, _, _) in sizes.items()}
+
+    def check_dtypes(self, args: Sequence, kwargs: Mapping | None = None) -> list[np.ndarray]:
+        """The inputs as C-contiguous arrays in signature order, of the signature's dtypes
+        (shapes are not checked: see `bind_symbols`); InputError otherwise."""
+        arrays = self.arrange(args, kwargs or {})
+        return [self._check(spec, value, shape=False) for spec, value in zip(self.inputs, arrays)]
 
     def arrange(self, args: Sequence, kwargs: Mapping) -> list:
         """The inputs (any kind of value) in signature order, from positional arguments, one
@@ -86,7 +125,7 @@ class Signature:
             )
         return list(args)
 
-    def _check(self, spec: TensorSpec, value) -> np.ndarray:
+    def _check(self, spec: TensorSpec, value, shape: bool = True) -> np.ndarray:
         if not isinstance(value, np.ndarray | np.generic):
             raise InputError(
                 f"input '{spec.name}' must be a numpy array, got {type(value).__name__}; "
@@ -98,7 +137,7 @@ class Signature:
                 f"input '{spec.name}' has dtype {array.dtype}, expected {spec.dtype} "
                 f"(signature {self})"
             )
-        if array.shape != spec.shape:
+        if shape and array.shape != spec.shape:
             raise InputError(
                 f"input '{spec.name}' has shape {list(array.shape)}, expected "
                 f"{list(spec.shape)} (signature {self})"

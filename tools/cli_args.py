@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Sequence
+from dataclasses import replace
 
 import numpy as np
 
@@ -57,5 +58,20 @@ def load_inputs(compiled, items: Sequence[str], seed: int) -> dict[str, np.ndarr
         raise SystemExit(f"dlc: error: unknown inputs {unknown}; the model's inputs are "
                          f"{compiled.input_names}")
     rng = np.random.default_rng(seed)
-    return {s.name: given[s.name] if s.name in given else random_input(s, rng)
-            for s in compiled.signature.inputs}
+    sizes = {}  # the dynamic sizes the given inputs fix (a DynamicModel's signature has them)
+    for spec in compiled.signature.inputs:
+        if spec.name in given:
+            sizes.update((d, s) for d, s in zip(spec.shape, given[spec.name].shape)
+                         if isinstance(d, str) and d != "?" and d not in sizes)
+    inputs = {}
+    for spec in compiled.signature.inputs:
+        if spec.name in given:
+            inputs[spec.name] = given[spec.name]
+            continue
+        shape = tuple(sizes.get(d) if isinstance(d, str) else d for d in spec.shape)
+        if None in shape:
+            raise SystemExit(f"dlc: error: input '{spec.name}' has dynamic sizes ({spec}): "
+                             f"give its shape (--input-shape {spec.name}=D0,D1,...) or its "
+                             f"value (--input {spec.name}=FILE.npy)")
+        inputs[spec.name] = random_input(replace(spec, shape=shape), rng)
+    return inputs

@@ -5,6 +5,10 @@ outputs are tensors of the dtypes ONNX models ship (float16/32/64, int8…int64,
 bool), in the default domain. Each case runs in a worker process, so a case that crashes the
 process is recorded as a crash and cannot hide the others. Outcomes:
 pass, fail (wrong result or error), unsupported (UnsupportedOpsError), crash.
+
+`--dynamic` runs each case with every size of its graph inputs made dynamic (unnamed, as
+onnx-mlir's dynamic backend tests do): the model then compiles per call shape
+(`dlc.specialize.DynamicModel`), from inputs whose shapes the importer learns at the call.
 """
 
 from __future__ import annotations
@@ -53,6 +57,26 @@ def _tensor_io(model) -> bool:
 def in_scope_cases() -> list:
     """The node test cases in scope (tensor inputs/outputs of the dtypes above)."""
     return [c for c in _cases() if c.model is not None and _tensor_io(c.model)]
+
+
+def make_dynamic(model):
+    """A copy of `model` whose graph inputs (initializers excepted) have unknown sizes."""
+    dynamic = model.__class__()
+    dynamic.CopyFrom(model)
+    initializers = {t.name for t in dynamic.graph.initializer}
+    for value in dynamic.graph.input:
+        if value.name in initializers or not value.type.HasField("tensor_type"):
+            continue
+        for dim in value.type.tensor_type.shape.dim:
+            dim.Clear()
+    return dynamic
+
+
+def dynamic_case(case):
+    """`case` with its model's input sizes made dynamic (`make_dynamic`)."""
+    import dataclasses
+
+    return dataclasses.replace(case, model=make_dynamic(case.model))
 
 
 def op_of(case) -> str:
@@ -262,6 +286,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="write the expected-failures list (every non-pass case and why)")
     parser.add_argument("-O", "--opt-level", type=int, default=2, choices=range(4),
                         help="compile every case at this opt level (default 2)")
+    parser.add_argument("--dynamic", action="store_true",
+                        help="make every size of the cases' graph inputs dynamic")
     parser.add_argument("--worker", nargs="*", help=argparse.SUPPRESS)
     parser.add_argument("--cases-file", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -271,6 +297,8 @@ def main(argv: list[str] | None = None) -> int:
         _worker(args.cases_file, args.worker)
         return 0
     cases = [c for c in in_scope_cases() if args.filter in c.name]
+    if args.dynamic:
+        cases = [dynamic_case(c) for c in cases]
     if args.light:
         cases += [n for n in light_model_names() if args.filter in n]
     outcomes = run_all(cases, max(1, args.jobs))

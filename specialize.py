@@ -1,0 +1,175 @@
+"""Models with dynamic dimensions, compiled per call shape: `dlc.compile` returns a
+`DynamicModel` for an ONNX model whose graph inputs have dynamic sizes (`batch`, `sequence`,
+or unnamed) that `input_shapes` does not fix.
+
+Its signature shows the dynamic sizes by name (`input_ids: int64[batch, seq]`). A call checks
+the inputs' dtypes, ranks and fixed sizes, and that the inputs which share a name agree on its
+size (an `InputError`, a ValueError, naming both otherwise); it then runs the static
+specialization compiled for the inputs' shapes, compiling it on the first call with them
+(JIT specialization, as `dlc.backend` and torch.compile without `dynamic` do). Each
+specialization is an ordinary `CompiledModel` (`specialize(shapes)` gives it; `ir(stage,
+shapes)` its IR), with the code and the speed of a static compile for its shapes, and goes
+through the compile cache: a shape seen before, in this process or an earlier one, is loaded,
+not compiled again. At most `max_specializations` of them are kept, least recently used
+dropped first (default 8, `$DLC_MAX_SPECIALIZATIONS`).
+
+What this is not (yet): one compiled function for every shape. The first call with a new
+shape pays a compile (seconds for a real model, see `compile_seconds` of each specialization).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections import OrderedDict
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import onnx
+
+from dlc.errors import DlcError
+from dlc.frontends.onnx_importer import symbolic_shape
+from dlc.frontends.torch.tensors import call_with_tensors, holds_torch_tensors
+from dlc.runtime.signature import Signature, TensorSpec
+
+DEFAULT_MAX_SPECIALIZATIONS = 8
+
+Shapes = tuple[tuple[int, ...], ...]  # the shapes of a call's inputs, in signature order
+
+
+def default_max_specializations() -> int:
+    """$DLC_MAX_SPECIALIZATIONS when set (at least 1), else 8."""
+    text = os.environ.get("DLC_MAX_SPECIALIZATIONS", "").strip()
+    if not text:
+        return DEFAULT_MAX_SPECIALIZATIONS
+    try:
+        value = int(text)
+    except ValueError:
+        raise ValueError(f"DLC_MAX_SPECIALIZATIONS must be an integer, got {text!r}") from None
+    if value < 1:
+        raise ValueError(f"DLC_MAX_SPECIALIZATIONS must be at least 1, got {value}")
+    return value
+
+
+def _dtype(value: onnx.ValueInfoProto, what: str) -> np.dtype:
+    elem_type = value.type.tensor_type.elem_type
+    try:
+        return np.dtype(onnx.helper.tensor_dtype_to_np_dtype(elem_type))
+    except (KeyError, TypeError, ValueError):
+        raise DlcError(f"{what} '{value.name}' has the element type "
+                       f"{onnx.TensorProto.DataType.Name(elem_type)}, which dlc does not "
+                       "support") from None
+
+
+def _output_shape(value: onnx.ValueInfoProto) -> tuple[int | str, ...]:
+    """A graph output's declared shape (names for dynamic sizes; `...` when its rank is not
+    declared either: it is known per specialization)."""
+    if not value.type.tensor_type.HasField("shape"):
+        return ("...",)
+    return symbolic_shape(value)
+
+
+def symbolic_signature(proto: onnx.ModelProto, symbolic: Mapping[str, tuple[int | str, ...]]
+                       ) -> Signature:
+    """The signature of `proto`'s inputs `symbolic` (their shapes) and declared outputs."""
+    values = {v.name: v for v in proto.graph.input}
+    inputs = tuple(TensorSpec(name, shape, _dtype(values[name], "graph input"))
+                   for name, shape in symbolic.items())
+    outputs = tuple(TensorSpec(o.name, _output_shape(o), _dtype(o, "graph output"))
+                    for o in proto.graph.output)
+    return Signature(inputs, outputs)
+
+
+class DynamicModel:
+    """An ONNX model with dynamic input sizes, compiled once per distinct call shape.
+
+    Called like a `CompiledModel` (numpy arrays or torch tensors, positional or by name).
+    """
+
+    def __init__(self, model: str | Path | bytes | onnx.ModelProto, proto: onnx.ModelProto,
+                 symbolic: Mapping[str, tuple[int | str, ...]], opt_level: int = 2,
+                 constants: Mapping[str, np.ndarray] | None = None, num_threads: int = 1,
+                 max_specializations: int | None = None):
+        self._model = model  # (as the user gave it: a path keeps its external data findable)
+        self._constants = constants
+        self.signature = symbolic_signature(proto, symbolic)
+        self.opt_level = opt_level
+        self.num_threads = num_threads
+        self.max_specializations = max_specializations or default_max_specializations()
+        self._compiled: OrderedDict[Shapes, Any] = OrderedDict()
+        self._lock = threading.Lock()
+        self.compiles = 0  # specializations compiled (or loaded from the disk cache)
+        self.compile_seconds = 0.0  # their compile time, all together
+
+    @property
+    def input_names(self) -> list[str]:
+        return [s.name for s in self.signature.inputs]
+
+    @property
+    def output_names(self) -> list[str]:
+        return [s.name for s in self.signature.outputs]
+
+    @property
+    def specializations(self) -> list[dict[str, tuple[int, ...]]]:
+        """The input shapes of the specializations kept, least recently used first."""
+        return [dict(zip(self.input_names, shapes)) for shapes in self._compiled]
+
+    def __call__(self, *args, **kwargs) -> list[np.ndarray]:
+        if holds_torch_tensors(args, kwargs):  # torch tensors in, torch tensors out
+            return call_with_tensors(self, args, kwargs)
+        arrays = self.signature.check_dtypes(args, kwargs)
+        self.signature.bind_symbols([a.shape for a in arrays])
+        compiled = self._specialization(tuple(a.shape for a in arrays))
+        return compiled(*arrays)
+
+    def specialize(self, input_shapes: Mapping[str, Sequence[int]]) -> Any:
+        """The `CompiledModel` for these input shapes (every input's, by name), compiled now
+        when it was not yet; `InputError` when they do not fit the signature."""
+        unknown = sorted(set(input_shapes) - set(self.input_names))
+        missing = [n for n in self.input_names if n not in input_shapes]
+        if unknown or missing:
+            raise ValueError(f"input_shapes must give every input's shape: missing {missing}, "
+                             f"unknown {unknown}; signature {self.signature}")
+        shapes = tuple(tuple(int(d) for d in input_shapes[n]) for n in self.input_names)
+        self.signature.bind_symbols(shapes)
+        return self._specialization(shapes)
+
+    def _specialization(self, shapes: Shapes) -> Any:
+        with self._lock:
+            compiled = self._compiled.get(shapes)
+            if compiled is not None:
+                self._compiled.move_to_end(shapes)
+                return compiled
+            compiled = self._compile(shapes)
+            self.compiles += 1
+            self.compile_seconds += compiled.compile_seconds
+            self._compiled[shapes] = compiled
+            while len(self._compiled) > self.max_specializations:
+                self._compiled.popitem(last=False)
+            return compiled
+
+    def _compile(self, shapes: Shapes) -> Any:
+        from dlc.compiler import compile  # (dlc.compiler returns DynamicModels)
+
+        input_shapes = {name: list(shape) for name, shape in zip(self.input_names, shapes)}
+        return compile(self._model, self.opt_level, input_shapes=input_shapes,
+                       constants=self._constants, num_threads=self.num_threads)
+
+    def ir(self, stage: str = "dlc", input_shapes: Mapping[str, Sequence[int]] | None = None,
+           large_elements_limit: int | None = None) -> str:
+        """The IR after `stage` of the specialization for `input_shapes` (compiled when not
+        yet), or of the one used last."""
+        if input_shapes is not None:
+            compiled = self.specialize(input_shapes)
+        elif self._compiled:
+            compiled = next(reversed(self._compiled.values()))
+        else:
+            raise ValueError(f"{self!r} has no specialization yet: call it, or pass "
+                             "input_shapes (the IR is built for one shape)")
+        return compiled.ir(stage, large_elements_limit)
+
+    def __repr__(self) -> str:
+        return (f"DynamicModel{self.signature} (opt_level={self.opt_level}, "
+                f"{len(self._compiled)} specialization{'s' * (len(self._compiled) != 1)})")
