@@ -6,8 +6,12 @@ captures; AOTAutograd (with torch's core ATen decompositions) turns it into a gr
 ATen ops, which `importer.import_graph` imports and `dlc.compiler` JIT-compiles. Every graph
 input stays an input of the compiled function (parameters included: Dynamo passes them at each
 call), so a model whose weights change keeps working. A graph dlc cannot compile (an
-unsupported op, a symbolic shape, a dtype) runs eagerly instead, with a warning naming the
-reason; the backward graph of a model trained under torch.compile always runs eagerly (dlc
+unsupported op, a dtype) runs eagerly instead, with a warning naming the reason. A graph with
+symbolic sizes (`torch.compile(dynamic=True)`, or sizes Dynamo saw change) is compiled once as
+a `DynamicGraph`: at each call with new sizes it is traced again with them (`make_fx` on fake
+tensors: no computation) and dlc compiles that static graph, a specialization kept like a
+`dlc.specialize.DynamicModel`'s (bounded, least recently used dropped first), so Dynamo neither
+recompiles nor falls back; the backward graph of a model trained under torch.compile always runs eagerly (dlc
 compiles inference). Options: `torch.compile(model, backend="dlc", options={"opt_level": 1,
 "num_threads": 4, "freeze": True})` (the default threads are `dlc.compile`'s:
 $DLC_NUM_THREADS, else the cores); compiled graphs go through the compile cache like
@@ -21,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import warnings
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -67,6 +72,54 @@ def compile_graph(graph_module: torch.fx.GraphModule, opt_level: int = 2,
     return run
 
 
+def _symbolic(example_inputs: Sequence) -> bool:
+    """Whether Dynamo's graph has symbolic sizes (SymInt inputs, or tensors sized by them)."""
+    return any(isinstance(e, torch.SymInt) or isinstance(e, torch.Tensor) and not all(
+        isinstance(d, int) for d in e.shape) for e in example_inputs)
+
+
+class DynamicGraph:
+    """A graph with symbolic sizes, compiled by dlc per distinct call shape: traced again with
+    the call's sizes (`make_fx`, fake tensors), the static graph compiled by `compile_graph`.
+    The size inputs (SymInts), fixed in each specialization, are ignored there like frozen
+    ones."""
+
+    def __init__(self, graph_module: torch.fx.GraphModule, opt_level: int,
+                 num_threads: int | None, frozen: dict[int, torch.Tensor]):
+        from dlc.specialize import default_max_specializations
+
+        self.graph_module = graph_module
+        self.opt_level, self.num_threads, self.frozen = opt_level, num_threads, frozen
+        self.max_specializations = default_max_specializations()
+        self.specializations: OrderedDict[tuple, Callable] = OrderedDict()
+        self.compiles = 0
+
+    @staticmethod
+    def _key(args: Sequence) -> tuple:
+        return tuple((tuple(a.shape), a.dtype) if isinstance(a, torch.Tensor) else int(a)
+                     for a in args)
+
+    def __call__(self, *args: Any) -> list[torch.Tensor]:
+        key = self._key(args)
+        run = self.specializations.get(key)
+        if run is None:
+            run = self._compile(args)
+            self.compiles += 1
+            self.specializations[key] = run
+            while len(self.specializations) > self.max_specializations:
+                self.specializations.popitem(last=False)
+        self.specializations.move_to_end(key)
+        return run(*args)
+
+    def _compile(self, args: Sequence) -> Callable:
+        from torch.fx.experimental.proxy_tensor import make_fx
+
+        static = make_fx(self.graph_module, tracing_mode="fake")(*args)
+        fixed = {i: torch.tensor(int(a)) for i, a in enumerate(args)
+                 if not isinstance(a, torch.Tensor)}  # (sizes: constants, unused once traced)
+        return compile_graph(static, self.opt_level, self.num_threads, {**self.frozen, **fixed})
+
+
 def _aligned(graph_module: torch.fx.GraphModule, inputs: int,
              state: dict[int, torch.Tensor]) -> dict[int, torch.Tensor]:
     """`state` where AOTAutograd's graph takes Dynamo's `inputs` one to one (an inference
@@ -86,6 +139,8 @@ def _forward_compiler(opt_level: int, num_threads: int | None, inputs: int = 0,
                       state: dict[int, torch.Tensor] | None = None) -> Callable:
     def compile_forward(graph_module: torch.fx.GraphModule, example_inputs: Sequence) -> Any:
         frozen = _aligned(graph_module, inputs, state) if state else {}
+        if _symbolic(example_inputs):
+            return make_boxed_func(DynamicGraph(graph_module, opt_level, num_threads, frozen))
         try:
             return make_boxed_func(compile_graph(graph_module, opt_level, num_threads, frozen))
         except DlcError as error:

@@ -1,0 +1,75 @@
+"""`torch.compile(backend="dlc", dynamic=True)`: one Dynamo graph with symbolic sizes, compiled
+by dlc per call shape (`dlc.frontends.torch.dynamo.DynamicGraph`), with no eager fallback and
+no Dynamo recompile (issue 22)."""
+
+from __future__ import annotations
+
+import warnings
+
+import pytest
+import torch
+
+from dlc.frontends.torch import dynamo
+
+
+class Attention(torch.nn.Module):
+    """A BERT-style self-attention block: its sizes follow the batch and the sequence."""
+
+    def __init__(self, hidden: int = 16, heads: int = 2):
+        super().__init__()
+        self.heads = heads
+        self.qkv = torch.nn.Linear(hidden, 3 * hidden)
+        self.out = torch.nn.Linear(hidden, hidden)
+        self.norm = torch.nn.LayerNorm(hidden)
+
+    def forward(self, x, mask):
+        batch, seq, hidden = x.shape
+        q, k, v = self.qkv(x).view(batch, seq, 3, self.heads, -1).permute(2, 0, 3, 1, 4)
+        scores = q @ k.transpose(-1, -2) / (hidden // self.heads) ** 0.5
+        scores = scores + (1.0 - mask[:, None, None, :]) * -10000.0
+        context = (scores.softmax(-1) @ v).transpose(1, 2).reshape(batch, seq, hidden)
+        return self.norm(x + self.out(context))
+
+
+@pytest.fixture
+def graphs(monkeypatch):
+    """The DynamicGraphs the dlc backend makes (and no Dynamo state from other tests)."""
+    made = []
+    original = dynamo.DynamicGraph.__init__
+
+    def spy(self, *args, **kwargs):
+        original(self, *args, **kwargs)
+        made.append(self)
+
+    monkeypatch.setattr(dynamo.DynamicGraph, "__init__", spy)
+    torch._dynamo.reset()
+    yield made
+    torch._dynamo.reset()
+
+
+@pytest.mark.parametrize("options", [{}, {"freeze": True}])
+def test_one_graph_for_every_sequence_length(graphs, options):
+    torch.manual_seed(0)
+    model = Attention().eval()
+    compiled = torch.compile(model, backend="dlc", dynamic=True, options=options)
+    shapes = [(2, 5), (2, 9), (3, 16), (2, 5)]
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("error", dynamo.DlcFallbackWarning)
+        for batch, seq in shapes:
+            x, mask = torch.randn(batch, seq, 16), (torch.rand(batch, seq) > 0.2).float()
+            torch.testing.assert_close(compiled(x, mask), model(x, mask), rtol=1e-4, atol=1e-5)
+    assert len(graphs) == 1  # (Dynamo compiled once: one graph, symbolic sizes)
+    assert graphs[0].compiles == 3  # (dlc: one specialization per distinct shape)
+    assert len(graphs[0].specializations) == 3
+
+
+def test_specializations_are_bounded(graphs, monkeypatch):
+    monkeypatch.setenv("DLC_MAX_SPECIALIZATIONS", "2")
+    model = torch.nn.Linear(4, 3).eval()
+    compiled = torch.compile(model, backend="dlc", dynamic=True)
+    with torch.no_grad():
+        for rows in (2, 3, 4, 5):
+            x = torch.randn(rows, 4)
+            torch.testing.assert_close(compiled(x), model(x))
+    assert len(graphs) == 1 and graphs[0].compiles == 4
+    assert len(graphs[0].specializations) == 2
