@@ -30,7 +30,12 @@ from mlir import ir
 from dlc.dialects import make_context
 from dlc.errors import DlcError
 from dlc.frontends.onnx_importer import DynamicShapesError, ImportedModel, import_model
-from dlc.frontends.torch.tensors import call_with_tensors, holds_torch_tensors, is_torch_model
+from dlc.frontends.torch.tensors import (
+    call_with_tensors,
+    holds_torch_tensors,
+    is_exported_program,
+    is_torch_model,
+)
 from dlc.passes import STAGES, build_pass_manager, parse_pipeline, pipeline, stage_pipelines
 from dlc.passes.lowering import checks
 from dlc.passes.pipelines import extension_key
@@ -138,14 +143,20 @@ def compile(
     `timings=True` measures each step's peak RSS too (`CompiledModel.timings`; seconds are
     always recorded).
     """
+    if is_exported_program(model):
+        from dlc.specialize import torch_dynamic_model  # (exported with Dims?)
+
+        dynamic = torch_dynamic_model(model, opt_level, _threads(num_threads))
+        if dynamic is not None:
+            return dynamic
     try:
         compiled = _compile(model, opt_level, input_shapes, constants, example_inputs,
                             num_threads, timings)
     except DynamicShapesError as error:
-        from dlc.specialize import DynamicModel
+        from dlc.specialize import onnx_dynamic_model
 
-        return DynamicModel(model, error.proto, error.symbolic, opt_level, constants,
-                            _threads(num_threads))
+        return onnx_dynamic_model(model, error.proto, error.symbolic, opt_level, constants,
+                                  _threads(num_threads))
     compiled._source = (model, input_shapes, constants, example_inputs)  # (for .profile)
     return compiled
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 import os
 import threading
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -82,19 +82,34 @@ def symbolic_signature(proto: onnx.ModelProto, symbolic: Mapping[str, tuple[int 
     return Signature(inputs, outputs)
 
 
+def onnx_dynamic_model(model: str | Path | bytes | onnx.ModelProto, proto: onnx.ModelProto,
+                       symbolic: Mapping[str, tuple[int | str, ...]], opt_level: int,
+                       constants: Mapping[str, np.ndarray] | None, num_threads: int
+                       ) -> DynamicModel:
+    """The DynamicModel of an ONNX model (`proto`, loaded from `model`) whose inputs have the
+    shapes `symbolic`: `dlc.compile` with `input_shapes` compiles each specialization."""
+    from dlc.compiler import compile  # (dlc.compiler makes DynamicModels)
+
+    def compile_for(input_shapes: dict[str, list[int]]) -> Any:
+        # (`model` as the user gave it: a path keeps its external data findable)
+        return compile(model, opt_level, input_shapes=input_shapes, constants=constants,
+                       num_threads=num_threads)
+
+    return DynamicModel(symbolic_signature(proto, symbolic), compile_for, opt_level,
+                        num_threads)
+
+
 class DynamicModel:
     """An ONNX model with dynamic input sizes, compiled once per distinct call shape.
 
     Called like a `CompiledModel` (numpy arrays or torch tensors, positional or by name).
     """
 
-    def __init__(self, model: str | Path | bytes | onnx.ModelProto, proto: onnx.ModelProto,
-                 symbolic: Mapping[str, tuple[int | str, ...]], opt_level: int = 2,
-                 constants: Mapping[str, np.ndarray] | None = None, num_threads: int = 1,
-                 max_specializations: int | None = None):
-        self._model = model  # (as the user gave it: a path keeps its external data findable)
-        self._constants = constants
-        self.signature = symbolic_signature(proto, symbolic)
+    def __init__(self, signature: Signature,
+                 compile_for: Callable[[dict[str, list[int]]], Any], opt_level: int = 2,
+                 num_threads: int = 1, max_specializations: int | None = None):
+        self.signature = signature
+        self._compile_for = compile_for  # input shapes (all, by name) -> a CompiledModel
         self.opt_level = opt_level
         self.num_threads = num_threads
         self.max_specializations = max_specializations or default_max_specializations()
@@ -151,11 +166,7 @@ class DynamicModel:
             return compiled
 
     def _compile(self, shapes: Shapes) -> Any:
-        from dlc.compiler import compile  # (dlc.compiler returns DynamicModels)
-
-        input_shapes = {name: list(shape) for name, shape in zip(self.input_names, shapes)}
-        return compile(self._model, self.opt_level, input_shapes=input_shapes,
-                       constants=self._constants, num_threads=self.num_threads)
+        return self._compile_for({n: list(shape) for n, shape in zip(self.input_names, shapes)})
 
     def ir(self, stage: str = "dlc", input_shapes: Mapping[str, Sequence[int]] | None = None,
            large_elements_limit: int | None = None) -> str:
@@ -173,3 +184,52 @@ class DynamicModel:
     def __repr__(self) -> str:
         return (f"DynamicModel{self.signature} (opt_level={self.opt_level}, "
                 f"{len(self._compiled)} specialization{'s' * (len(self._compiled) != 1)})")
+
+
+def torch_dynamic_model(exported: Any, opt_level: int, num_threads: int) -> DynamicModel | None:
+    """The DynamicModel of a `torch.export.ExportedProgram` whose user inputs have symbolic
+    sizes (exported with `dynamic_shapes`, `Dim`s), or None when they are all static. Each
+    specialization is the program exported again on inputs of the call's shapes (within the
+    `Dim` ranges: torch.export checks them, a size outside is a FrontendError) and compiled
+    by `dlc.compile`. The signature names the sizes by torch's symbols (`s0`...)."""
+    import torch
+    from torch.export.graph_signature import InputKind
+
+    from dlc.compiler import compile
+    from dlc.frontends.onnx_node import FrontendError
+    from dlc.frontends.torch.aten_node import check_dtype
+
+    user = {s.arg.name for s in exported.graph_signature.input_specs
+            if s.kind == InputKind.USER_INPUT}
+    placeholders = [n for n in exported.graph.nodes if n.op == "placeholder" and n.name in user]
+    values = [n.meta.get("val") for n in placeholders]
+    if not all(isinstance(v, torch.Tensor) for v in values) or all(
+            isinstance(d, int) for v in values for d in v.shape):
+        return None  # (static, or inputs that are no tensors: the importer reports them)
+
+    def spec(name: str, value: torch.Tensor) -> TensorSpec:
+        check_dtype(value.dtype, f"input '{name}'")
+        dtype = torch.empty((), dtype=value.dtype).numpy().dtype
+        return TensorSpec(name, tuple(d if isinstance(d, int) else str(d) for d in value.shape),
+                          dtype)
+
+    output = next(n for n in exported.graph.nodes if n.op == "output")
+    results = [r for r in output.args[0] if isinstance(r, torch.fx.Node)]
+    signature = Signature(
+        tuple(spec(n.name, v) for n, v in zip(placeholders, values)),
+        tuple(spec(r.name, r.meta["val"]) for r in results
+              if isinstance(r.meta.get("val"), torch.Tensor)))
+    module = exported.module()
+
+    def compile_for(input_shapes: dict[str, list[int]]) -> Any:
+        args = tuple(torch.zeros(input_shapes[n.name], dtype=v.dtype)
+                     for n, v in zip(placeholders, values))
+        try:
+            static = torch.export.export(module, args)
+        except Exception as error:  # (torch raises many kinds: a Dim range, a guard)
+            first = str(error).strip().splitlines()[0] if str(error).strip() else repr(error)
+            raise FrontendError(f"the exported program does not take inputs of shapes "
+                                f"{input_shapes}: {type(error).__name__}: {first}") from error
+        return compile(static, opt_level, num_threads=num_threads)
+
+    return DynamicModel(signature, compile_for, opt_level, num_threads)

@@ -24,6 +24,12 @@ def is_torch_model(model: Any) -> bool:
     return isinstance(model, torch.nn.Module | torch.export.ExportedProgram)
 
 
+def is_exported_program(model: Any) -> bool:
+    """True for a `torch.export.ExportedProgram`."""
+    torch = _torch()
+    return torch is not None and isinstance(model, torch.export.ExportedProgram)
+
+
 def _values(args: Sequence, kwargs: Mapping) -> list:
     if len(args) == 1 and isinstance(args[0], Mapping):
         return [*args[0].values(), *kwargs.values()]

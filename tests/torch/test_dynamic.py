@@ -9,7 +9,9 @@ import warnings
 import pytest
 import torch
 
+import dlc
 from dlc.frontends.torch import dynamo
+from dlc.specialize import DynamicModel
 
 
 class Attention(torch.nn.Module):
@@ -73,3 +75,24 @@ def test_specializations_are_bounded(graphs, monkeypatch):
             torch.testing.assert_close(compiled(x), model(x))
     assert len(graphs) == 1 and graphs[0].compiles == 4
     assert len(graphs[0].specializations) == 2
+
+
+def test_an_exported_program_with_dims_compiles_per_call_shape():
+    torch.manual_seed(1)
+    model = Attention().eval()
+    batch, seq = torch.export.Dim("batch", max=64), torch.export.Dim("seq", min=2, max=512)
+    exported = torch.export.export(
+        model, (torch.randn(2, 8, 16), torch.ones(2, 8)),
+        dynamic_shapes=({0: batch, 1: seq}, {0: batch, 1: seq}))
+    compiled = dlc.compile(exported)
+    assert isinstance(compiled, DynamicModel)
+    (x_spec, mask_spec), (y_spec,) = compiled.signature.inputs, compiled.signature.outputs
+    assert x_spec.shape[:2] == mask_spec.shape == y_spec.shape[:2]  # (shared symbols)
+    assert all(isinstance(d, str) for d in mask_spec.shape)
+    for b, s in [(1, 4), (3, 17)]:
+        x, mask = torch.randn(b, s, 16), (torch.rand(b, s) > 0.2).float()
+        (y,) = compiled(x, mask)
+        torch.testing.assert_close(y, model(x, mask), rtol=1e-4, atol=1e-5)
+    assert compiled.compiles == 2
+    with pytest.raises(dlc.FrontendError, match=r"does not take inputs of shapes.*<= 512"):
+        compiled(torch.zeros(1, 600, 16), torch.zeros(1, 600))
