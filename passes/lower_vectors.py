@@ -3,7 +3,8 @@
 Runs at the start of the llvm stage (after bufferization), on every function: hoists redundant
 transfer pairs out of loops, then lowers masks, contractions (outer products: FMA), multi-
 reductions, transposes, broadcasts and shape casts, and transfers to rank 1 with full unrolling
-(PERF.md's recipe, step 5), so that `convert-vector-to-llvm` sees only 1-D vectors. A module
+(PERF.md's recipe, step 5), and turns the integer matmul kernel's pairs of 16-bit products
+into `vpmaddwd` (`codegen/int8_matmul.py`), so that `convert-vector-to-llvm` sees only 1-D vectors. A module
 without vector ops is left as it is (the script is skipped).
 """
 
@@ -15,6 +16,7 @@ from mlir import ir
 from mlir.dialects import vector
 from mlir.dialects.transform import interpreter
 
+from dlc.passes.codegen.int8_matmul import lower_pairs
 from dlc.passes.registry import ModulePass, PassFailure, register
 
 SCRIPT = """
@@ -115,6 +117,7 @@ class LowerVectors(ModulePass):
         if not has_vector_ops(module):
             return
         broadcast_rows(module)
+        lower_pairs(module)  # (the integer matmul kernel's pairs of products: vpmaddwd)
         script = ir.Module.parse(SCRIPT)
         try:
             interpreter.apply_named_sequence(module, script.body.operations[0], script)

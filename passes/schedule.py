@@ -45,6 +45,7 @@ from dlc.passes.codegen import (
     fusion,
     fusion_plan,
     grouped_conv,
+    int8_matmul,
     matmul,
     packed_conv,
     pool,
@@ -63,7 +64,7 @@ TAG = "dlc.schedule"
 def candidates(module: ir.Operation, min_volume: int,
                min_elements: int) -> list[tuple[ir.Operation, object, object]]:
     """(op, family, problem) of every op to schedule, in program order."""
-    families = ((matmul, min_volume), (conv, min_volume), (grouped_conv, min_volume),
+    families = ((int8_matmul, min_volume), (matmul, min_volume), (conv, min_volume), (grouped_conv, min_volume),
                 (elementwise, min_elements),
                 (depthwise, min_volume), (pool, min_volume), (reduction, min_elements),
                 (transpose, min_elements))

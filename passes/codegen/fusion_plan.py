@@ -13,7 +13,7 @@ from dataclasses import replace
 
 from mlir import ir
 
-from dlc.passes.codegen import conv, depthwise, grouped_conv, matmul
+from dlc.passes.codegen import conv, depthwise, grouped_conv, int8_matmul, matmul
 from dlc.passes.codegen.fusion import _is_contraction, _is_op, epilogue, init_producer
 
 
@@ -47,8 +47,8 @@ def fused_elsewhere(op: ir.Operation) -> bool:
     def problem(contraction: object) -> object | None:
         if _is_op(contraction) and contraction.name == grouped_conv.NAMED:
             return grouped_conv.match(contraction)
-        if not _is_contraction(contraction):
-            return None
+        if not _is_contraction(contraction) or int8_matmul.match(contraction) is not None:
+            return None  # (the integer kernel fuses nothing)
         return (matmul.match(contraction) or conv.match(contraction)
                 or depthwise.match(contraction))
 
