@@ -3,6 +3,7 @@ onnxruntime (issue 18: "every int8 model <= 1.5x").
 
     .venv/bin/python benchmarks/zoo_int8.py [--models resnet50,bert,...] [--layers N]
                                             [--image N] [--tiny] [--repeat N] [--out DIR]
+                                            [--before]
     make zoo   (runs benchmarks/zoo.py, then this)
 
 Each model of `benchmarks/zoo.py` is exported there (float, opset 17, cached under --out) and
@@ -27,10 +28,16 @@ kernels, whose requantization rounds differently (and whose u8 x s8 products sat
 bits on CPUs without VNNI): a step here and there that propagates, 0.14 of the largest
 output on MobileNetV3-Large (`ort_rel_error` in the row). `RTOL` bounds the first error.
 Rows go to OUT/zoo_int8.json, the table as zoo.py prints it.
+
+`--before` also compiles each model without the integer matmul kernel
+(`passes/codegen/int8_matmul.py`: its family matching nothing, so that the quantized matmuls
+run as the f32 FMA schedules) and times it in the same alternation (`dlc_before_ms`,
+`ratio_before` in the row, printed under it).
 """
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import time
 import traceback
@@ -89,8 +96,23 @@ def quantized(name: str, setting: zoo.Setting, out: Path) -> tuple[Path, dict[st
     return path, feeds
 
 
-def run_model(name: str, setting: zoo.Setting, out: Path, repeat: int = 5) -> dict:
-    """One row: the int8 model compiled, compared with onnxruntime and timed beside it."""
+@contextlib.contextmanager
+def integer_kernel_off():
+    """Compiles without the integer matmul kernel (its family matches nothing)."""
+    from dlc.passes.codegen import int8_matmul
+
+    match = int8_matmul.match
+    int8_matmul.match = lambda op: None
+    try:
+        yield
+    finally:
+        int8_matmul.match = match
+
+
+def run_model(name: str, setting: zoo.Setting, out: Path, repeat: int = 5,
+              before: bool = False) -> dict:
+    """One row: the int8 model compiled, compared with onnxruntime and timed beside it (and,
+    `before`, beside its compile without the integer kernel)."""
     import onnxruntime as ort
 
     import dlc
@@ -123,9 +145,20 @@ def run_model(name: str, setting: zoo.Setting, out: Path, repeat: int = 5) -> di
         if not error <= RTOL:
             row["status"] = f"mismatch: relative error {error:.2g} > {RTOL:g}"
         stage = "timing"
-        dlc_s, ort_s = zoo.best_times([lambda: compiled(feeds), lambda: session.run(None, feeds)],
-                                      repeat)
+        calls = [lambda: compiled(feeds), lambda: session.run(None, feeds)]
+        if before:
+            stage = "compile without the integer kernel"
+            with cache.disabled(), warnings.catch_warnings(), integer_kernel_off():
+                warnings.simplefilter("ignore")
+                plain = dlc.compile(str(path), opt_level=2, num_threads=1)
+            row["rel_error_before"] = zoo.relative_error(plain(feeds), expected)
+            calls.append(lambda: plain(feeds))
+            stage = "timing"
+        times = zoo.best_times(calls, repeat)
+        dlc_s, ort_s = times[:2]
         row.update(dlc_ms=dlc_s * 1e3, ort_ms=ort_s * 1e3, ratio=dlc_s / ort_s)
+        if before:
+            row.update(dlc_before_ms=times[2] * 1e3, ratio_before=times[2] / ort_s)
     except Exception as error:  # noqa: BLE001 (the row records it; the next model runs)
         row["status"] = zoo.failure(stage, error)
         row["traceback"] = traceback.format_exc(limit=-4)
@@ -133,7 +166,9 @@ def run_model(name: str, setting: zoo.Setting, out: Path, repeat: int = 5) -> di
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = zoo.parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    before = "--before" in argv  # (zoo.py's options, plus this one)
+    args = zoo.parse_args([a for a in argv if a != "--before"])
     if args.list:
         for model in zoo.ZOO.values():
             print(f"{model.name:20} {model.family:13} {model.what} (int8)")
@@ -147,9 +182,13 @@ def main(argv: list[str] | None = None) -> int:
     print(zoo.HEADER)
     failed = 0
     for name in names:
-        row = run_model(name, setting, args.out, args.repeat)
+        row = run_model(name, setting, args.out, args.repeat, before)
         zoo.save(row, args.out, "zoo_int8.json")
         print(zoo.format_row(row), flush=True)
+        if "ratio_before" in row:
+            print(f"{'':19}without the integer kernel: {row['dlc_before_ms']:.1f} ms, ratio "
+                  f"{row['ratio_before']:.2f} (rel err {row['rel_error_before']:.1e})",
+                  flush=True)
         failed += row["status"] != "ok"
     print(f"(rows in {args.out / 'zoo_int8.json'})")
     return 1 if failed else 0
