@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test pytest lit bench compile-bench zoo zoo-int8 install clean
+.PHONY: demo test pytest lit bench compile-bench zoo zoo-int8 dynamic-bench install clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -65,6 +65,11 @@ zoo: $(ZOO_SITE)/.installed
 # for the transformers) beside onnxruntime, rows in build/zoo/zoo_int8.json
 zoo-int8: $(ZOO_SITE)/.installed
 	$(BIN)/python benchmarks/zoo_int8.py
+
+# BERT, GPT-2 (dynamic batch and sequence) and ResNet-50 (dynamic batch) compiled once as a
+# DynamicModel, run at the shapes of issue 22 beside onnxruntime; rows in build/zoo/dynamic.json
+dynamic-bench: $(ZOO_SITE)/.installed
+	$(BIN)/python benchmarks/dynamic.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info examples/mlp.onnx

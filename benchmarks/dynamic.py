@@ -1,0 +1,152 @@
+"""Models exported with dynamic sizes, compiled once by dlc, run at several shapes beside
+onnxruntime on the same dynamic model (issue 22).
+
+    .venv/bin/python benchmarks/dynamic.py [--models bert,gpt2,resnet50] [--layers N]
+                                           [--repeat N] [--out DIR] [--tiny]
+    make dynamic-bench
+
+Each model of the zoo (benchmarks/zoo.py: random weights, no downloads) is exported with the
+TorchScript exporter and `dynamic_axes` (transformers: `batch` and `sequence` of the token ids
+and the mask; vision: `batch`), then `dlc.compile(path)` gives one `DynamicModel` for it. At
+each shape (transformers: (1, 1), (1, 16), (1, 128), (4, 384), (8, 512); vision: batch 1, 3,
+8) the row holds: the first call's time (the specialization's compile, the compile cache off),
+the relative error against onnxruntime (same tolerance as the zoo), and the best of --repeat
+calls of dlc's DynamicModel, of its specialization called directly (a static compile for the
+shape: the same code, so their ratio is the cost of the dispatch) and of onnxruntime with one
+intra-op thread, timed alternately in this process. dlc runs single-threaded. Rows go to
+OUT/dynamic.json; a failure is recorded in its row and the next shape runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+import traceback
+import warnings
+from pathlib import Path
+
+import numpy as np
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import zoo  # noqa: E402  (benchmarks/zoo.py: the models and the timing helpers)
+
+TOKEN_SHAPES = [(1, 1), (1, 16), (1, 128), (4, 384), (8, 512)]
+IMAGE_BATCHES = [1, 3, 8]
+
+
+def export_dynamic(name: str, setting: zoo.Setting, out: Path) -> tuple[Path, list[str]]:
+    """The model exported with dynamic batch (and sequence) sizes; its input names."""
+    module, inputs, names = zoo.built(name, setting)
+    path = out / f"{name}_{setting.tag(zoo.ZOO[name])}_dynamic.onnx"
+    tokens = zoo.ZOO[name].image == 0
+    axes = {n: {0: "batch", 1: "sequence"} if tokens else {0: "batch"} for n in names}
+    axes["output"] = {0: "batch", 1: "sequence"} if tokens else {0: "batch"}
+    if not path.exists():
+        out.mkdir(parents=True, exist_ok=True)
+        partial = path.with_suffix(".partial.onnx")
+        with torch.no_grad(), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            torch.onnx.export(module, inputs, str(partial), dynamo=False,
+                              opset_version=zoo.OPSET, input_names=names,
+                              output_names=["output"], dynamic_axes=axes)
+        partial.replace(path)
+    return path, names
+
+
+def feeds_for(name: str, names: list[str], shape: tuple[int, ...], rng) -> dict:
+    if zoo.ZOO[name].image:
+        batch, size = shape[0], zoo.ZOO[name].image
+        return {names[0]: rng.standard_normal([batch, 3, size, size]).astype(np.float32)}
+    batch, seq = shape
+    ids = rng.integers(0, 1000, [batch, seq]).astype(np.int64)
+    return {names[0]: ids, **{n: np.ones([batch, seq], np.int64) for n in names[1:]}}
+
+
+def run(name: str, setting: zoo.Setting, out: Path, repeat: int) -> list[dict]:
+    import onnxruntime as ort
+
+    import dlc
+    from dlc.runtime import cache
+
+    path, names = export_dynamic(name, setting, out)
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 1
+    session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+    model = dlc.compile(str(path), opt_level=2, num_threads=1)
+    print(f"{name}: {model.signature}", flush=True)
+    shapes = [(b,) for b in IMAGE_BATCHES] if zoo.ZOO[name].image else TOKEN_SHAPES
+    rng = np.random.default_rng(0)
+    rows = []
+    for shape in shapes:
+        row = {"model": name, "config": setting.tag(zoo.ZOO[name]), "shape": list(shape)}
+        stage = "compile"
+        try:
+            feeds = feeds_for(name, names, shape, rng)
+            start = time.perf_counter()
+            with cache.disabled():
+                results = model(feeds)
+            row["first_call_s"] = time.perf_counter() - start
+            static = model.specialize({n: a.shape for n, a in feeds.items()})
+            stage = "onnxruntime"
+            expected = session.run(None, feeds)
+            row["rel_error"] = error = zoo.relative_error(results, expected)
+            row["status"] = "ok" if error <= zoo.RTOL else f"mismatch {error:.2g}"
+            stage = "timing"
+            dynamic_s, static_s, ort_s = zoo.best_times(
+                [lambda: model(feeds), lambda: static(feeds),
+                 lambda: session.run(None, feeds)], repeat)
+            row.update(dlc_ms=dynamic_s * 1e3, static_ms=static_s * 1e3, ort_ms=ort_s * 1e3,
+                       vs_static=dynamic_s / static_s, vs_ort=dynamic_s / ort_s)
+        except Exception as error:  # noqa: BLE001 (the row records it; the next shape runs)
+            row["status"] = zoo.failure(stage, error)
+            row["traceback"] = traceback.format_exc(limit=-4)
+        print(format_row(row), flush=True)
+        rows.append(row)
+        save(rows, out)
+    row = {"model": name, "config": setting.tag(zoo.ZOO[name]), "compiles": model.compiles}
+    rows.append(row)
+    return rows
+
+
+def format_row(row: dict) -> str:
+    if "dlc_ms" not in row:
+        return f"{row['model']:<10} {row['shape']!s:<10} {row['status']}"
+    return (f"{row['model']:<10} {row['shape']!s:<10} first call {row['first_call_s']:7.2f} s  "
+            f"dlc {row['dlc_ms']:9.3f} ms  static {row['static_ms']:9.3f} ms  "
+            f"ort {row['ort_ms']:9.3f} ms  dlc/static {row['vs_static']:.3f}  "
+            f"dlc/ort {row['vs_ort']:.2f}  error {row['rel_error']:.1e}  {row['status']}")
+
+
+_SAVED: list[dict] = []
+
+
+def save(rows: list[dict], out: Path) -> None:
+    keys = {(r["model"], r["config"], tuple(r.get("shape", ()))) for r in rows}
+    kept = [r for r in _SAVED if (r["model"], r["config"], tuple(r.get("shape", ())))
+            not in keys]
+    _SAVED[:] = kept + rows
+    (out / "dynamic.json").write_text(json.dumps(_SAVED, indent=1))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--models", default="bert,gpt2,resnet50")
+    parser.add_argument("--layers", type=int, help="transformers: N layers (default: all)")
+    parser.add_argument("--tiny", action="store_true", help="tiny hidden sizes (smoke test)")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--out", type=Path, default=Path("build/zoo"))
+    args = parser.parse_args(argv)
+    torch.set_num_threads(1)
+    setting = zoo.Setting(layers=args.layers, tiny=args.tiny)
+    for name in args.models.split(","):
+        if name not in zoo.ZOO:
+            raise SystemExit(f"unknown model {name!r}; the zoo: {', '.join(zoo.ZOO)}")
+        run(name, setting, args.out, args.repeat)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
