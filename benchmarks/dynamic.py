@@ -31,7 +31,7 @@ import numpy as np
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import zoo  # noqa: E402  (benchmarks/zoo.py: the models and the timing helpers)
+import zoo  # (benchmarks/zoo.py: the models and the timing helpers)
 
 TOKEN_SHAPES = [(1, 1), (1, 16), (1, 128), (4, 384), (8, 512)]
 IMAGE_BATCHES = [1, 3, 8]
@@ -96,8 +96,8 @@ def run(name: str, setting: zoo.Setting, out: Path, repeat: int) -> list[dict]:
             row["status"] = "ok" if error <= zoo.RTOL else f"mismatch {error:.2g}"
             stage = "timing"
             dynamic_s, static_s, ort_s = zoo.best_times(
-                [lambda: model(feeds), lambda: static(feeds),
-                 lambda: session.run(None, feeds)], repeat)
+                [lambda f=feeds: model(f), lambda s=static, f=feeds: s(f),
+                 lambda f=feeds: session.run(None, f)], repeat)
             row.update(dlc_ms=dynamic_s * 1e3, static_ms=static_s * 1e3, ort_ms=ort_s * 1e3,
                        vs_static=dynamic_s / static_s, vs_ort=dynamic_s / ort_s)
         except Exception as error:  # noqa: BLE001 (the row records it; the next shape runs)
