@@ -36,7 +36,14 @@ from dlc.frontends.torch.tensors import (
     is_exported_program,
     is_torch_model,
 )
-from dlc.passes import STAGES, build_pass_manager, parse_pipeline, pipeline, stage_pipelines
+from dlc.passes import (
+    STAGES,
+    build_pass_manager,
+    external_weights,
+    parse_pipeline,
+    pipeline,
+    stage_pipelines,
+)
 from dlc.passes.lowering import checks
 from dlc.passes.pipelines import extension_key
 from dlc.runtime import cache
@@ -44,6 +51,8 @@ from dlc.runtime.jit import JitFunction, Signature, TensorSpec, numpy_dtype
 from dlc.timings import Timer, Timings
 
 MACHINE_CODE = "machine code"  # the span of LLVM's optimization and code generation (the JIT)
+# constant globals of at least this many bytes are bound at load, not compiled into the object
+EXTERNAL_WEIGHT_BYTES = 16384
 
 
 class CompileError(DlcError):
@@ -321,10 +330,17 @@ def compile_imported(context: ir.Context, imported: ImportedModel, opt_level: in
         snapshots = _run_stages(module, opt_level, num_threads, STAGES[-1], timer, pipelines)
         descriptions = checks.descriptions(module.operation)
         # LLVM: translation, -O2 and code generation (the JIT compiles on the entry's lookup,
-        # which the constructor does)
+        # which the constructor does); the weights are not in the object code but copied
+        # into its zero-initialized globals once it is loaded (dlc-external-weights)
         with timer.span(MACHINE_CODE):
+            external_weights.externalize(module.operation, EXTERNAL_WEIGHT_BYTES)
+            weights = external_weights.take(module.operation)
             function = JitFunction(module, signature, threads=num_threads > 1,
                                    checks=descriptions)
+            with timer.span("(bind weights)"):
+                external_weights.bind(
+                    function._global_address(external_weights.TABLE_LOOKUP), weights)
+            function.weights = weights  # (the disk cache saves them beside the object code)
     return CompiledModel(context, snapshots, function, opt_level, time.perf_counter() - start,
                          num_threads=num_threads, timings=timer.result())
 

@@ -9,12 +9,15 @@ same key in the same process returns the same `CompiledModel` (`remember`/`recal
 
 On disk, an entry is a folder `<DLC_CACHE_DIR or ~/.cache/dlc>/<key>/` holding `model.so` (the
 ExecutionEngine's object code, dumped with `dump_to_object_file` and linked with the system's
-`cc`) and `entry.json`: the format, the full key, the shared object's sha256, the signature,
-the runtime checks' descriptions and an HMAC-SHA256 over all of them under the directory's
-secret (`<root>/.secret`, 32 random bytes, mode 0600). Nothing on disk is trusted:
+`cc`), `weights.bin` (the values of the large constant globals the object code leaves
+zero-initialized, `dlc.passes.external_weights`: each padded to 64 bytes, copied into place
+after the dlopen) and `entry.json`: the format, the full key, the shared object's sha256, the
+weights' sha256 and sizes, the signature, the runtime checks' descriptions and an HMAC-SHA256
+over all of them under the directory's secret (`<root>/.secret`, 32 random bytes, mode 0600). Nothing on disk is trusted:
 
 - `load` dlopens a shared object only when its entry's MAC proves the key asked for, the
-  signature and the checks, and the file's sha256 matches. Anything else (an entry copied from
+  signature and the checks, and the file's sha256 matches; its weights are used only if
+  weights.bin has the proved size and sha256. Anything else (an entry copied from
   another key or directory, an edited entry.json, a planted .so, metadata of any shape that is
   not exactly the expected one, missing files, links) is a miss: removed, then recompiled.
 - The root folder (0700) and an entry's folder must belong to this user and be writable by no
@@ -36,6 +39,7 @@ bound a developer's cache only grows.
 """
 from __future__ import annotations
 
+import ctypes
 import hashlib
 import hmac
 import json
@@ -62,9 +66,10 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
+from dlc.passes import external_weights
 from dlc.runtime.jit import SharedObjectFunction, Signature, TensorSpec
 
-FORMAT = 2  # bump when the layout of an entry changes
+FORMAT = 3  # bump when the layout of an entry changes
 MEMORY_ENTRIES = 32
 _MEMORY: OrderedDict[str, Any] = OrderedDict()
 
@@ -200,6 +205,7 @@ def forget_all() -> None:
 
 SECRET = ".secret"  # (hidden: `prune` leaves names with a leading dot alone)
 SECRET_BYTES = 32
+WEIGHT_ALIGNMENT = 64  # (weights.bin pads each weight to this)
 ENTRY_JSON_LIMIT = 16 << 20  # an entry.json larger than this is damaged, not parsed
 MAX_EXTENT = 1 << 40
 DUMP_SECONDS = 120.0  # a child writing the object file for longer than this is stuck
@@ -370,10 +376,12 @@ def _specs(data: Any) -> tuple[TensorSpec, ...] | None:
 
 
 def _mac(secret: bytes, key: str, sha256: str, signature: Signature,
-         checks: Sequence[str]) -> str:
+         checks: Sequence[str], weights: dict) -> str:
     """The HMAC-SHA256 that proves an entry was written by dlc into this directory for `key`:
-    over the format, the key, the shared object's digest, the signature and the checks."""
+    over the format, the key, the shared object's digest, the weights' digest and sizes, the
+    signature and the checks."""
     proved = {"format": FORMAT, "key": key, "sha256": sha256, "checks": list(checks),
+              "weights": weights,
               "inputs": [_spec_json(s) for s in signature.inputs],
               "outputs": [_spec_json(s) for s in signature.outputs]}
     text = json.dumps(proved, sort_keys=True, separators=(",", ":"))
@@ -381,9 +389,10 @@ def _mac(secret: bytes, key: str, sha256: str, signature: Signature,
 
 
 def _read_entry(folder: Path, key: str, secret: bytes
-                ) -> tuple[str, Signature, tuple[str, ...]] | None:
-    """The digest, signature and checks of the entry in `folder` if its MAC proves them for
-    `key`; None if the entry is damaged, forged, or of another key (never an exception)."""
+                ) -> tuple[str, Signature, tuple[str, ...], dict] | None:
+    """The digest, signature, checks and weights (sha256, sizes) of the entry in `folder` if
+    its MAC proves them for `key`; None if the entry is damaged, forged, or of another key
+    (never an exception)."""
     file = _open_private(folder / "entry.json")
     if file is None:
         return None
@@ -397,14 +406,83 @@ def _read_entry(folder: Path, key: str, secret: bytes
         return None
     sha256, mac, checks = entry.get("sha256"), entry.get("mac"), entry.get("checks")
     inputs, outputs = _specs(entry.get("inputs")), _specs(entry.get("outputs"))
+    weights = _weights_json(entry.get("weights"))
     if (entry.get("format") != FORMAT or entry.get("key") != key or not isinstance(sha256, str)
-            or not isinstance(mac, str) or inputs is None or outputs is None
+            or not isinstance(mac, str) or inputs is None or outputs is None or weights is None
             or not isinstance(checks, list) or not all(isinstance(c, str) for c in checks)):
         return None
     signature = Signature(inputs, outputs)
-    if not hmac.compare_digest(_mac(secret, key, sha256, signature, checks), mac):
+    if not hmac.compare_digest(_mac(secret, key, sha256, signature, checks, weights), mac):
         return None
-    return sha256, signature, tuple(checks)
+    return sha256, signature, tuple(checks), weights
+
+
+def _weights_json(data: Any) -> dict | None:
+    """An entry's {"sha256": hex, "sizes": [bytes...]}, or None unless exactly that."""
+    if not isinstance(data, dict) or set(data) != {"sha256", "sizes"}:
+        return None
+    sha256, sizes = data["sha256"], data["sizes"]
+    if not isinstance(sha256, str) or not isinstance(sizes, list) or \
+            not all(type(s) is int and 0 <= s <= MAX_EXTENT for s in sizes):
+        return None
+    return {"sha256": sha256, "sizes": sizes}
+
+
+def _padding(size: int) -> int:
+    return -size % WEIGHT_ALIGNMENT
+
+
+def _write_weights(path: Path, weights: Sequence[np.ndarray]) -> dict:
+    """Write the weights one after the other (each padded to 64 bytes) to a new file 0600
+    (none if there are no weights): their {"sha256", "sizes"}."""
+    digest = hashlib.sha256()
+    if not weights:
+        return {"sha256": digest.hexdigest(), "sizes": []}
+    with os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600),
+                   "wb") as file:
+        for weight in weights:
+            data = memoryview(np.ascontiguousarray(weight)).cast("B")
+            for part in (data, bytes(_padding(len(data)))):
+                file.write(part)
+                digest.update(part)
+    return {"sha256": digest.hexdigest(), "sizes": [int(w.nbytes) for w in weights]}
+
+
+def _read_weights(folder: Path, function: SharedObjectFunction, weights: dict) -> bool:
+    """Copy the weights of weights.bin into the loaded shared object's globals (the table
+    `_mlir_dlc_weights` says where); False if the file is not exactly the proved one."""
+    sizes = weights["sizes"]
+    if not sizes:
+        return True
+    file = _open_private(folder / "weights.bin")
+    if file is None:
+        return False
+    digest = hashlib.sha256()
+
+    def fill(address: int, size: int) -> bool:
+        target = memoryview((ctypes.c_char * size).from_address(address)).cast("B")
+        while target:  # (read straight into place, hashed as it goes)
+            count = file.readinto(target[:1 << 24])
+            if not count:
+                return False
+            digest.update(target[:count])
+            target = target[count:]
+        padding = file.read(_padding(size))
+        digest.update(padding)
+        return len(padding) == _padding(size)
+
+    with file:
+        try:
+            table = ctypes.addressof(ctypes.c_void_p.in_dll(function._library,
+                                                              external_weights.TABLE))
+        except ValueError:
+            return False
+        addresses = (ctypes.c_void_p * len(sizes)).from_address(table)
+        if not all(fill(address, size) for address, size in zip(addresses, sizes, strict=True)):
+            return False
+        if file.read(1):
+            return False
+    return hmac.compare_digest(digest.hexdigest(), weights["sha256"])
 
 
 def _dump_object(dump_object: Callable[[str], None], path: Path) -> None:
@@ -478,11 +556,12 @@ def _write_entry(work: Path, key: str, function: Any, secret: bytes, linker: str
     obj.unlink()
     library.chmod(0o600)  # (dlopen needs only read access)
     sha256 = _sha256(library)
-    entry = {"format": FORMAT, "key": key, "sha256": sha256,
+    weights = _write_weights(work / "weights.bin", getattr(function, "weights", None) or [])
+    entry = {"format": FORMAT, "key": key, "sha256": sha256, "weights": weights,
              "inputs": [_spec_json(s) for s in function.signature.inputs],
              "outputs": [_spec_json(s) for s in function.signature.outputs],
              "checks": list(function.checks),
-             "mac": _mac(secret, key, sha256, function.signature, function.checks)}
+             "mac": _mac(secret, key, sha256, function.signature, function.checks, weights)}
     _write_private(work / "entry.json", json.dumps(entry).encode())
 
 
@@ -558,7 +637,7 @@ def _load_entry(root: Path, folder: Path, key: str) -> SharedObjectFunction | No
     proved = _read_entry(folder, key, secret) if secret is not None else None
     if proved is None:
         return None
-    sha256, signature, checks = proved
+    sha256, signature, checks, weights = proved
     library = _open_private(folder / "model.so")
     if library is None:
         return None
@@ -571,6 +650,8 @@ def _load_entry(root: Path, folder: Path, key: str) -> SharedObjectFunction | No
     try:
         function = SharedObjectFunction(folder / "model.so", signature, checks=checks)
     except (OSError, AttributeError, RuntimeError):  # (no entry point, no status global)
+        return None
+    if not _read_weights(folder, function, weights):
         return None
     with suppress(OSError):  # (a read-only cache still serves its entries)
         os.utime(folder / "entry.json")  # recently used: pruned last

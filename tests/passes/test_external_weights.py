@@ -1,0 +1,112 @@
+"""Weights out of the object code (dlc-external-weights, issue 20): a compiled model's large
+constants are zero-initialized globals filled at load time, from the IR's values in the JIT
+and from the entry's weights.bin in the disk cache; results are the same, bit for bit, and
+`ir("llvm")` still shows the values."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from onnx import helper
+
+import dlc
+from dlc.runtime import cache
+from tests.conftest import make_model
+
+RNG = np.random.default_rng(3)
+X = RNG.standard_normal((4, 64)).astype(np.float32)
+W = RNG.standard_normal((64, 128)).astype(np.float32)  # 32 KiB: external
+B = RNG.standard_normal((128,)).astype(np.float32)  # 512 bytes: stays in the code
+T = RNG.integers(-1000, 1000, (64, 128)).astype(np.int32)  # 32 KiB of integers
+N = np.arange(4 * 128, dtype=np.int32).reshape(4, 128)
+I = np.array([3, 0, 63, 7], np.int64)
+
+
+def model() -> onnx.ModelProto:
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["h"]),
+             helper.make_node("Add", ["h", "b"], ["y"]),
+             helper.make_node("Gather", ["t", "i"], ["g"], axis=0),
+             helper.make_node("Add", ["g", "n"], ["z"])]
+    return make_model(nodes, {"x": (np.float32, [4, 64]), "i": (np.int64, [4])}, ["y", "z"],
+                      initializers={"w": W, "b": B, "t": T, "n": N})
+
+
+
+def expected() -> list[np.ndarray]:
+    return [X @ W + B, T[I] + N]
+
+
+@pytest.fixture
+def cache_dir(tmp_path: Path, monkeypatch) -> Path:
+    root = tmp_path / "cache"
+    monkeypatch.setenv("DLC_CACHE_DIR", str(root))
+    monkeypatch.setenv("DLC_CACHE_MIN_SECONDS", "0")
+    monkeypatch.delenv("DLC_CACHE", raising=False)
+    cache.forget_all()
+    yield root
+    cache.forget_all()
+
+
+def check(compiled: dlc.CompiledModel) -> list[np.ndarray]:
+    y, z = compiled(X, I)
+    want_y, want_z = expected()
+    np.testing.assert_allclose(y, want_y, rtol=1e-5, atol=1e-5)
+    np.testing.assert_array_equal(z, want_z)
+    return [y, z]
+
+
+def test_large_constants_are_bound_at_load(monkeypatch) -> None:
+    monkeypatch.setenv("DLC_CACHE", "0")
+    compiled = dlc.compile(model())
+    check(compiled)
+    weights = compiled._function.weights  # the two 32 KiB constants, not the bias
+    assert sorted(w.nbytes for w in weights) == [W.nbytes, T.nbytes]
+    llvm = compiled.ir("llvm", large_elements_limit=16)
+    assert "_mlir_dlc_weights" not in llvm and "dlc.weights" not in llvm  # (the snapshot)
+    assert llvm.count("llvm.mlir.global private constant") >= 3
+
+
+def test_same_results_as_weights_in_the_code(monkeypatch) -> None:
+    monkeypatch.setenv("DLC_CACHE", "0")
+    bound = dlc.compile(model())(X, I)
+    monkeypatch.setattr(dlc.compiler, "EXTERNAL_WEIGHT_BYTES", 1 << 62)
+    inline = dlc.compile(model())
+    assert inline._function.weights == []
+    for a, b in zip(bound, inline(X, I), strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_disk_cache_restores_the_weights(cache_dir: Path) -> None:
+    first = check(dlc.compile(model()))
+    (entry,) = [p for p in cache_dir.iterdir() if not p.name.startswith(".")]
+    assert (entry / "weights.bin").stat().st_size == W.nbytes + T.nbytes
+    cache.forget_all()
+    loaded = dlc.compile(model())
+    assert type(loaded._function).__name__ == "SharedObjectFunction"
+    for a, b in zip(first, check(loaded), strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("damage", ["flipped byte", "truncated", "longer", "missing"])
+def test_damaged_weights_are_a_miss(cache_dir: Path, damage: str) -> None:
+    dlc.compile(model())
+    (entry,) = [p for p in cache_dir.iterdir() if not p.name.startswith(".")]
+    path = entry / "weights.bin"
+    data = bytearray(path.read_bytes())
+    if damage == "flipped byte":
+        data[100] ^= 1
+    elif damage == "truncated":
+        data = data[:-64]
+    elif damage == "longer":
+        data += bytes(64)
+    path.unlink()
+    if damage != "missing":
+        path.write_bytes(bytes(data))
+        path.chmod(0o600)
+    cache.forget_all()
+    again = dlc.compile(model())
+    assert type(again._function).__name__ == "JitFunction"  # compiled again, never loaded
+    check(again)
