@@ -153,8 +153,8 @@ def _spec_table(prefix: str, kind: str, specs: Sequence[TensorSpec]) -> str:
     return "\n".join(lines)
 
 
-def _call(signature: Signature) -> str:
-    """The C statements that describe each tensor and call `_mlir_ciface_main`."""
+def _call(signature: Signature, suffix: str = "") -> str:
+    """The C statements that describe each tensor and call `_mlir_ciface_main<suffix>`."""
     specs = (*signature.inputs, *signature.outputs)
     lines, names = [], []
     for i, spec in enumerate(specs):
@@ -169,15 +169,64 @@ def _call(signature: Signature) -> str:
                          f"d{i}.strides[{axis}] = {stride};")
             stride *= spec.shape[axis]
         names.append(f"(void *)&d{i}")
-    lines.append(f"    _mlir_ciface_main({', '.join(names)});")
+    lines.append(f"    _mlir_ciface_main{suffix}({', '.join(names)});")
     return "\n".join(lines)
 
 
-def session_source(prefix: str, signature: Signature, checks: Sequence[str],
+def suffix(index: int, count: int) -> str:
+    """The suffix of the symbols of specialization `index` of `count` (none for one)."""
+    return "" if count == 1 else f"_s{index}"
+
+
+def generic_signature(signatures: Sequence[Signature]) -> Signature:
+    """One signature for several specializations: a size where they differ is dynamic, -1."""
+    def merged(specs: Sequence[TensorSpec]) -> TensorSpec:
+        shape = tuple(d if all(s.shape[i] == d for s in specs) else -1
+                      for i, d in enumerate(specs[0].shape))
+        return TensorSpec(specs[0].name, shape, specs[0].dtype)
+
+    return Signature(tuple(merged(specs) for specs in zip(*(s.inputs for s in signatures))),
+                     tuple(merged(specs) for specs in zip(*(s.outputs for s in signatures))))
+
+
+def _dispatch(signatures: Sequence[Signature]) -> str:
+    """The C of the specialization tables, their lookup by input shapes and their calls."""
+    count = len(signatures)
+    lines = []
+    for k, signature in enumerate(signatures):
+        lines.append(_spec_table("", f"s{k}_input", signature.inputs))
+        lines.append(_spec_table("", f"s{k}_output", signature.outputs))
+    lines.append("static const struct spec *const specialization_inputs[] = {"
+                 + ", ".join(f"s{k}_input_specs" for k in range(count)) + "};")
+    lines.append("static const struct spec *const specialization_outputs[] = {"
+                 + ", ".join(f"s{k}_output_specs" for k in range(count)) + "};")
+    lines.append("static void call_specialization(int k, const tensor *inputs, "
+                 "const tensor *outputs) {")
+    lines.append("    switch (k) {")
+    for k, signature in enumerate(signatures):
+        lines.append(f"    case {k}: {{")
+        lines.append(_call(signature, suffix(k, count)).replace("\n    ", "\n        ")
+                     .replace("    ", "        ", 1))
+        lines.append("        break;\n    }")
+    lines.append("    }\n}")
+    return "\n".join(lines)
+
+
+def session_source(prefix: str, signatures: Sequence[Signature], checks: Sequence[str],
                    features: Sequence[str], x86: bool) -> str:
-    """The C source of the session API of one model (`runtime/c/session.c.in` filled in)."""
+    """The C source of the session API of one model (`runtime/c/session.c.in` filled in), with
+    one compiled `main` per specialization (`signatures`: one per set of input shapes; the
+    runtime checks are those of every specialization, the same descriptions)."""
     template = (_C_DIR / "session.c.in").read_text()
+    signature = generic_signature(signatures)
+    count = len(signatures)
     n = len(signature.inputs) + len(signature.outputs)
+    mains = "\n".join(f"void _mlir_ciface_main{suffix(k, count)}({', '.join(['void *'] * n)});"
+                      for k in range(count))
+    statuses = "\n".join(f"extern _Thread_local int64_t _mlir_dlc_status{suffix(k, count)}[2];"
+                         for k in range(count))
+    status_of = " ".join(f"case {k}: return _mlir_dlc_status{suffix(k, count)};"
+                         for k in range(count))
     check_list = ",\n    ".join(_c_string(c) for c in checks) or "0"
     feature_list = ",\n    ".join(_c_string(f) for f in features) or "0"
     feature_tests = "\n".join(
@@ -185,7 +234,11 @@ def session_source(prefix: str, signature: Signature, checks: Sequence[str],
         for f in features) if x86 else ""
     replacements = {
         "@PREFIX@": prefix,
-        "@MAIN_ARGS@": ", ".join(["void *"] * n),
+        "@MAINS@": mains,
+        "@STATUSES@": statuses,
+        "@STATUS_OF@": status_of,
+        "@NUM_SPECIALIZATIONS@": str(count),
+        "@DISPATCH@": _dispatch(signatures),
         "@INPUT_SPECS@": _spec_table(prefix, "input", signature.inputs),
         "@OUTPUT_SPECS@": _spec_table(prefix, "output", signature.outputs),
         "@NUM_INPUTS@": str(len(signature.inputs)),
@@ -196,7 +249,6 @@ def session_source(prefix: str, signature: Signature, checks: Sequence[str],
         "@NUM_FEATURES@": str(len(features)),
         "@FEATURE_TESTS@": feature_tests,
         "@X86@": "1" if x86 else "0",
-        "@CALL@": _call(signature),
         "@VERSION@": _c_string(_dlc_version()),
     }
     for key, value in replacements.items():
@@ -244,10 +296,19 @@ def _spec_json(spec: TensorSpec, declared: Mapping[str, list] | None = None) -> 
 
 
 def export(model, path: str | Path, *, name: str | None = None, target: str = "native",
-           opt_level: int = 2, input_shapes: Mapping[str, Sequence[int]] | None = None,
+           opt_level: int = 2,
+           input_shapes: Mapping[str, Sequence[int]] | Sequence[Mapping] | None = None,
            constants: Mapping[str, np.ndarray] | None = None) -> dict:
     """Export `model` (what `dlc.compile` takes) into the folder `path`: `libNAME.so`, `NAME.h`
-    and `NAME.json` (the manifest, returned). NAME defaults to the model file's stem."""
+    and `NAME.json` (the manifest, returned). NAME defaults to the model file's stem.
+
+    A model with dynamic sizes is exported for a list of `input_shapes` mappings, one
+    specialization each (compiled as `dlc.compile` compiles it for those shapes), in one
+    library whose run picks the one of its inputs' shapes; their weights are stored once."""
+    shape_sets = ([None] if input_shapes is None else [input_shapes]
+                  if isinstance(input_shapes, Mapping) else list(input_shapes))
+    if not shape_sets:
+        raise ExportError("input_shapes is an empty list: give at least one set of shapes")
     chosen = find_target(target)
     if name is None:
         name = Path(model).stem if isinstance(model, str | Path) else "model"
@@ -261,27 +322,38 @@ def export(model, path: str | Path, *, name: str | None = None, target: str = "n
 
     # the register tiles of the target's CPU (x86-64-v3: AVX2's, v4: AVX-512's; native: the
     # host's), not necessarily this host's
-    with cpu_target.use(cpu_target.from_features(chosen.features)):
-        module, signature, checks = _lower(model, opt_level, input_shapes, constants)
     out = Path(path)
     out.mkdir(parents=True, exist_ok=True)
+    signatures, checks, objects = [], (), []
     with tempfile.TemporaryDirectory(prefix="dlc-export-") as work_dir:
         work = Path(work_dir)
-        weights = _outline_weights(module, work)
-        _thread_local_state(module)
-        with open(work / "model.mlirbc", "wb") as file:
-            module.operation.write_bytecode(file)
-        del module
-        _run([llvm_tool("mlir-translate"), "--mlir-to-llvmir", "model.mlirbc", "-o",
-              "model.ll"], work,
-             "mlir-translate")
-        cpu = [f"-mcpu={chosen.cpu}", f"-mtriple={chosen.triple}"]
-        _run([llvm_tool("opt"), "-O2", *cpu, "model.ll", "-o", "model.bc"], work, "opt")
-        _run([llvm_tool("llc"), "-O2", *cpu, "-relocation-model=pic", "-filetype=obj",
-              "model.bc", "-o", "model.o"], work, "llc")
+        weights = _Weights()
+        for k, shapes in enumerate(shape_sets):
+            with cpu_target.use(cpu_target.from_features(chosen.features)):
+                module, signature, checks = _lower(model, opt_level, shapes, constants)
+            if signatures and [s.name for s in signature.inputs] != \
+                    [s.name for s in signatures[0].inputs]:
+                raise ExportError("the specializations of one export must take the same inputs")
+            signatures.append(signature)
+            stem = "model" if len(shape_sets) == 1 else f"model_{k}"
+            _rename_symbols(module, suffix(k, len(shape_sets)))
+            weights.outline(module)
+            _thread_local_state(module)
+            with open(work / f"{stem}.mlirbc", "wb") as file:
+                module.operation.write_bytecode(file)
+            del module
+            _run([llvm_tool("mlir-translate"), "--mlir-to-llvmir", f"{stem}.mlirbc", "-o",
+                  f"{stem}.ll"], work, "mlir-translate")
+            cpu = [f"-mcpu={chosen.cpu}", f"-mtriple={chosen.triple}"]
+            _run([llvm_tool("opt"), "-O2", *cpu, f"{stem}.ll", "-o", f"{stem}.bc"], work, "opt")
+            _run([llvm_tool("llc"), "-O2", *cpu, "-relocation-model=pic", "-filetype=obj",
+                  f"{stem}.bc", "-o", f"{stem}.o"], work, "llc")
+            objects.append(f"{stem}.o")
+        signature = generic_signature(signatures)
+        weights = weights.write(work)
         x86 = chosen.triple.startswith("x86_64")
         (work / "session.c").write_text(
-            session_source(prefix, signature, checks, chosen.features, x86))
+            session_source(prefix, signatures, checks, chosen.features, x86))
         (work / f"{prefix}.h").write_text(header_source(prefix, signature, chosen))
         (work / "exports.map").write_text(f"{{ global: {prefix}_*; local: *; }};\n")
         _run([compiler, "-std=c11", "-O2", "-fPIC", "-fvisibility=hidden", "-c", "session.c",
@@ -289,7 +361,7 @@ def export(model, path: str | Path, *, name: str | None = None, target: str = "n
         (work / "weights.s").write_text(weights)
         _run([compiler, "-c", "weights.s", "-o", "weights.o"], work, "the assembler")
         library = f"lib{prefix}.so"
-        _run([compiler, "-shared", "-o", library, "session.o", "model.o", "weights.o", "-lm",
+        _run([compiler, "-shared", "-o", library, "session.o", *objects, "weights.o", "-lm",
               "-Wl,--version-script=exports.map", "-Wl,-s", f"-Wl,-soname,{library}"],
              work, "the linker")
         for produced in (library, f"{prefix}.h"):
@@ -307,6 +379,9 @@ def export(model, path: str | Path, *, name: str | None = None, target: str = "n
                    "cpu_features": list(chosen.features)},
         "inputs": [_spec_json(s, declared) for s in signature.inputs],
         "outputs": [_spec_json(s) for s in signature.outputs],
+        "specializations": [{"inputs": [_spec_json(s) for s in sig.inputs],
+                             "outputs": [_spec_json(s) for s in sig.outputs]}
+                            for sig in signatures],
         "runtime_checks": list(checks),
         "weights": "in the library's read-only data",
         "sha256": {library: _sha256(out / library),
@@ -333,14 +408,54 @@ def _thread_local_state(module) -> None:
                 attributes["thread_local_"] = ir.UnitAttr.get()
 
 
-def _outline_weights(module, work: Path) -> str:
-    """Move the data of the module's large constant globals (the weights) out of the IR into
-    `work/weights.bin`, and return the assembly that defines them from it (`.incbin`): LLVM's
-    textual IR would spell each number out (ResNet-50: over 650 MB of text, minutes to write
-    and parse); the globals stay declared, hidden in the library, read-only."""
+def _rename_symbols(module, suffix_: str) -> None:
+    """Append `suffix_` to every symbol the module defines (functions with a body, globals):
+    the specializations of one library then link side by side. External declarations
+    (memrefCopy, libm) keep their names."""
     from mlir import ir
 
-    parts, lines, offset = [], [".section .rodata.dlc_weights,\"a\""], 0
+    if not suffix_:
+        return
+    with module.context:
+        for op in module.body.operations:
+            operation = op.operation
+            if operation.name not in ("llvm.func", "llvm.mlir.global") or \
+                    "sym_name" not in operation.attributes:
+                continue
+            if operation.name == "llvm.func" and not operation.regions[0].blocks:
+                continue
+            name = ir.StringAttr(operation.attributes["sym_name"]).value
+            ir.SymbolTable.replace_all_symbol_uses(name, name + suffix_, module.operation)
+            operation.attributes["sym_name"] = ir.StringAttr.get(name + suffix_)
+
+
+class _Weights:
+    """The weights of one library's modules, outlined (`outline`) into one `weights.bin`
+    (`write`): data that several specializations share is stored once, the later symbols
+    aliases (`.set`) of the first."""
+
+    def __init__(self):
+        self.parts: list[bytes] = []
+        self.lines = [".section .rodata.dlc_weights,\"a\""]
+        self.offset = 0
+        self.seen: dict[tuple[bytes, int], str] = {}  # (sha256, alignment) -> symbol
+
+    def outline(self, module) -> None:
+        _outline_weights(module, self)
+
+    def write(self, work: Path) -> str:
+        (work / "weights.bin").write_bytes(b"".join(self.parts))
+        return "\n".join([*self.lines, '.section .note.GNU-stack,"",%progbits']) + "\n"
+
+
+def _outline_weights(module, weights: _Weights) -> None:
+    """Move the data of the module's large constant globals (the weights) out of the IR into
+    `weights` (then `weights.bin`), with the assembly that defines them from it (`.incbin`):
+    LLVM's textual IR would spell each number out (ResNet-50: over 650 MB of text, minutes to
+    write and parse); the globals stay declared, hidden in the library, read-only."""
+    from mlir import ir
+
+    lines = weights.lines
     with module.context:
         for op in module.body.operations:
             attributes = op.operation.attributes
@@ -362,14 +477,18 @@ def _outline_weights(module, work: Path) -> str:
             del attributes["value"]
             attributes["linkage"] = ir.Attribute.parse("#llvm.linkage<external>")
             attributes["dso_local"] = ir.UnitAttr.get()
+            digest = (hashlib.sha256(data).digest(), align)
+            if digest in weights.seen:  # (another specialization's copy of the same weight)
+                alias = weights.seen[digest]
+                lines += [f".globl {name}", f".hidden {name}", f".set {name}, {alias}"]
+                continue
+            weights.seen[digest] = name
             lines += [f".balign {align}", f".globl {name}", f".hidden {name}",
                       f".type {name}, %object", f"{name}:",
-                      f'.incbin "weights.bin", {offset}, {len(data)}', f".size {name}, {len(data)}"]
-            parts.append(data)
-            offset += len(data)
-    (work / "weights.bin").write_bytes(b"".join(parts))
-    lines.append('.section .note.GNU-stack,"",%progbits')
-    return "\n".join(lines) + "\n"
+                      f'.incbin "weights.bin", {weights.offset}, {len(data)}',
+                      f".size {name}, {len(data)}"]
+            weights.parts.append(data)
+            weights.offset += len(data)
 
 
 def _lower(model, opt_level: int, input_shapes, constants):

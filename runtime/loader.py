@@ -64,6 +64,12 @@ class ExportedModel:
             raise LoadError(f"{library_path} was compiled for a CPU with {missing.decode()}, "
                             "which this CPU lacks: export it again for --target=native")
         self.signature = Signature(self._specs("input"), self._specs("output"))
+        # (a model with dynamic sizes: one signature per specialization, by input shapes)
+        count = self._function("num_specializations", ctypes.c_size_t)() if hasattr(
+            self._library, f"{prefix}_num_specializations") else 1
+        self.specializations = [
+            Signature(self._specs("input", k), self._specs("output", k)) for k in range(count)
+        ] if count > 1 else [self.signature]
         session = ctypes.c_void_p()
         message = ctypes.c_char_p()
         code = function("session_create", ctypes.c_int)(ctypes.byref(session),
@@ -75,42 +81,67 @@ class ExportedModel:
         self._destroy = function("session_destroy", None)
         self._run = function("run", ctypes.c_int)
         self._message = function("error_message", ctypes.c_char_p)
-        specs = (*self.signature.inputs, *self.signature.outputs)
-        self._shapes = [(ctypes.c_int64 * max(len(s.shape), 1))(*s.shape) for s in specs]
-        self._tensors = (Tensor * len(specs))(*[
-            Tensor(_CODES[s.dtype], len(s.shape), shape, None)
-            for s, shape in zip(specs, self._shapes)])
-        n = len(self.signature.inputs)
-        self._inputs = ctypes.cast(self._tensors, ctypes.POINTER(Tensor))
-        self._outputs = ctypes.cast(ctypes.byref(self._tensors, n * ctypes.sizeof(Tensor)),
-                                    ctypes.POINTER(Tensor))
-        # (converted once: each call passes the same session and tensor arrays)
-        self._arguments = (self._session, self._inputs, ctypes.c_size_t(n), self._outputs,
-                           ctypes.c_size_t(len(self.signature.outputs)))
+        # (converted once per specialization: each call passes the same session and tensors)
+        self._calls = {tuple(s.shape for s in sig.inputs): (sig, self._arguments(sig))
+                       for sig in self.specializations}
+
+    def _arguments(self, signature: Signature) -> tuple:
+        """The `run` arguments for calls of `signature` (the tensors' data set per call)."""
+        specs = (*signature.inputs, *signature.outputs)
+        shapes = [(ctypes.c_int64 * max(len(s.shape), 1))(*s.shape) for s in specs]
+        tensors = (Tensor * len(specs))(*[Tensor(_CODES[s.dtype], len(s.shape), shape, None)
+                                          for s, shape in zip(specs, shapes)])
+        n = len(signature.inputs)
+        inputs = ctypes.cast(tensors, ctypes.POINTER(Tensor))
+        outputs = ctypes.cast(ctypes.byref(tensors, n * ctypes.sizeof(Tensor)),
+                              ctypes.POINTER(Tensor))
+        return (tensors, shapes), (self._session, inputs, ctypes.c_size_t(n), outputs,
+                                   ctypes.c_size_t(len(signature.outputs)))
 
     def _function(self, name: str, restype):
         function = getattr(self._library, f"{self.name}_{name}")
         function.restype = restype
         return function
 
-    def _specs(self, kind: str) -> tuple[TensorSpec, ...]:
+    def _specs(self, kind: str, specialization: int | None = None) -> tuple[TensorSpec, ...]:
+        """The signature's inputs or outputs (`kind`), of one specialization when given; a
+        size that differs between specializations (-1) is dynamic, `?`."""
         count = self._function(f"num_{kind}s", ctypes.c_size_t)()
-        describe = self._function(kind, ctypes.c_int)
         specs = []
         for index in range(count):
             tensor, name = Tensor(), ctypes.c_char_p()
-            describe(ctypes.c_size_t(index), ctypes.byref(tensor), ctypes.byref(name))
-            shape = tuple(tensor.shape[i] for i in range(tensor.rank))
+            if specialization is None:
+                self._function(kind, ctypes.c_int)(
+                    ctypes.c_size_t(index), ctypes.byref(tensor), ctypes.byref(name))
+            else:
+                self._function(f"specialization_{kind}", ctypes.c_int)(
+                    ctypes.c_size_t(specialization), ctypes.c_size_t(index),
+                    ctypes.byref(tensor), ctypes.byref(name))
+            shape = tuple(tensor.shape[i] if tensor.shape[i] >= 0 else "?"
+                          for i in range(tensor.rank))
             specs.append(TensorSpec(name.value.decode(), shape, np.dtype(_DTYPES[tensor.dtype])))
         return tuple(specs)
 
     def __call__(self, *args, **kwargs) -> list[np.ndarray]:
-        inputs = self.signature.bind(args, kwargs)
-        outputs = [np.empty(s.shape, s.dtype) for s in self.signature.outputs]
+        if len(self.specializations) == 1:
+            signature, ((tensors, _), arguments) = next(iter(self._calls.values()))
+            inputs = signature.bind(args, kwargs)
+        else:
+            inputs = self.signature.check_dtypes(args, kwargs)
+            self.signature.bind_symbols([a.shape for a in inputs])  # (ranks, fixed sizes)
+            found = self._calls.get(tuple(a.shape for a in inputs))
+            if found is None:
+                shown = "; ".join(", ".join(f"{s.name}: {list(s.shape)}" for s in sig.inputs)
+                                  for sig in self.specializations)
+                raise InputError(f"no specialization of {self.name} takes inputs of shapes "
+                                 f"{[list(a.shape) for a in inputs]}; it was exported for: "
+                                 f"{shown}")
+            signature, ((tensors, _), arguments) = found
+        outputs = [np.empty(s.shape, s.dtype) for s in signature.outputs]
         with self._lock:  # (one session, one thread at a time: the header's contract)
-            for tensor, array in zip(self._tensors, (*inputs, *outputs)):
+            for tensor, array in zip(tensors, (*inputs, *outputs)):
                 tensor.data = array.ctypes.data
-            code = self._run(*self._arguments)
+            code = self._run(*arguments)
             message = (self._message(self._session) or b"").decode() if code else ""
         if code:
             error = {E_INDEX: IndexOutOfRangeError, E_COUNT: InputError, E_DTYPE: InputError,

@@ -5,7 +5,9 @@
  *   cc -O2 -DMODEL=mlp -include OUT/mlp.h run_model.c -LOUT -lmlp -Wl,-rpath,OUT -o run_mlp
  *   ./run_mlp input.npy            (or raw little-endian bytes of the input's exact size)
  *
- * MODEL is the export's NAME (the C prefix of its functions); see README.md.
+ * MODEL is the export's NAME (the C prefix of its functions); see README.md. A model exported
+ * for several input shapes (dlc export --specialize) takes .npy inputs: their shapes pick the
+ * specialization, whose output shapes NAME_output_shape gives before the run.
  */
 #include <ctype.h>
 #include <stdint.h>
@@ -31,8 +33,33 @@ static size_t bytes_of(const tensor *spec) {
     return n;
 }
 
-/* the data of a .npy (version 1-3, C order, the input's dtype) or of a raw file */
-static void *read_input(const char *path, const tensor *spec) {
+/* the shape of a .npy header ("'shape': (1, 128), ..."), written to spec->shape when it has
+   the spec's rank and its fixed sizes (a size of -1, dynamic, takes the file's) */
+static void npy_shape(const char *path, const char *header, tensor *spec) {
+    const char *at = strstr(header, "'shape':");
+    at = at ? strchr(at, '(') : 0;
+    int64_t *shape = calloc((size_t)spec->rank + 1, sizeof *shape);
+    int32_t rank = 0;
+    while (at && *++at && *at != ')') {
+        if (*at == ' ' || *at == ',') continue;
+        long long size = strtoll(at, (char **)&at, 10);
+        if (rank < spec->rank) shape[rank] = size;
+        ++rank;
+        --at;
+    }
+    for (int32_t i = 0; rank == spec->rank && i < rank; ++i)
+        if (spec->shape[i] >= 0 && spec->shape[i] != shape[i]) rank = -1;
+    if (!at || rank != spec->rank) {
+        fprintf(stderr, "%s: not an array of the input's rank %d and fixed sizes\n", path,
+                (int)spec->rank);
+        exit(2);
+    }
+    spec->shape = shape;
+}
+
+/* the data of a .npy (version 1-3, C order, the input's dtype) or of a raw file (of an input
+   without dynamic sizes) */
+static void *read_input(const char *path, tensor *spec) {
     FILE *file = fopen(path, "rb");
     if (!file) { perror(path); exit(2); }
     fseek(file, 0, SEEK_END);
@@ -57,7 +84,14 @@ static void *read_input(const char *path, const tensor *spec) {
         }
         data = all + start;
         length = (size_t)size - start;
+        npy_shape(path, all + 10, spec);
     }
+    for (int32_t i = 0; i < spec->rank; ++i)
+        if (spec->shape[i] < 0) {
+            fprintf(stderr, "%s: a raw file for an input with dynamic sizes: give a .npy\n",
+                    path);
+            exit(2);
+        }
     if (length != bytes_of(spec)) {
         fprintf(stderr, "%s: %zu bytes of data, the input needs %zu\n", path, length,
                 bytes_of(spec));
@@ -105,6 +139,12 @@ int main(int argc, char **argv) {
     }
     for (size_t i = 0; i < n_out; ++i) {
         API(output)(i, &outputs[i], &names[i]);
+        /* (several specializations: the output shapes of the one for these inputs) */
+        if (API(num_specializations)() > 1 &&
+            (code = API(output_shape)(session, inputs, n_in, i, &outputs[i]))) {
+            fprintf(stderr, "error %d: %s\n", code, API(error_message)(session));
+            return 1;
+        }
         outputs[i].data = malloc(bytes_of(&outputs[i]) + 1);
     }
     code = API(run)(session, inputs, n_in, outputs, n_out);

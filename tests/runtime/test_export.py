@@ -102,7 +102,7 @@ def test_c_program_reproduces_python_outputs(mlp, tmp_path):
     run = subprocess.run([str(program), str(tmp_path / "wrong.npy")], check=False,
                          capture_output=True,
                          text=True)
-    assert run.returncode == 2 and "the input needs 3136" in run.stderr
+    assert run.returncode == 2 and "not an array of the input's rank 2 and fixed" in run.stderr
 
 
 def test_load_imports_neither_mlir_nor_onnx(mlp, tmp_path):
@@ -144,17 +144,17 @@ def test_c_api_reports_wrong_shape_dtype_and_count(mlp):
     _, out, _ = mlp
     model = loader.load(out / "mlp.json")
     x, y = _input(), np.empty((1, 10), np.float32)
-    tensors = model._tensors
+    ((_, ((tensors, _), (session, inputs, _, outputs, _))),) = model._calls.values()
     tensors[0].data, tensors[1].data = x.ctypes.data, y.ctypes.data
-    run, session = model._run, model._session
-    assert run(session, model._inputs, 1, model._outputs, 1) == 0
-    assert run(session, model._inputs, 2, model._outputs, 1) == loader.E_COUNT
+    run = model._run
+    assert run(session, inputs, 1, outputs, 1) == 0
+    assert run(session, inputs, 2, outputs, 1) == loader.E_COUNT
     assert b"expected 1 inputs and 1 outputs" in model._message(session)
     tensors[0].dtype = 3
-    assert run(session, model._inputs, 1, model._outputs, 1) == loader.E_DTYPE
+    assert run(session, inputs, 1, outputs, 1) == loader.E_DTYPE
     assert model._message(session) == b"input 'input' has dtype float64, expected float32"
     tensors[0].dtype, tensors[1].rank = 2, 1
-    assert run(session, model._inputs, 1, model._outputs, 1) == loader.E_SHAPE
+    assert run(session, inputs, 1, outputs, 1) == loader.E_SHAPE
     assert model._message(session) == b"output 'logits' has shape [1], expected [1, 10]"
     tensors[1].rank = 2
 
@@ -289,3 +289,47 @@ def test_sessions_run_in_parallel_threads(mlp):
 
     with ThreadPoolExecutor(4) as pool:
         assert all(pool.map(work, range(4)))
+
+
+def test_dynamic_model_exports_one_library_for_several_shapes(tmp_path):
+    """A model with dynamic sizes (batch, seq), exported for two sets of input shapes: one
+    library, weights stored once, the run picks the specialization (issue 23's dynamic line)."""
+    from tests.test_dynamic import encoder_like, inputs
+
+    path = tmp_path / "enc.onnx"
+    onnx.save(encoder_like(), path)
+    shapes = [{"x": [1, 4, 8], "mask": [1, 4, 1]}, {"x": [2, 7, 8], "mask": [2, 7, 1]}]
+    manifest = dlc.export(path, tmp_path / "out", input_shapes=shapes)
+    assert [s["inputs"][0]["shape"] for s in manifest["specializations"]] == [[1, 4, 8],
+                                                                              [2, 7, 8]]
+    assert manifest["inputs"][0]["declared_shape"] == ["batch", "seq", 8]
+    exported = loader.load(tmp_path / "out")
+    assert str(exported.signature).startswith("(x: float32[?, ?, 8], mask: float32[?, ?, 1])")
+    compiled = dlc.compile(path)
+    for batch, seq in [(1, 4), (2, 7)]:
+        x, mask = inputs(batch, seq)
+        (y,) = exported(x, mask)
+        assert np.array_equal(y, compiled(x, mask)[0])
+    with pytest.raises(dlc.InputError, match=r"no specialization of enc takes inputs of shapes "
+                                             r"\[\[3, 4, 8\], \[3, 4, 1\]\]"):
+        exported(*inputs(3, 4))
+    program = tmp_path / "run_enc"
+    out = tmp_path / "out"
+    subprocess.run([CC, "-O2", "-Wall", "-Werror", "-DMODEL=enc", "-include", str(out / "enc.h"),
+                    str(EXAMPLE), f"-L{out}", "-lenc", f"-Wl,-rpath,{out}", "-o", str(program)],
+                   check=True)
+    x, mask = inputs(2, 7)
+    np.save(tmp_path / "x.npy", x)
+    np.save(tmp_path / "mask.npy", mask)
+    run = subprocess.run([str(program), "-o", str(tmp_path), str(tmp_path / "x.npy"),
+                          str(tmp_path / "mask.npy")], capture_output=True, text=True, check=True)
+    assert run.stdout.startswith("y: f4[2, 7, 4] checksum ")
+    got = np.fromfile(tmp_path / "y.bin", np.float32).reshape(2, 7, 4)
+    assert np.array_equal(got, compiled(x, mask)[0])
+    x, mask = inputs(5, 5)
+    np.save(tmp_path / "x.npy", x)
+    np.save(tmp_path / "mask.npy", mask)
+    run = subprocess.run([str(program), str(tmp_path / "x.npy"), str(tmp_path / "mask.npy")],
+                         capture_output=True, text=True, check=False)
+    assert run.returncode == 1 and "no specialization of this library takes inputs of shapes " \
+        "'x' [5, 5, 8], 'mask' [5, 5, 1]" in run.stderr
