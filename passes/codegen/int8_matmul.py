@@ -5,33 +5,42 @@ The importer computes MatMulInteger / QLinearMatMul as f32 matmuls of the zero-p
 operands (`frontends/onnx_ops/quant.py`: integers of at most 255 in magnitude, every sum exact
 in f32). On an AVX2 CPU without VNNI, `vpmaddwd` (16 x 16-bit products summed in pairs into 8
 i32 lanes) does twice the multiply-adds of an f32 FMA per instruction; measured on this
-project's AVX2 EPYC (Zen 3): 64 G multiply-adds/s against 48 for FMAs (1.34x).
+project's AVX2 EPYC (Zen 3, one core): 64 G multiply-adds/s against 48 for FMAs, and 92 for
+onnxruntime's u8 x s8 `vpmaddubsw`, which saturates pairs of products in 16 bits (not exact).
 
 Match (`match`): a static `linalg.matmul` [M, K] x [K, N] -> f32 accumulating into a fill of
-zero, on an AVX2 target (`codegen/target.py`), whose B is a constant of integers and whose A
-is produced (through reshapes) by ops whose values `value_range` bounds as integers: casts
-from 8/16-bit integers, integer arithmetic, adds/subs/muls, rounding and clamps of floats
-(DynamicQuantizeLinear's quantize fused with the centering). The bounds must make the kernel
-exact: |a|, |b| <= 32767 (16 bits), a pair of products within i32 and K products within i32.
-The kernel's result is then the exact sum, converted once to f32: the f32 matmul it replaces
-summed the same integers (exactly, when the importer chunked K; otherwise the integer result
-is the correctly rounded one).
+zero, on the AVX2 target (`codegen/target.py`; AVX-512's f32 FMAs are as fast, other CPUs lack
+the instruction), whose B is a constant of integers and whose A is produced (through reshapes)
+by ops whose values `value_range` bounds as integers: casts from 8/16-bit integers, integer
+arithmetic, adds/subs/muls, rounding and clamps of floats (DynamicQuantizeLinear's quantize
+fused with the centering). The bounds must make the kernel exact (`exact`): |a|, |b| <= 32767
+and K products within i32. The kernel's result is then the exact sum, converted once to f32:
+the f32 matmul it replaces summed the same integers (exactly, as the importer chunks K; were
+it not chunked, the integer result is the correctly rounded one).
 
 The kernel (`kernel_text`, written as MLIR text, parsed and moved into the function in place
-of the matmul):
-- A is converted to i16 once (`arith.fptosi`, 8 lanes at a time), rows padded with zeros to a
-  multiple of the register tile's MR, K to an even size;
-- B is packed at compile time as [N/16][K/2][16 x 2] i16: for each 16-column panel and each
-  pair of rows k, k+1, the pairs (b[k][n], b[k+1][n]) of its 16 columns (zero columns and a
-  zero row where 16 or 2 does not divide);
-- an `scf.forall` over the 16-column panels (threads, `num_threads`), in it a loop over
-  blocks of MR = 6 rows and, innermost, over the K pairs (unrolled by up to 4): per pair, two
-  16 x i16 loads of B, and per row a 32-bit broadcast of the pair (a[m][k], a[m][k+1]) and two
-  `vpmaddwd` into 2 x 8 i32 accumulators (12 accumulators + 2 B + 1 A of the 16 ymm);
+of the matmul, with the matmul's location):
+- A is converted to i16 once (`arith.fptosi`, 8 lanes at a time), its rows padded with zeros
+  to a multiple of the register tile's MR = 6, K to an even size;
+- B is packed at compile time as [N/16][K/2][16 x 2] i16 (`packed_b`): for each 16-column
+  panel and each pair of rows k, k+1, the pairs (b[k][n], b[k+1][n]) of its 16 columns (zero
+  columns and a zero row where 16 or 2 does not divide);
+- an `scf.forall` over the panels (the threads, `num_threads`), in it a loop over blocks of 6
+  rows and, innermost, over the K pairs (not unrolled: LLVM reassociated the unrolled adds
+  and spilled): per pair, two 16 x i16 loads of B and, per row, a 32-bit broadcast of the pair
+  (a[m][k], a[m][k+1]) and two `vpmaddwd` into 2 x 8 i32 accumulators (12 accumulators, 2 B,
+  1 A of the 16 ymm registers);
 - the accumulators are converted to f32 (`arith.sitofp`) and written to the output tile; an
   output padded to whole tiles is sliced back to [M, N].
-The elementwise consumer (MatMulInteger's scale) stays a separate op, vectorized by the
-elementwise schedule. `lines` is empty: the kernel needs no transform script.
+The pairs of products are written in pure arith (`_expand_pairs`: even and odd lanes extended,
+multiplied, added), which bufferization accepts; `dlc-lower-vectors` turns them into the
+`llvm.x86.avx2.pmadd.wd` intrinsic afterwards (`lower_pairs`; LLVM's instcombine would have
+rewritten the pure form into shuffles and vpmulld). The elementwise consumer (MatMulInteger's
+scale) stays a separate op, vectorized by the elementwise schedule. `lines` is empty: the
+kernel needs no transform script.
+
+MatMulInteger 128x768x768 (BERT-base) single thread, dlc / onnxruntime: 2.11 -> 1.34; the
+quantized BERT-base 1.89 -> 1.19 (`benchmarks/zoo_int8.py --before`).
 """
 
 from __future__ import annotations
@@ -41,15 +50,16 @@ from dataclasses import dataclass
 
 import numpy as np
 from mlir import ir
+from mlir.dialects import arith, llvm
 
-from dlc.passes.codegen import target
+from dlc.passes.codegen import matmul, target
+from dlc.passes.codegen.script import Lines
+from dlc.passes.codegen.value_range import constant_range, is_op, value_range
 
 MR = 6  # rows of the register tile: 6 x 2 accumulators of 8 i32
 NR = 16  # columns of the register tile (two ymm of 8 i32)
 I16_MAX = 32767
 I32_LIMIT = 1 << 31
-UNROLL = (1,)  # unroll of the K-pair loop (LLVM reassociated unrolled adds: spills)
-F32_EXACT = 1 << 24
 
 
 @dataclass(frozen=True)
@@ -61,172 +71,21 @@ class Problem:
     b_bound: int  # max |b|
 
 
-# ----------------------------------------------------------------------------- value ranges
-
-Range = tuple[float, float]  # an integer-valued interval (bounds may be infinite)
-RESHAPES = ("tensor.reshape", "tensor.collapse_shape", "tensor.expand_shape")
-_CASTS_TO_FLOAT = ("arith.sitofp", "arith.uitofp")
-_CLAMPS = {"arith.maxnumf": max, "arith.maximumf": max, "arith.minnumf": min,
-           "arith.minimumf": min, "arith.maxsi": max, "arith.minsi": min}
-_ROUNDS = ("math.roundeven", "math.round", "math.floor", "math.ceil", "math.trunc")
-
-
-def _is_op(owner: object) -> bool:
-    return isinstance(owner, ir.Operation | ir.OpView)
-
-
-def _width(t: ir.Type) -> int | None:
-    return ir.IntegerType(t).width if isinstance(t, ir.IntegerType) else None
-
-
-def _full(width: int, unsigned: bool) -> Range:
-    return (0, (1 << width) - 1) if unsigned else (-(1 << (width - 1)), (1 << (width - 1)) - 1)
-
-
-def _constant_range(attr: ir.Attribute) -> Range | None:
-    """The range of a constant's values when they are all integers (None otherwise)."""
-    if isinstance(attr, ir.IntegerAttr):
-        return (attr.value, attr.value)
-    if isinstance(attr, ir.FloatAttr):
-        value = attr.value
-        return (value, value) if math.isfinite(value) and value == int(value) else None
-    if isinstance(attr, ir.DenseElementsAttr):
-        array = np.array(attr) if not attr.is_splat else np.array([attr.get_splat_value().value])
-        if array.size == 0 or array.dtype == np.bool_:
-            return None
-        if array.dtype.kind == "f" and not (np.all(np.isfinite(array))
-                                             and np.all(array == np.round(array))):
-            return None
-        return (float(array.min()), float(array.max()))
-    return None
-
-
-def value_range(value: ir.Value, depth: int = 4) -> Range | None:
-    """An interval holding every value of `value` (a tensor or a scalar of a linalg body),
-    all of them integers, or None when it cannot tell. Integer tensors and scalars of at most
-    16 bits without a known range are left to the cast that reads them (their type's range,
-    signed or unsigned as the cast says): `_integer_pattern`."""
-    owner = value.owner
-    if isinstance(owner, ir.Block):
-        return None  # (block arguments: see _body_range)
-    if not _is_op(owner) or depth < 0:
-        return None
-    name = owner.name
-    if name == "arith.constant":
-        return _constant_range(owner.attributes["value"])
-    if name in RESHAPES or name == "tensor.extract_slice":
-        return value_range(owner.operands[0], depth)
-    if name == "linalg.generic":
-        return _generic_range(owner, value, depth - 1)
-    return None
-
-
-class _Known(dict):
-    """Ranges of a body's values; a constant defined above the body is looked up on use."""
-
-    def __missing__(self, value: ir.Value) -> Range | None:
-        owner = value.owner
-        if _is_op(owner) and owner.name == "arith.constant":
-            return _constant_range(owner.attributes["value"])
-        return None
-
-
-def _generic_range(op: ir.Operation, value: ir.Value, depth: int) -> Range | None:
-    """The range of result `value` of a linalg.generic, from its body's yield."""
-    index = next(i for i, r in enumerate(op.results) if r == value)
-    block = op.regions[0].blocks[0]
-    inputs = len(op.operands) - len(op.results)
-    known = _Known()
-    for arg, operand in zip(list(block.arguments)[:inputs], list(op.operands)[:inputs]):
-        known[arg] = value_range(operand, depth)
-    for arg in list(block.arguments)[inputs:]:
-        known[arg] = None
-    for inner in block.operations:
-        if inner.name == "linalg.yield":
-            return known[inner.operands[index]]
-        result = _scalar_range(inner, known)
-        for r in inner.results:
-            known[r] = result
-    return None
-
-
-def _integer_pattern(value: ir.Value, known: _Known, unsigned: bool) -> Range | None:
-    """An integer scalar read as `unsigned` or signed: its known range, else its type's."""
-    width = _width(value.type)
-    found = known[value]
-    if found is not None and (not unsigned or found[0] >= 0):
-        return found
-    return _full(width, unsigned) if width is not None and width <= 16 else None
-
-
-def _scalar_range(op: ir.Operation, known: _Known) -> Range | None:
-    """The range of a body op's result from its operands' (None: unknown)."""
-    name = op.name
-    args = list(op.operands)
-    if name == "arith.constant":
-        return _constant_range(op.attributes["value"])
-    if name in ("arith.uitofp", "arith.extui"):
-        return _integer_pattern(args[0], known, unsigned=True)
-    if name in ("arith.sitofp", "arith.extsi"):
-        return _integer_pattern(args[0], known, unsigned=False)
-    if name in ("arith.fptosi", "arith.fptoui", "arith.trunci"):
-        return None  # (a narrow integer: the cast reading it knows its type's range)
-    ranges = [known[a] for a in args]
-    if name == "arith.select":
-        if ranges[1] is None or ranges[2] is None:
-            return None
-        return (min(ranges[1][0], ranges[2][0]), max(ranges[1][1], ranges[2][1]))
-    if name in _ROUNDS:
-        return ranges[0] if ranges[0] is not None else (-math.inf, math.inf)
-    if name in _CLAMPS:
-        return _clamp(name, _CLAMPS[name], ranges)
-    if any(r is None for r in ranges):
-        return None
-    if name in ("arith.extf", "arith.truncf"):
-        return ranges[0] if max(abs(ranges[0][0]), abs(ranges[0][1])) <= F32_EXACT else None
-    if name == "arith.negf":
-        return (-ranges[0][1], -ranges[0][0])
-    if name in ("arith.addf", "arith.addi"):
-        return _exact(ranges[0][0] + ranges[1][0], ranges[0][1] + ranges[1][1])
-    if name in ("arith.subf", "arith.subi"):
-        return _exact(ranges[0][0] - ranges[1][1], ranges[0][1] - ranges[1][0])
-    if name in ("arith.mulf", "arith.muli"):
-        products = [x * y for x in ranges[0] for y in ranges[1]]
-        return _exact(min(products), max(products))
-    return None
-
-
-def _clamp(name: str, fn, ranges: list[Range | None]) -> Range | None:
-    """max/min of two ranges. A rounded float of unknown magnitude is (-inf, inf), maybe NaN:
-    only maxnumf/minnumf (which return the other operand for a NaN) bound it."""
-    if any(r is None for r in ranges):
-        return None
-    infinite = any(math.isinf(b) for r in ranges for b in r)
-    if infinite and name not in ("arith.maxnumf", "arith.minnumf"):
-        return None
-    return (fn(r[0] for r in ranges), fn(r[1] for r in ranges))
-
-
-def _exact(low: float, high: float) -> Range | None:
-    """An interval whose every integer is exact in f32 (None otherwise)."""
-    return (low, high) if max(abs(low), abs(high)) <= F32_EXACT else None
-
-
 # ----------------------------------------------------------------------------- match
 
 
 def _zero_fill(value: ir.Value) -> bool:
     owner = value.owner
-    if not _is_op(owner) or owner.name != "linalg.fill":
+    if not is_op(owner) or owner.name != "linalg.fill":
         return False
     scalar = owner.operands[0].owner
-    return _is_op(scalar) and scalar.name == "arith.constant" and \
-        _constant_range(scalar.attributes["value"]) == (0, 0)
+    return is_op(scalar) and scalar.name == "arith.constant" and \
+        constant_range(scalar.attributes["value"]) == (0, 0)
 
 
 def _constant_b(value: ir.Value) -> np.ndarray | None:
     owner = value.owner
-    if not _is_op(owner) or owner.name != "arith.constant":
+    if not is_op(owner) or owner.name != "arith.constant":
         return None
     attr = owner.attributes["value"]
     if not isinstance(attr, ir.DenseElementsAttr) or attr.is_splat:
@@ -243,8 +102,7 @@ def match(op: ir.Operation) -> Problem | None:
     if not all(isinstance(t, ir.RankedTensorType) and t.has_static_shape
                and str(t.element_type) == "f32" for t in types):
         return None
-    if "indexing_maps" in op.attributes and "affine_map<(d0, d1, d2) -> (d0, d2)>" not in \
-            str(op.attributes["indexing_maps"]):
+    if matmul._plain_maps(op) != "ab":
         return None  # (a transposed operand: not this kernel's layout)
     (m, k), (_, n) = types[0].shape, types[1].shape
     if 0 in (m, n, k) or not _zero_fill(c):
@@ -271,8 +129,7 @@ def volume(problem: Problem) -> int:
     return problem.m * problem.n * problem.k
 
 
-def lines(handle: str, problem: Problem, prefix: str):
-    from dlc.passes.codegen.script import Lines
+def lines(handle: str, problem: Problem, prefix: str) -> Lines:
     return Lines()  # (the kernel is built by `prepare`: no transform script)
 
 
@@ -289,10 +146,6 @@ def packed_b(b: np.ndarray) -> np.ndarray:
     # [pairs, 2, panels, 16] -> [panels, pairs, 16, 2]
     return np.ascontiguousarray(padded.reshape(pairs, 2, panels, NR).transpose(2, 0, 3, 1)
                                 ).reshape(panels, pairs, 2 * NR)
-
-
-def _unroll(pairs: int) -> int:
-    return next(u for u in UNROLL if pairs % u == 0)
 
 
 def _chunk_lines(tag: str, row: str, column: str, size: int, current: str, tensor: str,
@@ -357,7 +210,7 @@ def kernel_text(m: int, n: int, k: int, name: str = "int8_matmul") -> str:
     docstring), as MLIR text."""
     pairs, panels = -(-k // 2), -(-n // NR)
     rows, cols, width = -(-m // MR) * MR, panels * NR, 2 * pairs
-    unroll = _unroll(pairs)
+    unroll = 1  # (unrolled, LLVM reassociated the adds of the pairs and spilled accumulators)
     a_type, c_type = f"tensor<{m}x{k}xf32>", f"tensor<{m}x{n}xf32>"
     a16_type = f"tensor<{rows}x{width}xi16>"
     b_type = f"tensor<{panels}x{pairs}x{2 * NR}xi16>"
@@ -470,7 +323,6 @@ def prepare(op: ir.Operation) -> ir.Operation:
     function = parsed.body.operations[0]
     block = function.regions[0].blocks[0]
     with ir.InsertionPoint(op), op.location:
-        from mlir.dialects import arith
         constant = arith.ConstantOp(ir.RankedTensorType.get(list(packed.shape),
                                                             ir.IntegerType.get_signless(16)),
                                     ir.DenseElementsAttr.get(packed)).result
@@ -500,10 +352,10 @@ def prepare(op: ir.Operation) -> ir.Operation:
 def _shuffle_of(value: ir.Value) -> tuple[ir.Value, str] | None:
     """(x, 'even' | 'odd') when value = extsi(shuffle(x, x, even or odd lanes of 16 x i16))."""
     ext = value.owner
-    if not _is_op(ext) or ext.name != "arith.extsi":
+    if not is_op(ext) or ext.name != "arith.extsi":
         return None
     shuffle = ext.operands[0].owner
-    if not _is_op(shuffle) or shuffle.name != "vector.shuffle":
+    if not is_op(shuffle) or shuffle.name != "vector.shuffle":
         return None
     x, y = shuffle.operands
     if x != y or str(x.type) != "vector<16xi16>":
@@ -516,7 +368,7 @@ def _shuffle_of(value: ir.Value) -> tuple[ir.Value, str] | None:
 def _product(value: ir.Value) -> tuple[frozenset, str] | None:
     """({a, b}, parity) when value = muli of the same lanes of a and b (`_shuffle_of`)."""
     mul = value.owner
-    if not _is_op(mul) or mul.name != "arith.muli":
+    if not is_op(mul) or mul.name != "arith.muli":
         return None
     sides = [_shuffle_of(v) for v in mul.operands]
     if None in sides or sides[0][1] != sides[1][1]:
@@ -528,8 +380,6 @@ def lower_pairs(module: ir.Operation) -> int:
     """addi(even products, odd products) of two 16 x i16 vectors (`_expand_pairs`) ->
     `llvm.x86.avx2.pmadd.wd` (vpmaddwd), once bufferization is done (LLVM's instcombine
     rewrites the pure form into shuffles, vpmulld and one half-used vpmaddwd). How many."""
-    from mlir.dialects import llvm
-
     found: list[ir.Operation] = []
 
     def visit(op: ir.Operation) -> ir.WalkResult:
