@@ -48,6 +48,7 @@ from dlc.passes.lowering import checks
 from dlc.passes.pipelines import extension_key
 from dlc.runtime import cache
 from dlc.runtime.jit import JitFunction, Signature, TensorSpec, numpy_dtype
+from dlc.specialize import DynamicModel, symbolic_signature
 from dlc.timings import Timer, Timings
 
 MACHINE_CODE = "machine code"  # the span of LLVM's optimization and code generation (the JIT)
@@ -137,7 +138,7 @@ def compile(
     example_inputs: Sequence | None = None,
     num_threads: int | None = None,
     timings: bool = False,
-) -> CompiledModel:  # (or a dlc.specialize.DynamicModel, see below)
+) -> CompiledModel | DynamicModel:
     """Compile an ONNX model (path, bytes or ModelProto) or a PyTorch module for this CPU.
 
     A model whose graph inputs have dynamic sizes (`batch`, `sequence`) that `input_shapes`
@@ -153,21 +154,59 @@ def compile(
     always recorded).
     """
     if is_exported_program(model):
-        from dlc.specialize import torch_dynamic_model  # (exported with Dims?)
-
-        dynamic = torch_dynamic_model(model, opt_level, _threads(num_threads))
+        dynamic = _exported_dynamic_model(model, opt_level, _threads(num_threads))
         if dynamic is not None:
             return dynamic
     try:
         compiled = _compile(model, opt_level, input_shapes, constants, example_inputs,
                             num_threads, timings)
     except DynamicShapesError as error:
-        from dlc.specialize import onnx_dynamic_model
-
-        return onnx_dynamic_model(model, error.proto, error.symbolic, opt_level, constants,
-                                  _threads(num_threads))
+        return _onnx_dynamic_model(model, error, opt_level, constants, _threads(num_threads))
     compiled._source = (model, input_shapes, constants, example_inputs)  # (for .profile)
     return compiled
+
+
+def _onnx_dynamic_model(model, error: DynamicShapesError, opt_level: int, constants,
+                        num_threads: int) -> DynamicModel:
+    """The DynamicModel of an ONNX model whose inputs have dynamic sizes (`error` holds the
+    loaded proto and the inputs' shapes): `compile` with `input_shapes` makes each
+    specialization (from `model` as the user gave it: a path keeps external data findable)."""
+    def compile_for(input_shapes: dict[str, list[int]]) -> CompiledModel:
+        return compile(model, opt_level, input_shapes=input_shapes, constants=constants,
+                       num_threads=num_threads)
+
+    return DynamicModel(symbolic_signature(error.proto, error.symbolic), compile_for,
+                        opt_level, num_threads)
+
+
+def _exported_dynamic_model(exported, opt_level: int, num_threads: int
+                            ) -> DynamicModel | None:
+    """The DynamicModel of a torch `ExportedProgram` exported with `dynamic_shapes` (Dims),
+    None when its inputs are static: each specialization is the program exported again at the
+    call's shapes (torch.export checks the Dim ranges: a size outside is a FrontendError); the
+    signature names the sizes by torch's symbols (`s0`...)."""
+    from dlc.frontends.torch import importer
+    from dlc.frontends.torch.aten_node import element_type
+
+    inputs = importer.dynamic_user_inputs(exported)
+    if inputs is None:
+        return None
+
+    def spec(name: str, value) -> TensorSpec:  # (a symbolic size by its symbol's name)
+        element = element_type(value.dtype, f"'{name}'")
+        return TensorSpec(name, tuple(d if isinstance(d, int) else str(d) for d in value.shape),
+                          numpy_dtype(element))
+
+    with make_context():  # (element types are MLIR types)
+        signature = Signature(tuple(spec(n, v) for n, v in inputs),
+                              tuple(spec(n, v) for n, v in importer.dynamic_outputs(exported)))
+    module = exported.module()
+
+    def compile_for(input_shapes: dict[str, list[int]]) -> CompiledModel:
+        program = importer.specialized_program(exported, module, inputs, input_shapes)
+        return compile(program, opt_level, num_threads=num_threads)
+
+    return DynamicModel(signature, compile_for, opt_level, num_threads)
 
 
 def _compile(model, opt_level, input_shapes, constants, example_inputs, num_threads,

@@ -1,6 +1,8 @@
 """Models with dynamic dimensions, compiled per call shape: `dlc.compile` returns a
 `DynamicModel` for an ONNX model whose graph inputs have dynamic sizes (`batch`, `sequence`,
-or unnamed) that `input_shapes` does not fix.
+or unnamed) that `input_shapes` does not fix, and for a torch `ExportedProgram` exported with
+`Dim`s. This module holds the model and its signature; `dlc.compiler` gives it the function
+that compiles one specialization (`compile_for`), so that it does not import the compiler.
 
 Its signature shows the dynamic sizes by name (`input_ids: int64[batch, seq]`). A call checks
 the inputs' dtypes, ranks and fixed sizes, and that the inputs which share a name agree on its
@@ -23,7 +25,6 @@ import os
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -82,23 +83,6 @@ def symbolic_signature(proto: onnx.ModelProto, symbolic: Mapping[str, tuple[int 
     return Signature(inputs, outputs)
 
 
-def onnx_dynamic_model(model: str | Path | bytes | onnx.ModelProto, proto: onnx.ModelProto,
-                       symbolic: Mapping[str, tuple[int | str, ...]], opt_level: int,
-                       constants: Mapping[str, np.ndarray] | None, num_threads: int
-                       ) -> DynamicModel:
-    """The DynamicModel of an ONNX model (`proto`, loaded from `model`) whose inputs have the
-    shapes `symbolic`: `dlc.compile` with `input_shapes` compiles each specialization."""
-    from dlc.compiler import compile  # (dlc.compiler makes DynamicModels)
-
-    def compile_for(input_shapes: dict[str, list[int]]) -> Any:
-        # (`model` as the user gave it: a path keeps its external data findable)
-        return compile(model, opt_level, input_shapes=input_shapes, constants=constants,
-                       num_threads=num_threads)
-
-    return DynamicModel(symbolic_signature(proto, symbolic), compile_for, opt_level,
-                        num_threads)
-
-
 class DynamicModel:
     """An ONNX model with dynamic input sizes, compiled once per distinct call shape.
 
@@ -145,7 +129,7 @@ class DynamicModel:
         function = compiled._function  # (the arrays are checked: its own checks are skipped)
         outputs = [np.empty(s.shape, s.dtype) for s in function.signature.outputs]
         function.call_addresses([a.ctypes.data for a in (*arrays, *outputs)])
-        return outputs
+        return function.signature.trim(outputs)  # (bounded outputs cut to their counts)
 
     def specialize(self, input_shapes: Mapping[str, Sequence[int]]) -> Any:
         """The `CompiledModel` for these input shapes (every input's, by name), compiled now
@@ -193,51 +177,3 @@ class DynamicModel:
         return (f"DynamicModel{self.signature} (opt_level={self.opt_level}, "
                 f"{len(self._compiled)} specialization{'s' * (len(self._compiled) != 1)})")
 
-
-def torch_dynamic_model(exported: Any, opt_level: int, num_threads: int) -> DynamicModel | None:
-    """The DynamicModel of a `torch.export.ExportedProgram` whose user inputs have symbolic
-    sizes (exported with `dynamic_shapes`, `Dim`s), or None when they are all static. Each
-    specialization is the program exported again on inputs of the call's shapes (within the
-    `Dim` ranges: torch.export checks them, a size outside is a FrontendError) and compiled
-    by `dlc.compile`. The signature names the sizes by torch's symbols (`s0`...)."""
-    import torch
-    from torch.export.graph_signature import InputKind
-
-    from dlc.compiler import compile
-    from dlc.frontends.onnx_node import FrontendError
-    from dlc.frontends.torch.aten_node import check_dtype
-
-    user = {s.arg.name for s in exported.graph_signature.input_specs
-            if s.kind == InputKind.USER_INPUT}
-    placeholders = [n for n in exported.graph.nodes if n.op == "placeholder" and n.name in user]
-    values = [n.meta.get("val") for n in placeholders]
-    if not all(isinstance(v, torch.Tensor) for v in values) or all(
-            isinstance(d, int) for v in values for d in v.shape):
-        return None  # (static, or inputs that are no tensors: the importer reports them)
-
-    def spec(name: str, value: torch.Tensor) -> TensorSpec:
-        check_dtype(value.dtype, f"input '{name}'")
-        dtype = torch.empty((), dtype=value.dtype).numpy().dtype
-        return TensorSpec(name, tuple(d if isinstance(d, int) else str(d) for d in value.shape),
-                          dtype)
-
-    output = next(n for n in exported.graph.nodes if n.op == "output")
-    results = [r for r in output.args[0] if isinstance(r, torch.fx.Node)]
-    signature = Signature(
-        tuple(spec(n.name, v) for n, v in zip(placeholders, values)),
-        tuple(spec(r.name, r.meta["val"]) for r in results
-              if isinstance(r.meta.get("val"), torch.Tensor)))
-    module = exported.module()
-
-    def compile_for(input_shapes: dict[str, list[int]]) -> Any:
-        args = tuple(torch.zeros(input_shapes[n.name], dtype=v.dtype)
-                     for n, v in zip(placeholders, values))
-        try:
-            static = torch.export.export(module, args)
-        except Exception as error:  # (torch raises many kinds: a Dim range, a guard)
-            first = str(error).strip().splitlines()[0] if str(error).strip() else repr(error)
-            raise FrontendError(f"the exported program does not take inputs of shapes "
-                                f"{input_shapes}: {type(error).__name__}: {first}") from error
-        return compile(static, opt_level, num_threads=num_threads)
-
-    return DynamicModel(signature, compile_for, opt_level, num_threads)

@@ -294,3 +294,43 @@ def _result(node: torch.fx.Node, leaf: Any, values: dict[torch.fx.Node, Any]) ->
         raise FrontendError(f"graph output {leaf!r} is not a tensor; dlc compiles functions "
                             "returning tensors")
     return values[leaf]
+
+
+# ----------------------------------------------------------------------------- dynamic sizes
+
+
+def dynamic_user_inputs(exported: ExportedProgram) -> list[tuple[str, torch.Tensor]] | None:
+    """The user inputs (placeholder name, example value) of a program exported with
+    `dynamic_shapes` (`torch.export.Dim`), when one of them has a symbolic size; else None
+    (static, or inputs that are no tensors: the importer reports those)."""
+    user = {s.arg.name for s in exported.graph_signature.input_specs
+            if s.kind == InputKind.USER_INPUT}
+    inputs = [(n.name, n.meta.get("val")) for n in exported.graph.nodes
+              if n.op == "placeholder" and n.name in user]
+    if not all(isinstance(v, torch.Tensor) for _, v in inputs) or all(
+            isinstance(d, int) for _, v in inputs for d in v.shape):
+        return None
+    return inputs
+
+
+def dynamic_outputs(exported: ExportedProgram) -> list[tuple[str, torch.Tensor]]:
+    """The outputs (name, example value) of an exported program, sizes symbolic or not."""
+    output = next(n for n in exported.graph.nodes if n.op == "output")
+    return [(r.name, r.meta["val"]) for r in _flat(output.args[0])
+            if isinstance(r, torch.fx.Node) and isinstance(r.meta.get("val"), torch.Tensor)]
+
+
+def specialized_program(exported: ExportedProgram, module: torch.nn.Module,
+                        inputs: Sequence[tuple[str, torch.Tensor]],
+                        input_shapes: Mapping[str, Sequence[int]]) -> ExportedProgram:
+    """`module` (`exported.module()`) exported again on inputs of `input_shapes`: a static
+    program; FrontendError when the program does not take them (a `Dim` range, a guard)."""
+    args = tuple(torch.zeros(list(input_shapes[name]), dtype=value.dtype)
+                 for name, value in inputs)
+    try:
+        return torch.export.export(module, args)
+    except Exception as error:  # (torch raises many kinds: a Dim range, a guard)
+        first = str(error).strip().splitlines()[0] if str(error).strip() else repr(error)
+        raise FrontendError(f"the exported program does not take inputs of shapes "
+                            f"{dict(input_shapes)}: {type(error).__name__}: {first}") from error
+
