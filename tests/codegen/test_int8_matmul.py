@@ -70,6 +70,8 @@ def _run(model, feeds) -> tuple[np.ndarray, str]:
     (132, 96, 48),  # every tile divides
     (37, 129, 45),  # nothing divides: odd K, N past a 16-column panel
     (6, 1000, 16),  # one row block, one panel
+    (1, 768, 768),  # one row (5 of the 6 padded): still faster than the f32 vector-matrix
+    (300, 1, 120),  # K = 1: one pair, its second row zeros
     (128, 768, 768),  # a BERT-base projection
 ])
 def test_matmul_integer_is_exact(m, k, n):
