@@ -40,6 +40,7 @@ bound a developer's cache only grows.
 from __future__ import annotations
 
 import ctypes
+import gc
 import hashlib
 import hmac
 import json
@@ -493,9 +494,18 @@ def _dump_object(dump_object: Callable[[str], None], path: Path) -> None:
         raise _WriteFailed("this platform cannot fork, and writing the object file in-process "
                            "could end it on a write error")
     errors_out, errors_in = os.pipe()
-    with warnings.catch_warnings():  # (3.12+ warns of fork in a multi-threaded process: the
-        warnings.simplefilter("ignore", DeprecationWarning)  # child only writes and exits)
-        pid = os.fork()
+    # (frozen, the parent's objects are not the child's GC's to collect: a garbage MLIR
+    # context destroyed in the child joins threads that only exist in the parent, a segfault
+    # seen after many compiles in one process)
+    gc.freeze()
+    pid = -1
+    try:
+        with warnings.catch_warnings():  # (3.12+ warns of fork in a multi-threaded process:
+            warnings.simplefilter("ignore", DeprecationWarning)  # the child only writes, exits)
+            pid = os.fork()
+    finally:
+        if pid != 0:
+            gc.unfreeze()
     if pid == 0:
         code = 1
         try:
