@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test pytest lit bench compile-bench zoo zoo-int8 dynamic-bench install clean
+.PHONY: demo test pytest lit bench compile-bench zoo zoo-int8 dynamic-bench install system-deps clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -70,6 +70,19 @@ zoo-int8: $(ZOO_SITE)/.installed
 # DynamicModel, run at the shapes of issue 22 beside onnxruntime; rows in build/zoo/dynamic.json
 dynamic-bench: $(ZOO_SITE)/.installed
 	$(BIN)/python benchmarks/dynamic.py
+
+# the Debian packages of the tests that skip without them (.ci/run calls this; needs root and
+# apt-get): chromium (dlc explore's page in a headless browser), gcc-aarch64-linux-gnu and
+# qemu-user (aarch64 exports built and run). Only what is missing is installed.
+SYSTEM_DEPS := chromium:chromium aarch64-linux-gnu-gcc:gcc-aarch64-linux-gnu \
+	aarch64-linux-gnu-gcc:libc6-dev-arm64-cross qemu-aarch64:qemu-user
+system-deps:
+	@missing=""; for pair in $(SYSTEM_DEPS); do \
+		command -v $${pair%%:*} >/dev/null 2>&1 || missing="$$missing $${pair#*:}"; done; \
+	if [ -z "$$missing" ]; then echo "system-deps: all present"; exit 0; fi; \
+	echo "system-deps: installing$$missing"; \
+	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+		--no-install-recommends $$missing
 
 clean:
 	rm -rf $(VENV) build *.egg-info examples/mlp.onnx
