@@ -91,7 +91,7 @@ class CompiledModel:
 
     @property
     def output_names(self) -> list[str]:
-        return [s.name for s in self.signature.outputs]
+        return self.signature.output_names  # (a bounded output's count result is not one)
 
     @property
     def pipeline(self) -> str:

@@ -9,6 +9,12 @@ Flatten as a reshape) are resolved here. Every problem is a `FrontendError` that
 node and says what to change; unsupported ops are all listed in one error. Shapes the nodes
 compute are checked like declared ones (memory, 64-bit sizes), and a graph output declared
 with static sizes must get them (unless `input_shapes` changes or binds an input size).
+
+A graph output whose size depends on run-time values (NonZero, Unique... of non-constant data:
+a bounded result of `dialects/selection.py`, padded to its maximum size) is followed, after the
+graph outputs, by one more function result: its count of valid entries along the bounded axis
+(`tensor<i64>`), named `<output>#count@<axis>` (`selection.count_output_name`); the runtime
+trims the output to it (`dlc.runtime.signature`). Such a value may not feed other nodes yet.
 """
 
 from __future__ import annotations
@@ -23,7 +29,7 @@ from mlir import ir
 from mlir.dialects import func
 from onnx import helper, numpy_helper
 
-from dlc.dialects import ShapeError, build, ops
+from dlc.dialects import ShapeError, build, ops, selection
 from dlc.frontends.onnx_folding import fold, foldable
 from dlc.frontends.onnx_node import (
     FrontendError,
@@ -35,6 +41,7 @@ from dlc.frontends.onnx_node import (
 )
 from dlc.frontends.onnx_ops import importers
 from dlc.frontends.onnx_ops.movement import range_size
+from dlc.frontends.onnx_ops.selection import check_not_bounded
 from dlc.frontends.validate import check_tensor_size, load_external_data, validate_model
 
 __all__ = ["DynamicShapesError", "FrontendError", "ImportedModel", "UnsupportedOpsError",
@@ -223,6 +230,9 @@ def import_subgraph(graph: onnx.GraphProto, outer: NodeContext,
     missing = [o.name for o in graph.output if o.name not in values]
     if missing:
         raise outer.error(f"body outputs {missing} are produced by no node of the body")
+    for output in graph.output:
+        check_not_bounded(values[output.name], f"node '{outer.name}' ({outer.node.op_type}) "
+                                               f"as its body output '{output.name}'")
     return Body([values[o.name] for o in graph.output],
                 [constants.get(o.name) for o in graph.output])
 
@@ -315,12 +325,16 @@ def import_model(
             results = [values[o.name] for o in graph.output]
             if not _reshaped(graph, shapes):
                 _check_output_shapes(graph, results)
+            counts = [(selection.count_output_name(o.name, bound[1]), bound[0])
+                      for o, bound in ((o, selection.bound_of(v))
+                                       for o, v in zip(graph.output, results)) if bound]
+            results += [count for _, count in counts]
             func.ReturnOp(results)
         function.attributes["function_type"] = ir.TypeAttr.get(
             ir.FunctionType.get(arg_types, [r.type for r in results])
         )
-    return ImportedModel(module, [v.name for v in inputs], [o.name for o in graph.output],
-                         opset, constants)
+    output_names = [o.name for o in graph.output] + [name for name, _ in counts]
+    return ImportedModel(module, [v.name for v in inputs], output_names, opset, constants)
 
 
 def _check_static(proto: onnx.ModelProto, inputs: Sequence[onnx.ValueInfoProto],
@@ -368,9 +382,14 @@ def _check_output_shapes(graph: onnx.GraphProto, results: Sequence[ir.Value]) ->
         declared = [d.dim_value if d.HasField("dim_value") else d.dim_param or "?"
                     for d in tensor_type.shape.dim]
         computed = list(ir.RankedTensorType(value.type).shape)
+        bound = selection.bound_of(value)
+        bounded = bound[1] if bound else -1  # (its size there is at most the computed one)
         if len(declared) == len(computed) and all(
-                isinstance(d, str) or d == c for d, c in zip(declared, computed)):
+                isinstance(d, str) or d == c or (axis == bounded and d <= c)
+                for axis, (d, c) in enumerate(zip(declared, computed))):
             continue
+        if bound:
+            computed[bounded] = f"<={computed[bounded]}"
         source = "it is"
         if output.name in producers:
             index, node = producers[output.name]
@@ -402,6 +421,10 @@ def _import_node(node: onnx.NodeProto, index: int, opset: int, values: dict[str,
         location=ir.Location.name(node_name),
         scope=values,
     )
+    if node.op_type != "Identity":  # (Identity passes a bounded value on unchanged)
+        for value in operands:
+            if value is not None:
+                check_not_bounded(value, f"node '{node_name}' ({node.op_type})")
     results = _fold(context) or importers()[node.op_type](context)
     for name, value in zip(node.output, results):
         if name:

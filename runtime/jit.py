@@ -140,7 +140,7 @@ class NativeFunction:
         inputs = self.signature.bind(args, kwargs)
         outputs = [np.empty(s.shape, s.dtype) for s in self.signature.outputs]
         self.call_addresses([a.ctypes.data for a in (*inputs, *outputs)])
-        return outputs
+        return self.signature.trim(outputs)  # (bounded outputs cut to their counts)
 
     def call_addresses(self, addresses: Sequence[int]) -> None:
         """Run once on C-contiguous buffers at `addresses` (the inputs', then the outputs', in

@@ -4,12 +4,21 @@ a model with dynamic dimensions (`dlc.specialize.DynamicModel`) holds their name
 (`input_ids: int64[batch, seq]`, `?` for an unnamed one): `bind_symbols` checks a call against
 it and gives each name its size. Imports numpy only (no mlir), so that the runtime of
 exported libraries (`dlc.runtime.loader`) checks its inputs exactly as a `CompiledModel` does.
+
+Bounded outputs: an output whose size depends on run-time values (NonZero, Unique...) is
+computed at its maximum size, and the compiled function returns, after the graph outputs, its
+count of valid entries along one axis as an int64 scalar named `<output>#count@<axis>`
+(`dlc.dialects.selection.count_output_name`). `outputs` are the compiled function's results,
+counts included (the cache and exported libraries store exactly these); `public_outputs` are
+what a call returns (the bounded axis shown as `<=N`), and `trim` turns the results of a call
+into them: each bounded output cut to its count, the counts dropped.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -56,15 +65,80 @@ class TensorSpec:
         return f"{self.name}: {self.dtype}[{', '.join(str(d) for d in self.shape)}]"
 
 
+COUNT_MARK = "#count@"
+
+
+def count_of(name: str) -> tuple[str, int] | None:
+    """(output, axis) of a count result's name `<output>#count@<axis>`, else None."""
+    output, mark, axis = name.rpartition(COUNT_MARK)
+    if not mark or not axis.isdigit():
+        return None
+    return output, int(axis)
+
+
 @dataclass(frozen=True)
 class Signature:
     inputs: tuple[TensorSpec, ...]
-    outputs: tuple[TensorSpec, ...]
+    outputs: tuple[TensorSpec, ...]  # the compiled function's results (counts included)
 
     def __str__(self) -> str:
         ins = ", ".join(str(s) for s in self.inputs)
-        outs = ", ".join(str(s) for s in self.outputs)
+        outs = ", ".join(str(s) for s in self.public_outputs)
         return f"({ins}) -> ({outs})"
+
+    @cached_property
+    def bounds(self) -> tuple[tuple[int, int, int], ...]:
+        """(output index, count index, axis) of each bounded output."""
+        found = []
+        first = {}
+        for index, spec in enumerate(self.outputs):
+            first.setdefault(spec.name, index)
+        for index, spec in enumerate(self.outputs):
+            parsed = count_of(spec.name)
+            if parsed is None or spec.shape != () or spec.dtype != np.int64:
+                continue
+            output, axis = parsed
+            target = first.get(output)
+            if target is None or axis >= len(self.outputs[target].shape):
+                continue
+            found.append((target, index, axis))
+        return tuple(found)
+
+    @cached_property
+    def public_outputs(self) -> tuple[TensorSpec, ...]:
+        """What a call returns: the outputs, a bounded one's axis shown as `<=N`, without
+        the count results."""
+        counts = {count for _, count, _ in self.bounds}
+        shown = {output: axis for output, _, axis in self.bounds}
+        public = []
+        for index, spec in enumerate(self.outputs):
+            if index in counts:
+                continue
+            if index in shown:
+                shape = list(spec.shape)
+                shape[shown[index]] = f"<={shape[shown[index]]}"
+                spec = TensorSpec(spec.name, tuple(shape), spec.dtype)
+            public.append(spec)
+        return tuple(public)
+
+    @property
+    def output_names(self) -> list[str]:
+        return [s.name for s in self.public_outputs]
+
+    def trim(self, results: list[np.ndarray]) -> list[np.ndarray]:
+        """The public outputs of a call whose results (in `outputs` order) are `results`:
+        each bounded output cut to its count along its axis (a C-contiguous array), the
+        counts dropped. `results` itself when nothing is bounded."""
+        if not self.bounds:
+            return results
+        trimmed = list(results)
+        for output, count, axis in self.bounds:
+            array = results[output]
+            size = min(max(int(results[count]), 0), array.shape[axis])
+            index = (slice(None),) * axis + (slice(0, size),)
+            trimmed[output] = array[index] if axis == 0 else np.ascontiguousarray(array[index])
+        counts = {count for _, count, _ in self.bounds}
+        return [a for i, a in enumerate(trimmed) if i not in counts]
 
     def bind(self, args: Sequence, kwargs: Mapping | None = None) -> list[np.ndarray]:
         """The inputs as C-contiguous arrays in signature order; ValueError on any mismatch."""

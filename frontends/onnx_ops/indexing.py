@@ -3,9 +3,10 @@
 Gather, GatherElements, GatherND, ScatterElements (and its opset-9 name Scatter), ScatterND,
 OneHot and TopK map to their dlc ops (`dialects/indexing.py`) with axes normalized to
 non-negative values and ONNX defaults materialized. Shape-determining inputs must be
-constants: OneHot's depth and TopK's k (an attribute before opset 10, an input since).
-NonZero's output shape depends on its data, so it is folded to a `dlc.constant` when its
-input is a constant, and rejected otherwise.
+constants: OneHot's depth. NonZero's output shape depends on its data: it is folded to a
+`dlc.constant` when its input is a constant, and is a bounded output otherwise
+(`selection.py`), as TopK is when its k (an attribute before opset 10, an input since) is not
+a constant.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from mlir import ir
 
 from dlc.dialects import indexing, ops
 from dlc.frontends.onnx_node import Importer, NodeContext, dense
+from dlc.frontends.onnx_ops.selection import import_runtime_nonzero, import_runtime_topk
 
 Values = list[ir.Value]
 
@@ -84,6 +86,8 @@ def import_one_hot(n: NodeContext) -> Values:
 
 def import_topk(n: NodeContext) -> Values:
     x = n.inputs[0]
+    if n.opset >= 10 and len(n.node.input) > 1 and n.node.input[1] not in n.constants:
+        return import_runtime_topk(n)
     k = n.attr("k") if n.opset < 10 else _scalar_input(n, 1, "k")
     if k is None:
         raise n.error("needs its k attribute (opset < 10)")
@@ -95,7 +99,9 @@ def import_topk(n: NodeContext) -> Values:
 
 def import_nonzero(n: NodeContext) -> Values:
     # NonZero(constant x) -> dlc.constant of the [rank, count] int64 positions
-    x = n.constant_input(0, "data (NonZero's output shape depends on its values, so it")
+    if n.node.input[0] not in n.constants:
+        return import_runtime_nonzero(n)
+    x = n.constants[n.node.input[0]]
     positions = np.array(np.nonzero(x) if x.ndim else np.nonzero(np.atleast_1d(x))[:0],
                          dtype=np.int64)
     if x.ndim == 0:

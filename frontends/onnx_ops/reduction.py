@@ -9,7 +9,8 @@ reduce logsumexp of the shifted input); before opset 13 they, and Hardmax, work 
 coerced to 2-D at `axis`, which for a reduction is reducing every axis from `axis` on.
 CumSum and CumProd are one `dlc.cumulative {fn}` (axis: a constant input). Det reshapes its
 batch of matrices to [B, n, n] for `dlc.det` and the determinants back to the batch shape.
-Compress (constant condition), ReverseSequence (constant lengths) and MaxUnpool (indices as
+Compress (constant condition: a gather; a condition known at run time only is a bounded output,
+`selection.py`), ReverseSequence (constant lengths) and MaxUnpool (indices as
 MaxPool computes them, flat over the unpooled shape, which an output_shape input only pads at
 the end of each axis, as ONNX's reference does) are gathers and scatters.
 """
@@ -28,6 +29,7 @@ from dlc.dialects.movement import BROADCAST, PAD
 from dlc.dialects.reduction import ARGREDUCE, CUMULATIVE, DET, HARDMAX, REDUCE
 from dlc.dialects.unary import UNARY
 from dlc.frontends.onnx_node import ONNX_ELEMENT_TYPES, Importer, NodeContext, dense
+from dlc.frontends.onnx_ops.selection import import_runtime_compress
 
 # ONNX op -> (dlc.reduce fn, the opset from which axes is an input rather than an attribute)
 REDUCE_OPS: dict[str, tuple[str, int]] = {
@@ -179,6 +181,8 @@ def _index_constant(n: NodeContext, array: np.ndarray) -> ir.Value:
 def import_compress(n: NodeContext) -> list[ir.Value]:
     # Compress(x, condition) -> dlc.gather(x, nonzero(condition), axis) (x flattened: no axis)
     x = n.inputs[0]
+    if len(n.node.input) > 1 and n.node.input[1] and n.node.input[1] not in n.constants:
+        return import_runtime_compress(n)  # (a condition known at run time only)
     condition = np.asarray(n.constant_input(1, "condition")).reshape(-1).astype(bool)
     axis = n.attr("axis")
     if axis is None:

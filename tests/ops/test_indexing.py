@@ -325,11 +325,13 @@ def test_topk_old_opsets(opset):
     run_both(topk_model([2, 5], 3, opset=opset), [x])
 
 
-def test_topk_computed_k_is_a_clear_error():
-    node = helper.make_node("TopK", ["x", "k"], ["v", "i"], name="top")
-    model = make_model([node], {"x": (np.float32, [5]), "k": (np.int64, [1])}, ["v", "i"])
-    with pytest.raises(dlc.FrontendError, match=r"'top' \(TopK\): needs its k input 'k' to be "
-                                                r"a constant"):
+def test_topk_computed_k_feeding_a_node_is_a_clear_error():
+    # (a computed k as a graph output: tests/ops/test_selection.py)
+    nodes = [helper.make_node("TopK", ["x", "k"], ["v", "i"], name="top"),
+             helper.make_node("Neg", ["v"], ["y"], name="neg")]
+    model = make_model(nodes, {"x": (np.float32, [5]), "k": (np.int64, [1])}, ["y", "i"])
+    with pytest.raises(dlc.FrontendError, match=r"'top' \(TopK\): its output size depends on "
+                                                r"run-time values and feeds node 'neg'"):
         dlc.compile(model)
 
 
@@ -354,10 +356,10 @@ def test_nonzero_of_a_constant(value):
     run_both(model, {})
 
 
-def test_nonzero_of_an_input_is_a_clear_error():
-    model = node_model("NonZero", [np.zeros([3], np.float32)])
-    with pytest.raises(dlc.FrontendError, match=r"NonZero.*depends on its values.*constant"):
-        dlc.compile(model)
+def test_nonzero_of_an_input_is_computed_at_run_time():
+    # (its bounded output: tests/ops/test_selection.py)
+    x = np.array([0.0, 3.0, 0.0], np.float32)
+    run_both(node_model("NonZero", [x]), [x])
 
 
 # ----------------------------------------------------------------------------- shape errors
