@@ -39,8 +39,12 @@ rewritten the pure form into shuffles and vpmulld). The elementwise consumer (Ma
 scale) stays a separate op, vectorized by the elementwise schedule. `lines` is empty: the
 kernel needs no transform script.
 
-MatMulInteger 128x768x768 (BERT-base) single thread, dlc / onnxruntime: 2.11 -> 1.34; the
-quantized BERT-base 1.89 -> 1.19 (`benchmarks/zoo_int8.py --before`).
+Single thread, dlc / onnxruntime, f32 FMA kernel -> this one, in one process (2026-12-04,
+loaded 2-core Zen 3): MatMulInteger 128x768x768 2.13 -> 1.29, 128x768x3072 2.26 -> 1.33,
+128x3072x768 2.26 -> 1.40 (`benchmarks/int8_bench.py`'s cases); DistilBERT 1.79 -> 1.20,
+BERT-base 1.89 -> 1.19 (`benchmarks/zoo_int8.py --models distilbert,bert --before`). Outputs
+are bit for bit those of the f32 path (both are the exact sums); the packed weights take half
+the bytes of the f32 ones.
 """
 
 from __future__ import annotations
