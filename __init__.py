@@ -20,6 +20,7 @@ _EXPORTS = {
     "export": "dlc.runtime.export",
     "LoweredModel": "dlc.compiler",
     "DlcError": "dlc.errors",
+    "DynamicModel": "dlc.specialize",
     "IndexOutOfRangeError": "dlc.errors",
     "InputError": "dlc.errors",
     "FrontendError": "dlc.frontends.onnx_importer",
