@@ -63,7 +63,7 @@ def encoder_model():
 
 
 @pytest.mark.parametrize("model, shapes", [
-    (conv_model, [(1, 3, 23, 21), (2, 3, 1, 1), (0, 3, 6, 6)]),
+    (conv_model, [(1, 3, 23, 21), (2, 3, 2, 3), (0, 3, 6, 6)]),
     (encoder_model, [(1, 1, 128), (3, 37, 128), (2, 0, 128)]),
 ], ids=["conv", "encoder"])
 def test_families_at_runtime_shapes(model, shapes):
