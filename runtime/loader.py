@@ -147,7 +147,7 @@ class ExportedModel:
             error = {E_INDEX: IndexOutOfRangeError, E_COUNT: InputError, E_DTYPE: InputError,
                      E_SHAPE: InputError}.get(code, DlcError)
             raise error(message)
-        return self.signature.trim(outputs)  # (bounded outputs cut to their counts)
+        return signature.trim(outputs)  # (bounded outputs cut to their counts)
 
     def __del__(self) -> None:
         session = getattr(self, "_session", None)
