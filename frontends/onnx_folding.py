@@ -179,8 +179,24 @@ def fold_mod(inputs, attrs, opset):
     return [np.mod(a, safe).astype(a.dtype)]
 
 
+def fold_unique(inputs, attrs, opset):
+    # numpy's unique (NaNs one value, last); not sorted: in first-occurrence order
+    x, axis = inputs[0], attrs.get("axis")
+    flat, axis = (x.reshape(-1), 0) if axis is None else (x, axis + x.ndim if axis < 0 else axis)
+    y, indices, inverse, counts = np.unique(flat, True, True, True, axis=axis)
+    inverse = inverse.reshape(-1)
+    if not attrs.get("sorted", 1):
+        order = np.argsort(indices, kind="stable")
+        rank = np.empty_like(order)
+        rank[order] = np.arange(order.size)
+        indices, counts, inverse = indices[order], counts[order], rank[inverse]
+        y = np.take(flat, indices, axis=axis)
+    return [y, *(a.astype(np.int64) for a in (indices, inverse, counts))]
+
+
 FOLDERS: dict[str, Folder] = {
     "Mod": fold_mod,
+    "Unique": fold_unique,
     "Floor": _elementwise(np.floor),
     "Ceil": _elementwise(np.ceil),
     "Sign": _elementwise(np.sign),

@@ -391,3 +391,13 @@ def test_exported_library_trims_bounded_outputs(tmp_path: Path):
     expected = np.unique(x, return_index=True, return_inverse=True, return_counts=True)
     for got, want in zip((y, indices, inverse, counts), expected):
         np.testing.assert_array_equal(got, want)
+
+
+def test_unique_of_a_constant_folds_and_feeds_nodes():
+    nodes = [helper.make_node("Unique", ["c"], ["u", "i", "inv", "n"], sorted=0),
+             helper.make_node("Neg", ["u"], ["y"])]
+    model = make_model(nodes, {}, ["y", "inv"],
+                       initializers={"c": np.array([[3, 1], [3, 2]], np.int64)})
+    y, inverse = dlc.compile(model)()
+    np.testing.assert_array_equal(y, [-3, -1, -2])
+    np.testing.assert_array_equal(inverse, [0, 1, 0, 2])
