@@ -5,6 +5,7 @@ libraries; and the error when such a value feeds another node."""
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 import numpy as np
@@ -401,3 +402,30 @@ def test_unique_of_a_constant_folds_and_feeds_nodes():
     y, inverse = dlc.compile(model)()
     np.testing.assert_array_equal(y, [-3, -1, -2])
     np.testing.assert_array_equal(inverse, [0, 1, 0, 2])
+
+
+@functools.cache
+def node_cases() -> dict:
+    from onnx.backend.test.case.node import collect_testcases
+
+    return {c.name: c for c in collect_testcases("") if c.name in NODE_CASES}
+
+
+NODE_CASES = ["test_nonzero_example", "test_compress_default_axis", "test_top_k_smallest",
+              "test_unique_sorted_with_axis_3d", "test_nonmaxsuppression_two_batches"]
+
+
+@pytest.mark.parametrize("name", NODE_CASES)
+def test_node_cases_need_no_value_specialization(name):
+    # dlc.backend compiles an input whose value the compiler needs as a constant, per value:
+    # these ops compute on run-time values, so nothing is specialized
+    import dlc.backend
+
+    case = node_cases()[name]
+    (inputs, outputs), *_ = case.data_sets
+    rep = dlc.backend.prepare(case.model)
+    got = rep.run(inputs)
+    assert rep.specialized == []
+    for a, e in zip(got, outputs):
+        np.testing.assert_allclose(a, e, rtol=1e-6)
+        assert a.shape == np.asarray(e).shape
