@@ -232,7 +232,7 @@ def import_subgraph(graph: onnx.GraphProto, outer: NodeContext,
         raise outer.error(f"body outputs {missing} are produced by no node of the body")
     for output in graph.output:
         check_not_bounded(values[output.name], f"node '{outer.name}' ({outer.node.op_type}) "
-                                               f"as its body output '{output.name}'")
+                                               f"as its body output '{output.name}'", values)
     return Body([values[o.name] for o in graph.output],
                 [constants.get(o.name) for o in graph.output])
 
@@ -424,7 +424,7 @@ def _import_node(node: onnx.NodeProto, index: int, opset: int, values: dict[str,
     if node.op_type != "Identity":  # (Identity passes a bounded value on unchanged)
         for value in operands:
             if value is not None:
-                check_not_bounded(value, f"node '{node_name}' ({node.op_type})")
+                check_not_bounded(value, f"node '{node_name}' ({node.op_type})", values)
     results = _fold(context) or importers()[node.op_type](context)
     for name, value in zip(node.output, results):
         if name:

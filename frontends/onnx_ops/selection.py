@@ -8,18 +8,28 @@ the `import_runtime_*` functions here otherwise.
 
 Such a value may only be a graph output for now (the runtime trims it to its count):
 `check_not_bounded` rejects, with a FrontendError naming both nodes, any other node that
-reads one (Identity excepted: it passes the value on unchanged).
+reads one (Identity excepted: it passes the value on unchanged). Where a constant input would
+make the op static (NonZero's data, Compress's condition, TopK's k, Unique's input: folded or
+imported statically), the error is a `NeedsConstantError` naming that input, so that
+`dlc.backend` can still compile such a model per value of it, as it did before.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 
 import numpy as np
 from mlir import ir
 
 from dlc.dialects import OpDef, op_def, ops, selection
-from dlc.frontends.onnx_node import FrontendError, Importer, NodeContext, dense
+from dlc.frontends.onnx_node import (
+    FrontendError,
+    Importer,
+    NeedsConstantError,
+    NodeContext,
+    dense,
+)
 
 Values = list[ir.Value]
 
@@ -40,14 +50,41 @@ def producer_text(value: ir.Value) -> str:
     return f"node '{name}' ({ONNX_OPS.get(op_def(owner), owner.name)})"
 
 
-def check_not_bounded(value: ir.Value, consumer: str) -> None:
+# the operand whose value, known at compile time, makes the op static
+STATIC_WITH = {selection.NONZERO: 0, selection.COMPRESS: 1, selection.RUNTIME_TOPK: 1,
+               selection.UNIQUE: 0}
+
+
+def _source_name(owner: ir.Operation, names: Mapping[str, ir.Value]) -> str | None:
+    """The ONNX name of the operand of `owner` that STATIC_WITH names (through the reshape
+    that flattens Compress's and Unique's input), or None."""
+    index = STATIC_WITH.get(op_def(owner))
+    if index is None:
+        return None
+    operand = owner.operands[index]
+    for _ in range(2):
+        found = next((name for name, value in names.items() if value == operand), None)
+        if found is not None or not isinstance(operand, ir.OpResult) or \
+                op_def(operand.owner) is not ops.RESHAPE:
+            return found
+        operand = operand.owner.operands[0]
+    return None
+
+
+def check_not_bounded(value: ir.Value, consumer: str,
+                      names: Mapping[str, ir.Value] | None = None) -> None:
     """FrontendError when `value` is a bounded output (its size known at run time only) read
-    by `consumer` (`node 'x' (Add)`, a body output...)."""
+    by `consumer` (`node 'x' (Add)`, a body output...); a NeedsConstantError naming the input
+    that would make it static, when one would and `names` (the values by ONNX name) has it."""
     if selection.bound_of(value) is None:
         return
-    raise FrontendError(
-        f"{producer_text(value)}: its output size depends on run-time values and feeds "
-        f"{consumer}; dlc compiles such ops only as graph outputs for now")
+    message = (f"{producer_text(value)}: its output size depends on run-time values and feeds "
+               f"{consumer}; dlc compiles such ops only as graph outputs for now")
+    source = _source_name(value.owner, names or {})
+    if source is None:
+        raise FrontendError(message)
+    raise NeedsConstantError(source, f"{message} (or with its input '{source}' a constant: for "
+                             f"a graph input, dlc.compile(model, constants={{'{source}': ...}}))")
 
 
 def _axis(n: NodeContext, axis: int, rank: int) -> int:

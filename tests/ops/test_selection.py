@@ -14,6 +14,8 @@ import pytest
 from onnx import helper
 
 import dlc
+from dlc import backend
+from dlc.frontends.onnx_node import NeedsConstantError
 from dlc.runtime import cache, loader
 from dlc.runtime.signature import Signature, TensorSpec, count_of
 from tests.conftest import make_model, node_model, random_array, run_both
@@ -419,13 +421,26 @@ NODE_CASES = ["test_nonzero_example", "test_compress_default_axis", "test_top_k_
 def test_node_cases_need_no_value_specialization(name):
     # dlc.backend compiles an input whose value the compiler needs as a constant, per value:
     # these ops compute on run-time values, so nothing is specialized
-    import dlc.backend
-
     case = node_cases()[name]
     (inputs, outputs), *_ = case.data_sets
-    rep = dlc.backend.prepare(case.model)
+    rep = backend.prepare(case.model)
     got = rep.run(inputs)
     assert rep.specialized == []
     for a, e in zip(got, outputs):
         np.testing.assert_allclose(a, e, rtol=1e-6)
         assert a.shape == np.asarray(e).shape
+
+
+def test_bounded_value_feeding_a_node_names_the_input_that_would_make_it_static():
+    nodes = [helper.make_node("Compress", ["x", "c"], ["kept"], axis=0, name="keep"),
+             helper.make_node("Neg", ["kept"], ["y"], name="neg")]
+    model = make_model(nodes, {"x": (np.float32, [4]), "c": (np.bool_, [4])}, ["y"])
+    with pytest.raises(NeedsConstantError, match=r"'keep' \(Compress\).*feeds node 'neg' "
+                       r"\(Neg\).*its input 'c' a constant"):
+        dlc.compile(model)
+    # ... which dlc.backend compiles per value of that input, as before
+    rep = backend.prepare(model)
+    x, c = np.arange(4, dtype=np.float32), np.array([True, False, True, True])
+    (y,) = rep.run([x, c])
+    assert rep.specialized == ["c"]
+    np.testing.assert_array_equal(y, -x[c])
