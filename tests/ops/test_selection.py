@@ -444,3 +444,21 @@ def test_bounded_value_feeding_a_node_names_the_input_that_would_make_it_static(
     (y,) = rep.run([x, c])
     assert rep.specialized == ["c"]
     np.testing.assert_array_equal(y, -x[c])
+
+
+def test_bad_runtime_data_is_no_crash():
+    # a condition longer than the axis: its extra entries are ignored (numpy raises)
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    compiled = dlc.compile(node_model("Compress", [x, np.zeros([5], np.bool_)], axis=1))
+    (y,) = compiled(x, np.array([True, False, True, True, True]))
+    np.testing.assert_array_equal(y, x[:, [0, 2]])
+    # NaN and infinite boxes and scores: some valid selection, in bounds
+    compiled = dlc.compile(nms_model(1, 2, 5, constants=False))
+    boxes = random_boxes(1, 5, 0, 1)
+    boxes[0, 1] = np.nan
+    boxes[0, 2, 0] = np.inf
+    scores = np.array([[[np.nan, 0.9, np.inf, -np.inf, 0.5], [np.nan] * 5]], np.float32)
+    (selected,) = compiled(boxes, scores, np.array([2**62], np.int64), np.array([np.nan],
+                           np.float32), np.array([-np.inf], np.float32))
+    assert selected.shape[1] == 3 and selected.shape[0] <= 10
+    assert ((selected >= 0) & (selected < [1, 2, 5])).all()
