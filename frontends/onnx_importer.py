@@ -267,7 +267,7 @@ def symbolic_shape(value: onnx.ValueInfoProto) -> tuple[int | str, ...]:
     unnamed one (a negative size, as some exporters write, is unnamed)."""
     tensor_type = value.type.tensor_type
     if not tensor_type.HasField("shape"):
-        raise FrontendError(f"graph input '{value.name}' has no shape (not even a rank); "
+        raise FrontendError(f"graph input '{value.name}' has no shape; "
                             f"pass input_shapes={{'{value.name}': [...]}}")
     return tuple(d.dim_value if d.HasField("dim_value") and d.dim_value >= 0
                  else d.dim_param.strip() or "?" for d in tensor_type.shape.dim)
