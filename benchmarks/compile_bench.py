@@ -1,21 +1,26 @@
 """Compile-time benchmark (issue 20): how long dlc takes to compile, and where the time goes.
 
     make compile-bench   (or: .venv/bin/python benchmarks/compile_bench.py [-O N ...]
-                          [--chains 1000,2000,...] [-k NAME] [--limit S] [--breakdown]
-                          [--json FILE])
+                          [--chains 1000,2000,...] [--zoo resnet50,bert,...] [-k NAME]
+                          [--limit S] [--breakdown] [--json FILE])
 
 Cases: the models of `bench_models.py` (the MLP, ResNet-50 and SqueezeNet from ONNX's light
-set, the PyTorch exports) and synthetic chains of N elementwise nodes (Relu and Neg
+set, the PyTorch exports), synthetic chains of N elementwise nodes (Relu and Neg
 alternating on a [1, 64] tensor: a graph as long as a real model's, whose ops cost nothing),
-by default N = 1k, 2k, 4k, 8k, 16k, each at every `-O` level asked (default 0 and 2).
+by default N = 1k, 2k, 4k, 8k, 16k, and with `--zoo` the full-size exports of
+`benchmarks/zoo.py` (`build/zoo/<name>_full.onnx`, `make zoo` writes them: torchvision's
+ResNet-50, transformers' BERT-base, GPT-2 small, ViT-B/16 ..., random weights), each at every
+`-O` level asked (default 0 and 2).
 
 Each case runs in a child process of its own, under a wall-clock limit (`--limit`, 300 s): a
 case that does not finish is reported as such ("> 300 s"), not waited for. The child compiles
 the model cold (compile cache disabled, `timings=True`: the process's peak RSS during the
 compile, and the seconds of every stage and pass), writes it to a private disk cache, empties
 the memory level and compiles it again (a cached compile: the shared object is loaded).
-The markdown table gives, per case, the cold and cached seconds, the peak RSS and the spans
-that took most of the cold compile; below it, per opt level, the growth exponent of the chains'
+The markdown table gives, per case, the cold and cached seconds, the cold compile's CPU
+seconds (the process's, which a machine loaded by other work inflates less than wall time),
+the peak RSS, the model's weight bytes and the peak's multiple of them (the issue's bound is
+3x), and the spans that took most of the cold compile; below it, per opt level, the growth exponent of the chains'
 cold compile time, fitted by least squares on log(time) = k log(N) + c over the chains that
 finished. `--breakdown` prints each case's whole timings table.
 """
@@ -37,6 +42,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 CHAINS = (1000, 2000, 4000, 8000, 16000)
+ZOO_DIR = ROOT / "build" / "zoo"
+ZOO = ("resnet50", "bert", "gpt2", "vit")  # (--zoo's default: the issue's four)
 CHAIN_WIDTH = 64
 TOP_SPANS = 3  # the spans (stage/pass) shown per case
 
@@ -47,8 +54,10 @@ class Result:
     opt_level: int
     nodes: int | None = None  # chains: N
     cold_s: float | None = None
+    cold_cpu_s: float | None = None
     cached_s: float | None = None
     peak_rss_mib: float | None = None
+    weight_mib: float | None = None
     top: list[tuple[str, float]] = field(default_factory=list)  # (span, share of cold)
     table: str = ""
     status: str = "ok"  # "ok", "> N s" (limit), or the error's first line
@@ -78,10 +87,33 @@ def model_names() -> list[str]:
     return [case.name for case in model_cases(MODELS_DIR)]
 
 
+def zoo_path(name: str) -> Path:
+    return ZOO_DIR / f"{name.removeprefix('zoo ')}_full.onnx"
+
+
+def weight_bytes(model) -> int:
+    """The bytes of a model's initializers (external data included, by their dims)."""
+    import numpy as np
+    import onnx
+    from onnx import helper
+
+    if not isinstance(model, onnx.ModelProto):
+        model = onnx.load(str(model), load_external_data=False)
+    return sum(int(np.prod(t.dims, dtype=np.int64))
+               * np.dtype(helper.tensor_dtype_to_np_dtype(t.data_type)).itemsize
+               for t in model.graph.initializer)
+
+
 def build(name: str):
-    """The ONNX model of case `name` ("chain N" or a bench_models case)."""
+    """The ONNX model of case `name` ("chain N", "zoo NAME": its file's path, or a
+    bench_models case)."""
     if name.startswith("chain "):
         return chain(int(name.split()[1]))
+    if name.startswith("zoo "):
+        path = zoo_path(name)
+        if not path.is_file():
+            raise SystemExit(f"compile_bench: no {path}; `make zoo` exports it")
+        return str(path)
     from bench_models import MODELS_DIR, model_cases
 
     for case in model_cases(MODELS_DIR):
@@ -100,9 +132,9 @@ def measure(name: str, opt_level: int) -> dict:
     from dlc.runtime import cache
 
     with cache.disabled():
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         compiled = dlc.compile(model, opt_level=opt_level, num_threads=1, timings=True)
-        cold_s = time.perf_counter() - start
+        cold_s, cold_cpu_s = time.perf_counter() - start, time.process_time() - cpu
     timings = compiled.timings
     peaks = [r.peak_rss_mib for r in timings.records if r.peak_rss_mib is not None]
     key = dlc.compiler._cache_key(model, opt_level, None, None, 1)
@@ -119,7 +151,9 @@ def measure(name: str, opt_level: int) -> dict:
     leaves = [r for r in timings.records if r.path not in parents]
     leaves.sort(key=lambda r: r.seconds, reverse=True)
     total = timings.total_seconds or 1.0
-    return {"cold_s": cold_s, "cached_s": cached_s, "peak_rss_mib": max(peaks, default=None),
+    return {"cold_s": cold_s, "cold_cpu_s": cold_cpu_s, "cached_s": cached_s,
+            "peak_rss_mib": max(peaks, default=None),
+            "weight_mib": weight_bytes(model) / 2**20,
             "top": [("/".join(r.path), r.seconds / total) for r in leaves[:TOP_SPANS]],
             "table": timings.table()}
 
@@ -151,6 +185,7 @@ def run_case(name: str, opt_level: int, limit_s: float, cache_dir: Path) -> Resu
         return result
     data = json.loads(lines[-1][len("RESULT "):])
     result.cold_s, result.cached_s = data["cold_s"], data["cached_s"]
+    result.cold_cpu_s, result.weight_mib = data["cold_cpu_s"], data["weight_mib"]
     result.peak_rss_mib, result.table = data["peak_rss_mib"], data["table"]
     result.top = [tuple(item) for item in data["top"]]
     return result
@@ -174,12 +209,16 @@ def fmt(value: float | None, digits: int = 2) -> str:
 
 
 def markdown(results: Sequence[Result]) -> str:
-    lines = ["| case | -O | cold s | cached s | peak RSS MiB | most of the cold compile | status |",
-             "|---|---|---|---|---|---|---|"]
+    lines = [("| case | -O | cold s | cold CPU s | cached s | peak RSS MiB | weights MiB | "
+             "peak / weights | most of the cold compile | status |"),
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for r in results:
         top = ", ".join(f"{span} {share:.0%}" for span, share in r.top) or "-"
-        lines.append(f"| {r.name} | {r.opt_level} | {fmt(r.cold_s)} | {fmt(r.cached_s, 3)} | "
-                     f"{fmt(r.peak_rss_mib, 0)} | {top} | {r.status} |")
+        ratio = (r.peak_rss_mib / r.weight_mib if r.peak_rss_mib and r.weight_mib
+                 and r.weight_mib >= 1 else None)  # (tiny models: the runtime's own RSS)
+        lines.append(f"| {r.name} | {r.opt_level} | {fmt(r.cold_s)} | {fmt(r.cold_cpu_s)} | "
+                     f"{fmt(r.cached_s, 3)} | {fmt(r.peak_rss_mib, 0)} | "
+                     f"{fmt(r.weight_mib, 0)} | {fmt(ratio, 1)} | {top} | {r.status} |")
     for level in sorted({r.opt_level for r in results if r.nodes}):
         chains = [r for r in results if r.nodes and r.opt_level == level]
         done = [(r.nodes, r.cold_s) for r in chains if r.cold_s]
@@ -200,7 +239,11 @@ def make_parser() -> argparse.ArgumentParser:
                         help="chain lengths, comma-separated ('' for none)")
     parser.add_argument("-k", "--filter", default="",
                         help="only cases whose name contains this ('chain' for the chains)")
-    parser.add_argument("--no-models", action="store_true", help="only the chains")
+    parser.add_argument("--no-models", action="store_true",
+                        help="no bench_models cases (chains and --zoo only)")
+    parser.add_argument("--zoo", nargs="?", const=",".join(ZOO), default="",
+                        help="also the full-size zoo exports build/zoo/NAME_full.onnx "
+                             f"(comma-separated; alone: {','.join(ZOO)})")
     parser.add_argument("--limit", type=float, default=300.0,
                         help="seconds a case may take (its child is killed after)")
     parser.add_argument("--breakdown", action="store_true",
@@ -218,6 +261,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         child_main(args.child, levels[0])
         return 0
     names = [] if args.no_models else model_names()
+    names += [f"zoo {n.strip()}" for n in args.zoo.split(",") if n.strip()]
     names += [f"chain {int(n)}" for n in args.chains.split(",") if n.strip()]
     names = [n for n in names if args.filter.lower() in n.lower()]
     results = []
