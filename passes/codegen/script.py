@@ -107,6 +107,7 @@ def transform_script(schedules: list[Lines], tag: str, only: int | None = None,
     (only schedules[only] when given: -1 for none), followed (when `lower`) by the vector
     lowering, the hoisting and a canonicalization of the whole function."""
     body: list[str] = []
+    late: list[str] = []
     hoists: list[str] = []
     for index, lines in enumerate(schedules):
         hoists += lines.hoist_loops
@@ -114,7 +115,10 @@ def transform_script(schedules: list[Lines], tag: str, only: int | None = None,
             continue
         body.append(f"%op{index} = transform.structured.match attributes {{{tag} = {index} : i64}}"
                     f" in %root : ({ANY}) -> {ANY}")
-        body += lines.ops
+        early, rest = fusion_prefix(lines.ops)
+        body += early
+        late += rest
+    body += late
     if not lower:
         return _module("\n    ".join(body))
     text = "\n    ".join(body) + _LOWER
@@ -132,6 +136,25 @@ def transform_script(schedules: list[Lines], tag: str, only: int | None = None,
     text += f"\n    transform.apply_patterns to {function} {{\n" \
             f"      transform.apply_patterns.canonicalization\n    }} : {ANY}"
     return _module(text)
+
+
+def fusion_prefix(ops: list[str]) -> tuple[list[str], list[str]]:
+    """A schedule's lines up to and including its last `fuse_into_containing_op` (at the top
+    level of the sequence), and the rest. The script runs every schedule's prefix first, then
+    the rests, in order: fuse_into_containing_op prints its producer into a diagnostic it then
+    drops (its first fusion path fails on a forall's shared output), and printing an op
+    numbers the whole module, which each schedule's vectorized loops grow; BERT-base's 96
+    matmul schedules spent 0.04 s (the first) to 0.18 s (the last) in it, 5 of the script's
+    6.9 s. Each schedule touches only its own ops (its tagged op, its packing, its init and
+    epilogue), so the order between schedules does not change the result."""
+    depth, last = 0, -1
+    for i, line in enumerate(ops):
+        text = line.strip()
+        depth -= text.startswith("}")
+        if depth == 0 and "fuse_into_containing_op" in text:
+            last = i
+        depth += text.endswith("{")
+    return ops[:last + 1], ops[last + 1:]
 
 
 def _module(text: str) -> str:
