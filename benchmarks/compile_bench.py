@@ -146,15 +146,18 @@ def measure(name: str, opt_level: int) -> dict:
         cached_s = time.perf_counter() - start
         if again._snapshots is not None:  # (compiled again, not loaded: no cached figure)
             cached_s = None
-    # the leaves of the span tree (a pass, or a stage without passes) that took most time
-    parents = {r.path[:-1] for r in timings.records}
-    leaves = [r for r in timings.records if r.path not in parents]
-    leaves.sort(key=lambda r: r.seconds, reverse=True)
+    # the spans whose own time (less their children's: machine code less its weight binding,
+    # a pass less its steps) was the largest
+    own = {r.path: r.seconds for r in timings.records}
+    for r in timings.records:
+        if r.depth:
+            own[r.path[:-1]] -= r.seconds
+    leaves = sorted(timings.records, key=lambda r: own[r.path], reverse=True)
     total = timings.total_seconds or 1.0
     return {"cold_s": cold_s, "cold_cpu_s": cold_cpu_s, "cached_s": cached_s,
             "peak_rss_mib": max(peaks, default=None),
             "weight_mib": weight_bytes(model) / 2**20,
-            "top": [("/".join(r.path), r.seconds / total) for r in leaves[:TOP_SPANS]],
+            "top": [("/".join(r.path), own[r.path] / total) for r in leaves[:TOP_SPANS]],
             "table": timings.table()}
 
 
