@@ -98,7 +98,8 @@ class DynamicModel:
         self.num_threads = num_threads
         self.max_specializations = max_specializations or default_max_specializations()
         self._compiled: OrderedDict[Shapes, Any] = OrderedDict()
-        self._lock = threading.Lock()
+        self._compile_lock = threading.Lock()
+        self._kept_lock = threading.Lock()  # (held briefly: the LRU order and the counts)
         self.compiles = 0  # specializations compiled (or loaded from the disk cache)
         self.compile_seconds = 0.0  # their compile time, all together
 
@@ -120,12 +121,10 @@ class DynamicModel:
             return call_with_tensors(self, args, kwargs)
         arrays = self.signature.check_dtypes(args, kwargs)
         shapes = tuple(a.shape for a in arrays)
-        compiled = self._compiled.get(shapes)
+        compiled = self._recall(shapes)
         if compiled is None:  # (a shape seen before fits the signature: checked then)
             self.signature.bind_symbols(shapes)
             compiled = self._specialization(shapes)
-        else:
-            self._compiled.move_to_end(shapes)
         function = compiled._function  # (the arrays are checked: its own checks are skipped)
         outputs = [np.empty(s.shape, s.dtype) for s in function.signature.outputs]
         function.call_addresses([a.ctypes.data for a in (*arrays, *outputs)])
@@ -143,18 +142,27 @@ class DynamicModel:
         self.signature.bind_symbols(shapes)
         return self._specialization(shapes)
 
-    def _specialization(self, shapes: Shapes) -> Any:
-        with self._lock:
+    def _recall(self, shapes: Shapes) -> Any | None:
+        """The specialization kept for `shapes`, now the most recently used, or None."""
+        with self._kept_lock:
             compiled = self._compiled.get(shapes)
             if compiled is not None:
                 self._compiled.move_to_end(shapes)
+            return compiled
+
+    def _specialization(self, shapes: Shapes) -> Any:
+        # (one compile at a time; calls of shapes already compiled go on meanwhile)
+        with self._compile_lock:
+            compiled = self._recall(shapes)
+            if compiled is not None:
                 return compiled
             compiled = self._compile(shapes)
-            self.compiles += 1
-            self.compile_seconds += compiled.compile_seconds
-            self._compiled[shapes] = compiled
-            while len(self._compiled) > self.max_specializations:
-                self._compiled.popitem(last=False)
+            with self._kept_lock:
+                self.compiles += 1
+                self.compile_seconds += compiled.compile_seconds
+                self._compiled[shapes] = compiled
+                while len(self._compiled) > self.max_specializations:
+                    self._compiled.popitem(last=False)
             return compiled
 
     def _compile(self, shapes: Shapes) -> Any:

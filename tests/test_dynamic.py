@@ -149,3 +149,21 @@ def test_conformance_makes_every_input_size_dynamic():
     dims = model.graph.input[0].type.tensor_type.shape.dim
     assert len(dims) == 3 and not any(d.HasField("dim_value") or d.dim_param for d in dims)
     assert str(dlc.compile(model).signature).startswith("(x: float32[?, ?, ?]")
+
+
+def test_threads_share_a_dynamic_model(monkeypatch):
+    # calls of known shapes go on while another thread compiles; the LRU bound holds
+    from concurrent.futures import ThreadPoolExecutor
+
+    monkeypatch.setenv("DLC_MAX_SPECIALIZATIONS", "3")
+    model = dlc.compile(encoder_like())
+    cases = [inputs(1 + i % 2, 2 + i % 5) for i in range(40)]
+
+    def run(case):
+        x, mask = case
+        (y,) = model(x, mask)
+        return np.allclose(y, (x @ W) * mask, rtol=1e-5, atol=1e-6)
+
+    with ThreadPoolExecutor(4) as pool:
+        assert all(pool.map(run, cases))
+    assert len(model.specializations) <= 3 and model.compiles >= 5
