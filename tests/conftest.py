@@ -52,6 +52,20 @@ FLOAT_DTYPES = [np.float32, np.float64, np.float16]
 Spec = tuple[np.dtype | type, Sequence[int | str] | None]
 
 
+@pytest.fixture
+def cache_dir(tmp_path: Path, monkeypatch) -> Path:
+    """A compile cache of the test's own (every compile goes to disk), empty in memory."""
+    from dlc.runtime import cache
+
+    root = tmp_path / "cache"
+    monkeypatch.setenv("DLC_CACHE_DIR", str(root))
+    monkeypatch.setenv("DLC_CACHE_MIN_SECONDS", "0")
+    monkeypatch.delenv("DLC_CACHE", raising=False)
+    cache.forget_all()
+    yield root
+    cache.forget_all()
+
+
 def tensor_type(dtype) -> int:
     return helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
 

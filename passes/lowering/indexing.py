@@ -316,8 +316,21 @@ def lower_topk(op: ir.OpView, rewriter) -> None:
 
         return for_range(x.type.shape[axis], args, insert_element)
 
-    def slot_step(row: list[ir.Value], j: ir.Value, p: ir.Value,
-                  state: list[ir.Value]) -> list[ir.Value]:
+    slot_step = insertion_step(better, axis)
+
+    with rewriter.ip, op.location:
+        inits = [filled(values_type, 0), filled(indices_type, 0)]
+        results = loop_nest(rows, inits, insert_row)
+        rewriter.replace_op(op, results)
+
+
+def insertion_step(better: Callable[[ir.Value, ir.Value], ir.Value], axis: int) -> Callable:
+    """Slot p of the branch-free insertion of a row's element j (topk's sort; dlc.topk and
+    dlc.runtime_topk): step(row, j, p, [values, indices, v, i, shifting]) -> the same state,
+    the carried (v, i) written into slot p when p >= j (still empty), when v is better, or
+    once the insertion began (`shifting`), the slot's previous content carried on."""
+    def step(row: list[ir.Value], j: ir.Value, p: ir.Value,
+             state: list[ir.Value]) -> list[ir.Value]:
         values, indices, value, index, shifting = state
         slot = row[:axis] + [p] + row[axis:]
         old_value, old_index = tensor.extract(values, slot), tensor.extract(indices, slot)
@@ -328,10 +341,7 @@ def lower_topk(op: ir.OpView, rewriter) -> None:
         return [values, indices, arith.select(take, old_value, value),
                 arith.select(take, old_index, index), take]
 
-    with rewriter.ip, op.location:
-        inits = [filled(values_type, 0), filled(indices_type, 0)]
-        results = loop_nest(rows, inits, insert_row)
-        rewriter.replace_op(op, results)
+    return step
 
 
 PATTERNS = {

@@ -23,7 +23,7 @@ from mlir.dialects import arith, scf, tensor
 from dlc.dialects import selection
 from dlc.dialects.ops import is_float, is_unsigned
 from dlc.passes.lowering.builders import filled
-from dlc.passes.lowering.indexing import index_const, loop_nest
+from dlc.passes.lowering.indexing import index_const, insertion_step, loop_nest
 from dlc.passes.lowering.storage import source_types
 
 Values = list[ir.Value]
@@ -216,16 +216,7 @@ def lower_runtime_topk(op: ir.OpView, rewriter) -> None:
 
         return for_loop(0, n, args, insert)
 
-    def slot(row: Values, j: ir.Value, p: ir.Value, state: Values) -> Values:
-        values, indices, value, index, shifting = state
-        position = with_axis(row, axis, p)
-        old_value, old_index = tensor.extract(values, position), tensor.extract(indices, position)
-        empty = arith.cmpi(arith.CmpIPredicate.uge, p, j)
-        take = arith.ori(arith.ori(shifting, empty), better(value, old_value))
-        values = tensor.insert(arith.select(take, value, old_value), values, position)
-        indices = tensor.insert(arith.select(take, index, old_index), indices, position)
-        return [values, indices, arith.select(take, old_value, value),
-                arith.select(take, old_index, index), take]
+    slot = insertion_step(better, axis)
 
     with rewriter.ip, op.location:
         count = clamped(as_index(scalar_of(k)), n)

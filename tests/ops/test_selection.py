@@ -360,16 +360,6 @@ def test_declared_output_size_within_the_bound_is_accepted():
     np.testing.assert_array_equal(y, [[1, 3]])
 
 
-@pytest.fixture
-def cache_dir(tmp_path: Path, monkeypatch) -> Path:
-    monkeypatch.setenv("DLC_CACHE_DIR", str(tmp_path))
-    monkeypatch.setenv("DLC_CACHE_MIN_SECONDS", "0")
-    monkeypatch.delenv("DLC_CACHE", raising=False)
-    cache.forget_all()
-    yield tmp_path
-    cache.forget_all()
-
-
 def test_disk_cache_round_trips_bounded_outputs(cache_dir: Path):
     x = np.zeros([3, 4], np.float32)
     model = node_model("NonZero", [x])

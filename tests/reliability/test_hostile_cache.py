@@ -32,17 +32,6 @@ RNG = np.random.default_rng(1)
 X = RNG.standard_normal((32, 48)).astype(np.float32)
 
 
-@pytest.fixture
-def cache_dir(tmp_path: Path, monkeypatch) -> Path:
-    root = tmp_path / "cache"
-    monkeypatch.setenv("DLC_CACHE_DIR", str(root))
-    monkeypatch.setenv("DLC_CACHE_MIN_SECONDS", "0")
-    monkeypatch.delenv("DLC_CACHE", raising=False)
-    cache.forget_all()
-    yield root
-    cache.forget_all()
-
-
 def mlp(seed: int = 0) -> onnx.ModelProto:
     weight = np.random.default_rng(seed).standard_normal((48, 64)).astype(np.float32)
     nodes = [helper.make_node("MatMul", ["x", "w"], ["h"]), helper.make_node("Relu", ["h"], ["y"])]
