@@ -23,6 +23,7 @@ import onnx
 from mlir import ir
 
 from dlc.dialects import make_context
+from dlc.frontends.onnx_importer import DynamicShapesError
 from dlc.passes import stage_pipelines
 from dlc.passes.lowering import checks
 from dlc.passes.profile import MODE, naive_ops, segments
@@ -124,7 +125,15 @@ def profile(model, inputs: Sequence | Mapping | None = None, runs: int = 10,
     stage_pipelines(opt_level)
     context = make_context()
     timer = compiler.Timer()
-    imported = compiler._import(model, context, input_shapes, constants, example_inputs, timer)
+    try:
+        imported = compiler._import(model, context, input_shapes, constants, example_inputs,
+                                    timer)
+    except DynamicShapesError as error:  # (dynamic sizes: profiled at the given inputs')
+        shapes = _shapes_of(error, inputs)
+        if shapes is None:
+            raise
+        imported = compiler._import(model, context, {**(input_shapes or {}), **shapes},
+                                    constants, example_inputs, timer)
     with context:
         module = imported.module
         module.operation.attributes[MODE] = ir.UnitAttr.get()
@@ -154,6 +163,17 @@ def profile(model, inputs: Sequence | Mapping | None = None, runs: int = 10,
         totals += np.diff(np.frombuffer(stamps, dtype=np.float64))
     return _report(labels, totals / max(1, runs), _op_types(model), large, found, runs,
                    opt_level, num_threads)
+
+
+def _shapes_of(error: DynamicShapesError, inputs) -> dict[str, list[int]] | None:
+    """The shapes of the given `inputs` (positional or by name, in the model's input order)
+    for a model with dynamic sizes, or None when there are none to take them from."""
+    names = list(error.symbolic)
+    if isinstance(inputs, Mapping):
+        return {n: list(np.shape(inputs[n])) for n in names if n in inputs}
+    if inputs is None or len(inputs) != len(names):
+        return None
+    return {n: list(np.shape(a)) for n, a in zip(names, inputs)}
 
 
 def _inputs(signature, inputs, seed: int = 0) -> list[np.ndarray]:

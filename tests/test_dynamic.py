@@ -167,3 +167,11 @@ def test_threads_share_a_dynamic_model(monkeypatch):
     with ThreadPoolExecutor(4) as pool:
         assert all(pool.map(run, cases))
     assert len(model.specializations) <= 3 and model.compiles >= 5
+
+
+def test_profile_of_a_dynamic_model_takes_the_shapes_of_its_inputs():
+    x, mask = inputs(2, 5)
+    report = dlc.profile(encoder_like(), {"x": x, "mask": mask}, runs=2)
+    assert any(o.nodes for o in report.ops) and report.total_ms > 0
+    with pytest.raises(dlc.FrontendError, match="dynamic size 'batch'"):
+        dlc.profile(encoder_like(), None, runs=1)  # (random inputs: no shapes to take)
