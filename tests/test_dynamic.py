@@ -172,6 +172,6 @@ def test_threads_share_a_dynamic_model(monkeypatch):
 def test_profile_of_a_dynamic_model_takes_the_shapes_of_its_inputs():
     x, mask = inputs(2, 5)
     report = dlc.profile(encoder_like(), {"x": x, "mask": mask}, runs=2)
-    assert any(o.nodes for o in report.ops) and report.total_ms > 0
+    assert sorted(n for o in report.ops for n in o.nodes) == ["MatMul_0", "Mul_1"]
     with pytest.raises(dlc.FrontendError, match="dynamic size 'batch'"):
         dlc.profile(encoder_like(), None, runs=1)  # (random inputs: no shapes to take)
