@@ -2,7 +2,7 @@
 onnxruntime on the same dynamic model (issue 22).
 
     .venv/bin/python benchmarks/dynamic.py [--models bert,gpt2,resnet50] [--layers N]
-                                           [--repeat N] [--out DIR] [--tiny]
+                                           [--repeat N] [--out DIR] [--tiny] [--shapes 1x16,3]
     make dynamic-bench
 
 Each model of the zoo (benchmarks/zoo.py: random weights, no downloads) is exported with the
@@ -65,7 +65,8 @@ def feeds_for(name: str, names: list[str], shape: tuple[int, ...], rng) -> dict:
     return {names[0]: ids, **{n: np.ones([batch, seq], np.int64) for n in names[1:]}}
 
 
-def run(name: str, setting: zoo.Setting, out: Path, repeat: int) -> list[dict]:
+def run(name: str, setting: zoo.Setting, out: Path, repeat: int,
+        only: list[tuple[int, ...]] | None = None) -> list[dict]:
     import onnxruntime as ort
 
     import dlc
@@ -78,6 +79,8 @@ def run(name: str, setting: zoo.Setting, out: Path, repeat: int) -> list[dict]:
     model = dlc.compile(str(path), opt_level=2, num_threads=1)
     print(f"{name}: {model.signature}", flush=True)
     shapes = [(b,) for b in IMAGE_BATCHES] if zoo.ZOO[name].image else TOKEN_SHAPES
+    if only:  # (--shapes: those of them this model takes, a batch or a batch x sequence)
+        shapes = [s for s in only if len(s) == len(shapes[0])]
     rng = np.random.default_rng(0)
     rows = []
     for shape in shapes:
@@ -138,13 +141,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tiny", action="store_true", help="tiny hidden sizes (smoke test)")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--out", type=Path, default=Path("build/zoo"))
+    parser.add_argument("--shapes", help="only these shapes: 1x16,4x384 (transformers), 3 "
+                        "(vision: the batch)")
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
     setting = zoo.Setting(layers=args.layers, tiny=args.tiny)
     for name in args.models.split(","):
         if name not in zoo.ZOO:
             raise SystemExit(f"unknown model {name!r}; the zoo: {', '.join(zoo.ZOO)}")
-        run(name, setting, args.out, args.repeat)
+        only = [tuple(int(d) for d in s.split("x")) for s in args.shapes.split(",")] \
+            if args.shapes else None
+        run(name, setting, args.out, args.repeat, only)
     return 0
 
 
