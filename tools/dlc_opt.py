@@ -388,7 +388,7 @@ def parse_top(text: str, no_implicit_module: bool) -> ir.Operation:
 
 # MLIR (this build, with assertions) aborts the process on a dense array of a type that is not
 # an integer or a float (`array<index: 0>`: parsing it, printing it or casting it): refuse first
-_ARRAY = re.compile(r"array<\s*([^\s:>]+)")
+_ARRAY = re.compile(r"(?<![\w.])array<\s*([^\s:>]+)")  # (not !llvm.array<2 x f32>, a type)
 _INT_OR_FLOAT = re.compile(r"(?:[su]?i[0-9]+|bf16|tf32|f(?:16|32|64|80|128)|f[4-8]E\w+)")
 
 

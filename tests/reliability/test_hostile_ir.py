@@ -129,3 +129,17 @@ def test_build_pass_manager_uses_the_current_context_for_anchors():
 def test_build_pass_manager_accepts_registered_anchors():
     text = "builtin.module(func.func(cse),gpu.module(canonicalize),any(cse))"
     assert "gpu.module(canonicalize{" in str(build_pass_manager(text, make_context()))
+
+
+def test_dense_array_of_index_is_refused_not_an_abort(tmp_path):
+    text = 'func.func @f() attributes {a = array<index: 0>} {\n  return\n}\n'
+    assert_located_error(dlc_opt(tmp_path, text), 1, r"dense array of 'index'")
+
+
+def test_llvm_array_types_are_not_dense_arrays(tmp_path):
+    # (!llvm.array<2 x f32> is a type: the dense-array guard took its "2" for an element type)
+    text = ("llvm.mlir.global internal constant @g(dense<[1.0, 2.0]> : tensor<2xf32>) "
+            ": !llvm.array<2 x f32>\n")
+    result = dlc_opt(tmp_path, text)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "!llvm.array<2 x f32>" in result.stdout
