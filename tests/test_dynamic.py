@@ -175,3 +175,12 @@ def test_profile_of_a_dynamic_model_takes_the_shapes_of_its_inputs():
     assert sorted(n for o in report.ops for n in o.nodes) == ["MatMul_0", "Mul_1"]
     with pytest.raises(dlc.FrontendError, match="dynamic size 'batch'"):
         dlc.profile(encoder_like(), None, runs=1)  # (random inputs: no shapes to take)
+
+
+def test_cli_errors_give_cli_advice(tmp_path, capsys):
+    path = tmp_path / "model.onnx"
+    onnx.save(encoder_like(), path)
+    assert dlc_cli.main(["compile", str(path), "--emit=dlc"]) == 1
+    error = capsys.readouterr().err
+    assert "dynamic size 'batch'" in error and "--input-shape x=D0,D1,..." in error
+    assert "input_shapes=" not in error and "dlc.compile" not in error

@@ -8,6 +8,7 @@ imports them to dispatch.
 from __future__ import annotations
 
 import argparse
+import re
 from collections.abc import Sequence
 from dataclasses import replace
 
@@ -30,6 +31,16 @@ def at_least(minimum: int):
 
     parse.__name__ = f"integer >= {minimum}"
     return parse
+
+
+_PYTHON_SHAPES = re.compile(r"input_shapes=\{'([^']*)': \[\.\.\.\]\}")
+
+
+def cli_advice(message: str) -> str:
+    """An error's message with the Python API's advice in command-line words: pass
+    `input_shapes={'x': [...]}` -> pass `--input-shape x=D0,D1,...`."""
+    message = message.replace(" (dlc.compile compiles it per call shape without them)", "")
+    return _PYTHON_SHAPES.sub(lambda m: f"--input-shape {m[1]}=D0,D1,...", message)
 
 
 def parse_shapes(items: Sequence[str]) -> dict[str, list[int]]:

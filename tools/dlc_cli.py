@@ -28,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-from dlc.tools.cli_args import at_least, load_inputs, parse_shapes
+from dlc.tools.cli_args import at_least, cli_advice, load_inputs, parse_shapes
 
 EXIT_ERROR, EXIT_INTERNAL = 1, 2
 
@@ -426,7 +426,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         extend_pipelines(args)
         return args.handler(args)
     except (DlcError, ValueError) as error:
-        print(f"dlc: error: {error}", file=sys.stderr)
+        print(f"dlc: error: {cli_advice(str(error))}", file=sys.stderr)
         return EXIT_ERROR
     except KeyboardInterrupt:
         return 130
