@@ -39,17 +39,6 @@ def expected() -> list[np.ndarray]:
     return [X @ W + B, T[I] + N]
 
 
-@pytest.fixture
-def cache_dir(tmp_path: Path, monkeypatch) -> Path:
-    root = tmp_path / "cache"
-    monkeypatch.setenv("DLC_CACHE_DIR", str(root))
-    monkeypatch.setenv("DLC_CACHE_MIN_SECONDS", "0")
-    monkeypatch.delenv("DLC_CACHE", raising=False)
-    cache.forget_all()
-    yield root
-    cache.forget_all()
-
-
 def check(compiled: dlc.CompiledModel) -> list[np.ndarray]:
     y, z = compiled(X, I)
     want_y, want_z = expected()
