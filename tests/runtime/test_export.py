@@ -333,3 +333,17 @@ def test_dynamic_model_exports_one_library_for_several_shapes(tmp_path):
                          capture_output=True, text=True, check=False)
     assert run.returncode == 1 and "no specialization of this library takes inputs of shapes " \
         "'x' [5, 5, 8], 'mask' [5, 5, 1]" in run.stderr
+
+
+def test_cli_exports_specializations(tmp_path, capsys):
+    from tests.test_dynamic import encoder_like, inputs
+
+    path = tmp_path / "enc.onnx"
+    onnx.save(encoder_like(), path)
+    assert dlc_main(["export", str(path), "-o", str(tmp_path / "out"),
+                     "--specialize", "x=1,3,8;mask=1,3,1",
+                     "--specialize", "x=2,2,8;mask=2,2,1"]) == 0
+    exported = loader.load(tmp_path / "out")
+    assert [s.inputs[0].shape for s in exported.specializations] == [(1, 3, 8), (2, 2, 8)]
+    x, mask = inputs(2, 2)
+    assert np.array_equal(exported(x, mask)[0], dlc.compile(path)(x, mask)[0])
