@@ -37,6 +37,7 @@ from torch._subclasses.fake_tensor import unset_fake_temporarily
 
 from dlc.dialects import make_context
 from dlc.errors import DlcError
+from dlc.frontends.onnx_node import FrontendError
 from dlc.frontends.torch.importer import import_graph
 
 
@@ -114,7 +115,13 @@ class DynamicGraph:
     def _compile(self, args: Sequence) -> Callable:
         from torch.fx.experimental.proxy_tensor import make_fx
 
-        static = make_fx(self.graph_module, tracing_mode="fake")(*args)
+        try:
+            static = make_fx(self.graph_module, tracing_mode="fake")(*args)
+        except Exception as error:  # (torch raises many kinds; say which step and shapes)
+            shapes = [list(a.shape) if isinstance(a, torch.Tensor) else int(a) for a in args]
+            first = (str(error).strip().splitlines() or [repr(error)])[0]
+            raise FrontendError(f"the graph with symbolic sizes could not be traced again at "
+                                f"{shapes}: {type(error).__name__}: {first}") from error
         fixed = {i: torch.tensor(int(a)) for i, a in enumerate(args)
                  if not isinstance(a, torch.Tensor)}  # (sizes: constants, unused once traced)
         return compile_graph(static, self.opt_level, self.num_threads, {**self.frozen, **fixed})

@@ -96,3 +96,16 @@ def test_an_exported_program_with_dims_compiles_per_call_shape():
     assert compiled.compiles == 2
     with pytest.raises(dlc.FrontendError, match=r"does not take inputs of shapes.*<= 512"):
         compiled(torch.zeros(1, 600, 16), torch.zeros(1, 600))
+
+
+def test_a_graph_that_cannot_be_traced_again_is_a_clear_error(graphs, monkeypatch):
+    from torch.fx.experimental import proxy_tensor
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("data-dependent guard")
+
+    monkeypatch.setattr(proxy_tensor, "make_fx", broken)
+    compiled = torch.compile(torch.nn.Linear(4, 3).eval(), backend="dlc", dynamic=True)
+    with torch.no_grad(), pytest.raises(dlc.FrontendError, match=r"could not be traced again "
+                                        r"at .*RuntimeError: data-dependent guard"):
+        compiled(torch.randn(5, 4))
