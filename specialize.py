@@ -83,8 +83,58 @@ def symbolic_signature(proto: onnx.ModelProto, symbolic: Mapping[str, tuple[int 
     return Signature(inputs, outputs)
 
 
+class Specializations:
+    """Compiled specializations by key (a call's shapes), at most `limit` kept, the least
+    recently used dropped first; one compile at a time, while calls of kept keys go on. The
+    store of `DynamicModel` and of torch.compile's `DynamicGraph`."""
+
+    def __init__(self, limit: int):
+        self.limit = limit
+        self.compiles = 0  # compiled (or loaded from the disk cache), all together
+        self._kept: OrderedDict[Any, Any] = OrderedDict()
+        self._compile_lock = threading.Lock()
+        self._kept_lock = threading.Lock()  # (held briefly: the LRU order and the count)
+
+    def __len__(self) -> int:
+        return len(self._kept)
+
+    def kept(self) -> list:
+        """The keys kept, least recently used first."""
+        return list(self._kept)
+
+    def last(self) -> Any | None:
+        """The specialization used last, or None."""
+        with self._kept_lock:
+            return next(reversed(self._kept.values()), None)
+
+    def recall(self, key: Any) -> Any | None:
+        """The specialization kept for `key`, now the most recently used, or None."""
+        with self._kept_lock:
+            found = self._kept.get(key)
+            if found is not None:
+                self._kept.move_to_end(key)
+            return found
+
+    def get(self, key: Any, compile: Callable[[], Any]) -> Any:
+        """The specialization for `key`, `compile()`d when it is not kept."""
+        found = self.recall(key)
+        if found is not None:
+            return found
+        with self._compile_lock:
+            found = self.recall(key)  # (another thread may have compiled it meanwhile)
+            if found is not None:
+                return found
+            compiled = compile()
+            with self._kept_lock:
+                self.compiles += 1
+                self._kept[key] = compiled
+                while len(self._kept) > self.limit:
+                    self._kept.popitem(last=False)
+            return compiled
+
+
 class DynamicModel:
-    """An ONNX model with dynamic input sizes, compiled once per distinct call shape.
+    """A model with dynamic input sizes, compiled once per distinct call shape.
 
     Called like a `CompiledModel` (numpy arrays or torch tensors, positional or by name).
     """
@@ -97,11 +147,13 @@ class DynamicModel:
         self.opt_level = opt_level
         self.num_threads = num_threads
         self.max_specializations = max_specializations or default_max_specializations()
-        self._compiled: OrderedDict[Shapes, Any] = OrderedDict()
-        self._compile_lock = threading.Lock()
-        self._kept_lock = threading.Lock()  # (held briefly: the LRU order and the counts)
-        self.compiles = 0  # specializations compiled (or loaded from the disk cache)
-        self.compile_seconds = 0.0  # their compile time, all together
+        self._compiled = Specializations(self.max_specializations)
+        self.compile_seconds = 0.0  # the specializations' compile time, all together
+
+    @property
+    def compiles(self) -> int:
+        """Specializations compiled (or loaded from the disk cache)."""
+        return self._compiled.compiles
 
     @property
     def input_names(self) -> list[str]:
@@ -109,26 +161,23 @@ class DynamicModel:
 
     @property
     def output_names(self) -> list[str]:
-        return [s.name for s in self.signature.outputs]
+        return self.signature.output_names
 
     @property
     def specializations(self) -> list[dict[str, tuple[int, ...]]]:
         """The input shapes of the specializations kept, least recently used first."""
-        return [dict(zip(self.input_names, shapes)) for shapes in self._compiled]
+        return [dict(zip(self.input_names, shapes)) for shapes in self._compiled.kept()]
 
     def __call__(self, *args, **kwargs) -> list[np.ndarray]:
         if holds_torch_tensors(args, kwargs):  # torch tensors in, torch tensors out
             return call_with_tensors(self, args, kwargs)
         arrays = self.signature.check_dtypes(args, kwargs)
         shapes = tuple(a.shape for a in arrays)
-        compiled = self._recall(shapes)
+        compiled = self._compiled.recall(shapes)
         if compiled is None:  # (a shape seen before fits the signature: checked then)
             self.signature.bind_symbols(shapes)
             compiled = self._specialization(shapes)
-        function = compiled._function  # (the arrays are checked: its own checks are skipped)
-        outputs = [np.empty(s.shape, s.dtype) for s in function.signature.outputs]
-        function.call_addresses([a.ctypes.data for a in (*arrays, *outputs)])
-        return function.signature.trim(outputs)  # (bounded outputs cut to their counts)
+        return compiled._function.run(arrays)  # (the arrays are checked: not again)
 
     def specialize(self, input_shapes: Mapping[str, Sequence[int]]) -> Any:
         """The `CompiledModel` for these input shapes (every input's, by name), compiled now
@@ -142,41 +191,22 @@ class DynamicModel:
         self.signature.bind_symbols(shapes)
         return self._specialization(shapes)
 
-    def _recall(self, shapes: Shapes) -> Any | None:
-        """The specialization kept for `shapes`, now the most recently used, or None."""
-        with self._kept_lock:
-            compiled = self._compiled.get(shapes)
-            if compiled is not None:
-                self._compiled.move_to_end(shapes)
-            return compiled
-
     def _specialization(self, shapes: Shapes) -> Any:
-        # (one compile at a time; calls of shapes already compiled go on meanwhile)
-        with self._compile_lock:
-            compiled = self._recall(shapes)
-            if compiled is not None:
-                return compiled
-            compiled = self._compile(shapes)
-            with self._kept_lock:
-                self.compiles += 1
-                self.compile_seconds += compiled.compile_seconds
-                self._compiled[shapes] = compiled
-                while len(self._compiled) > self.max_specializations:
-                    self._compiled.popitem(last=False)
+        def compile() -> Any:  # (under the store's compile lock)
+            compiled = self._compile_for({n: list(shape)
+                                          for n, shape in zip(self.input_names, shapes)})
+            self.compile_seconds += compiled.compile_seconds
             return compiled
 
-    def _compile(self, shapes: Shapes) -> Any:
-        return self._compile_for({n: list(shape) for n, shape in zip(self.input_names, shapes)})
+        return self._compiled.get(shapes, compile)
 
     def ir(self, stage: str = "dlc", input_shapes: Mapping[str, Sequence[int]] | None = None,
            large_elements_limit: int | None = None) -> str:
         """The IR after `stage` of the specialization for `input_shapes` (compiled when not
         yet), or of the one used last."""
-        if input_shapes is not None:
-            compiled = self.specialize(input_shapes)
-        elif self._compiled:
-            compiled = next(reversed(self._compiled.values()))
-        else:
+        compiled = self._compiled.last() if input_shapes is None else \
+            self.specialize(input_shapes)
+        if compiled is None:
             raise ValueError(f"{self!r} has no specialization yet: call it, or pass "
                              "input_shapes (the IR is built for one shape)")
         return compiled.ir(stage, large_elements_limit)

@@ -252,14 +252,8 @@ def input_type(value: onnx.ValueInfoProto, shapes: Mapping[str, Sequence[int]]) 
             raise FrontendError(f"input_shapes gives {what} the shape {shape}; sizes must be >= 0")
         check_tensor_size(shape, tensor_type.elem_type, what)
         return ir.RankedTensorType.get(shape, element)
-    shape = symbolic_shape(value)
-    for axis, dim in enumerate(shape):
-        if isinstance(dim, str):
-            raise FrontendError(
-                f"{what} has a dynamic size '{dim}' at axis {axis}; a module is built for one "
-                f"specialization: pass input_shapes={{'{value.name}': [...]}}"
-            )
-    return ir.RankedTensorType.get(shape, element)
+    # (static: `_check_static` refused an input with dynamic sizes before)
+    return ir.RankedTensorType.get(list(symbolic_shape(value)), element)
 
 
 def symbolic_shape(value: onnx.ValueInfoProto) -> tuple[int | str, ...]:

@@ -28,6 +28,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+import textwrap
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from importlib import metadata
@@ -205,8 +206,7 @@ def _dispatch(signatures: Sequence[Signature]) -> str:
     lines.append("    switch (k) {")
     for k, signature in enumerate(signatures):
         lines.append(f"    case {k}: {{")
-        lines.append(_call(signature, suffix(k, count)).replace("\n    ", "\n        ")
-                     .replace("    ", "        ", 1))
+        lines.append(textwrap.indent(_call(signature, suffix(k, count)), "    "))
         lines.append("        break;\n    }")
     lines.append("    }\n}")
     return "\n".join(lines)

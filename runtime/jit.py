@@ -137,10 +137,14 @@ class NativeFunction:
             self._status = (ctypes.c_int64 * 2).from_address(address)
 
     def __call__(self, *args, **kwargs) -> list[np.ndarray]:
-        inputs = self.signature.bind(args, kwargs)
+        return self.run(self.signature.bind(args, kwargs))
+
+    def run(self, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
+        """The outputs (numpy-owned; bounded ones cut to their counts) of a call on `inputs`,
+        C-contiguous arrays already checked against the signature."""
         outputs = [np.empty(s.shape, s.dtype) for s in self.signature.outputs]
         self.call_addresses([a.ctypes.data for a in (*inputs, *outputs)])
-        return self.signature.trim(outputs)  # (bounded outputs cut to their counts)
+        return self.signature.trim(outputs)
 
     def call_addresses(self, addresses: Sequence[int]) -> None:
         """Run once on C-contiguous buffers at `addresses` (the inputs', then the outputs', in

@@ -57,10 +57,6 @@ class TensorSpec:
     shape: tuple[int | str, ...]
     dtype: np.dtype
 
-    @property
-    def static(self) -> bool:
-        return all(isinstance(d, int) for d in self.shape)
-
     def __str__(self) -> str:
         return f"{self.name}: {self.dtype}[{', '.join(str(d) for d in self.shape)}]"
 

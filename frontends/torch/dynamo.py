@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import contextlib
 import warnings
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -87,13 +86,15 @@ class DynamicGraph:
 
     def __init__(self, graph_module: torch.fx.GraphModule, opt_level: int,
                  num_threads: int | None, frozen: dict[int, torch.Tensor]):
-        from dlc.specialize import default_max_specializations
+        from dlc.specialize import Specializations, default_max_specializations
 
         self.graph_module = graph_module
         self.opt_level, self.num_threads, self.frozen = opt_level, num_threads, frozen
-        self.max_specializations = default_max_specializations()
-        self.specializations: OrderedDict[tuple, Callable] = OrderedDict()
-        self.compiles = 0
+        self.specializations = Specializations(default_max_specializations())
+
+    @property
+    def compiles(self) -> int:
+        return self.specializations.compiles
 
     @staticmethod
     def _key(args: Sequence) -> tuple:
@@ -101,15 +102,7 @@ class DynamicGraph:
                      for a in args)
 
     def __call__(self, *args: Any) -> list[torch.Tensor]:
-        key = self._key(args)
-        run = self.specializations.get(key)
-        if run is None:
-            run = self._compile(args)
-            self.compiles += 1
-            self.specializations[key] = run
-            while len(self.specializations) > self.max_specializations:
-                self.specializations.popitem(last=False)
-        self.specializations.move_to_end(key)
+        run = self.specializations.get(self._key(args), lambda: self._compile(args))
         return run(*args)
 
     def _compile(self, args: Sequence) -> Callable:
