@@ -13,6 +13,7 @@ from importlib import import_module
 from typing import Any
 
 _EXPORTS = {
+    "CausalLM": "dlc.llm",
     "CompileError": "dlc.compiler",
     "CompiledModel": "dlc.compiler",
     "compile": "dlc.compiler",

@@ -1,0 +1,399 @@
+"""Text generation with a KV cache: a decoder's prefill and decode, each compiled once.
+
+    lm = dlc.CausalLM("gpt2.onnx", max_length=1024)
+    result = lm.generate(prompt_ids, max_new_tokens=64)             # greedy
+    result = lm.generate(prompt_ids, 64, top_k=50, temperature=0.8, seed=0)
+    result.tokens, result.decode_tokens_per_second
+
+The model is a decoder as `optimum` and `torch.onnx.export` write it: inputs `input_ids`,
+`attention_mask` (over past and new tokens), `position_ids` and a past key and value per layer
+(`past_key_values.N.key`, any names), outputs the logits and a present key and value per layer,
+each a `Concat` of its past input and the new tokens' keys along the sequence axis.
+
+How it runs without a compile per token (the "static cache" of transformers, done on the
+graph): the cache is caller-visible numpy buffers of `max_length` positions per layer, zeroed
+once and written in place, a slot per token. The model is rewritten so that each present output
+is its new tokens' part only (`present = Identity(new)`, the Concat stays inside for the
+attention), and it is always called with the whole buffers as its past: the past length is
+`max_length` at every step, so the shapes never change. The positions not yet written are
+masked out by `attention_mask` (zeros), the new tokens' positions come from `position_ids`,
+and after a call their keys and values go to the buffers at the next free slots (a copy of
+the new tokens' part, never of the cache). Two specializations serve every prompt and every
+step: decode (one token) and prefill chunks of `chunk` tokens (a prompt is processed a chunk
+at a time; the last chunk is padded, its padding masked and overwritten later), each compiled
+once, through the compile cache.
+
+What the model must do for this to hold, and what `CausalLM` checks when it loads it: take
+`attention_mask` and `position_ids` as inputs (a model that derives positions from the past
+length would see `max_length`), and make its present outputs Concats of the past inputs.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import onnx
+
+from dlc.errors import DlcError, InputError
+
+
+class DecoderError(DlcError):
+    """The model is not a decoder with a KV cache in the form `CausalLM` runs."""
+
+
+@dataclass(frozen=True)
+class CachePair:
+    """A layer's past input and the present output that is Concat(past, new, axis)."""
+
+    past: str
+    present: str
+    axis: int  # the sequence axis (non-negative)
+    concat: str  # the name of the Concat node
+
+
+@dataclass(frozen=True)
+class DecoderSpec:
+    """Which inputs and outputs of a decoder model are what."""
+
+    input_ids: str
+    attention_mask: str
+    position_ids: str
+    logits: str
+    pairs: tuple[CachePair, ...]
+
+
+def _producers(graph: onnx.GraphProto) -> dict[str, onnx.NodeProto]:
+    return {out: node for node in graph.node for out in node.output if out}
+
+
+def _through_identities(name: str, producers: dict[str, onnx.NodeProto]) -> str:
+    """The value `name` copies (through Identities and one-input Concats: exporters write
+    both)."""
+    while name in producers and (producers[name].op_type == "Identity" or (
+            producers[name].op_type == "Concat" and len(producers[name].input) == 1)):
+        name = producers[name].input[0]
+    return name
+
+
+def _rank(value: onnx.ValueInfoProto) -> int | None:
+    tensor = value.type.tensor_type
+    return len(tensor.shape.dim) if tensor.HasField("shape") else None
+
+
+def find_decoder(proto: onnx.ModelProto) -> DecoderSpec:
+    """The decoder's inputs, outputs and cache pairs; `DecoderError` saying what is missing."""
+    graph = proto.graph
+    initializers = {t.name for t in graph.initializer}
+    inputs = {v.name: v for v in graph.input if v.name not in initializers}
+    producers = _producers(graph)
+    pairs = []
+    for output in graph.output:
+        node = producers.get(_through_identities(output.name, producers))
+        if node is None or node.op_type != "Concat" or len(node.input) != 2:
+            continue
+        past = _through_identities(node.input[0], producers)
+        if past not in inputs:
+            continue
+        rank = _rank(inputs[past])
+        axis = next((a.i for a in node.attribute if a.name == "axis"), None)
+        if rank is None or axis is None:
+            continue
+        pairs.append(CachePair(past, output.name, axis % rank, node.name or node.output[0]))
+    if not pairs:
+        raise DecoderError(
+            "found no KV cache: no graph output is a Concat of a graph input (the past) and "
+            "the new keys or values; CausalLM runs decoders exported with past_key_values "
+            "inputs and present outputs (optimum, torch.onnx.export)")
+    cached = {p.past for p in pairs}
+    presents = {p.present for p in pairs}
+
+    def named(what: str, words: Sequence[str]) -> str:
+        for name in inputs:
+            if name not in cached and any(w in name for w in words):
+                return name
+        raise DecoderError(
+            f"the model has no {what} input (an input named like {' or '.join(words)}); "
+            f"CausalLM needs it to {_NEEDS[what]}; inputs: {sorted(inputs)}")
+
+    spec_inputs = (named("input_ids", ("input_ids", "tokens")),
+                   named("attention_mask", ("attention_mask",)),
+                   named("position_ids", ("position_ids",)))
+    others = [n for n in inputs if n not in cached and n not in spec_inputs]
+    if others:
+        raise DecoderError(f"the model has inputs CausalLM does not know how to fill: {others}")
+    rest = [o.name for o in graph.output if o.name not in presents]
+    logits = next((n for n in rest if "logits" in n), rest[0] if len(rest) == 1 else None)
+    if logits is None:
+        raise DecoderError(f"cannot tell the logits among the outputs {rest} (name one "
+                           "'logits')")
+    return DecoderSpec(*spec_inputs, logits, tuple(pairs))
+
+
+_NEEDS = {
+    "input_ids": "feed the tokens",
+    "attention_mask": "mask the cache positions not yet written",
+    "position_ids": "give each token its position (the past length it would derive it from "
+                    "is the cache's capacity)",
+}
+
+
+def present_as_update(proto: onnx.ModelProto, spec: DecoderSpec) -> onnx.ModelProto:
+    """A copy of `proto` whose present outputs are the new tokens' keys and values only:
+    `present = Identity(new)`; the Concat keeps feeding the attention under another name."""
+    proto = onnx.ModelProto.FromString(proto.SerializeToString())
+    graph = proto.graph
+    producers = _producers(graph)
+    outputs = {o.name: o for o in graph.output}
+    for pair in spec.pairs:
+        concat = producers[_through_identities(pair.present, producers)]
+        renamed = concat.output[0] + "/dlc.cache_concat"
+        for node in graph.node:
+            for i, name in enumerate(node.input):
+                if name == concat.output[0]:
+                    node.input[i] = renamed
+        old = concat.output[0]
+        concat.output[0] = renamed
+        # (the chain of Identities from the concat to the output, if any, now reads `renamed`;
+        # the output itself becomes an Identity of the new part)
+        chain_end = next((n for n in graph.node if pair.present in n.output), None)
+        if chain_end is not None and chain_end is not concat:
+            graph.node.remove(chain_end)
+        graph.node.append(onnx.helper.make_node(
+            "Identity", [concat.input[1]], [pair.present], name=f"dlc.cache_update/{old}"))
+        shape = outputs[pair.present].type.tensor_type.shape
+        if len(shape.dim) > pair.axis:
+            shape.dim[pair.axis].Clear()
+            shape.dim[pair.axis].dim_param = "new_tokens"
+    return proto
+
+
+@dataclass
+class GenerationResult:
+    """The tokens of a `generate` call (prompt and new, `[batch, length]`) and its times."""
+
+    tokens: np.ndarray
+    prompt_length: int
+    prefill_seconds: float
+    decode_seconds: float
+    new_tokens: int
+    compile_seconds: float = 0.0
+    step_seconds: list[float] = field(default_factory=list, repr=False)
+
+    @property
+    def prefill_tokens_per_second(self) -> float:
+        return self.prompt_length * len(self.tokens) / max(self.prefill_seconds, 1e-12)
+
+    @property
+    def decode_tokens_per_second(self) -> float:
+        steps = max(self.new_tokens - 1, 0)  # (the first new token comes from the prefill)
+        return steps * len(self.tokens) / max(self.decode_seconds, 1e-12)
+
+    def __str__(self) -> str:
+        return (f"{self.new_tokens} new tokens after a {self.prompt_length}-token prompt: "
+                f"prefill {self.prefill_seconds * 1e3:.1f} ms "
+                f"({self.prefill_tokens_per_second:.0f} tokens/s), decode "
+                f"{self.decode_tokens_per_second:.1f} tokens/s")
+
+
+class KVCache:
+    """A decoder's key and value buffers: `[batch, ..., capacity, ...]` per past input,
+    zeroed once, written a slot per token (`length` slots hold tokens)."""
+
+    def __init__(self, shapes: dict[str, tuple[int, ...]], axes: dict[str, int],
+                 dtypes: dict[str, np.dtype]):
+        self.buffers = {name: np.zeros(shape, dtypes[name]) for name, shape in shapes.items()}
+        self.axes = axes
+        self.length = 0
+
+    @property
+    def capacity(self) -> int:
+        name = next(iter(self.buffers))
+        return self.buffers[name].shape[self.axes[name]]
+
+    @property
+    def nbytes(self) -> int:
+        return sum(b.nbytes for b in self.buffers.values())
+
+    def reset(self) -> None:
+        """Forget the tokens (the buffers stay; the masked slots are never read)."""
+        self.length = 0
+
+    def write(self, name: str, new: np.ndarray, count: int) -> None:
+        """The first `count` new tokens' part `new` into the buffer at the next slots."""
+        axis = self.axes[name]
+        index = [slice(None)] * new.ndim
+        index[axis] = slice(self.length, self.length + count)
+        source = [slice(None)] * new.ndim
+        source[axis] = slice(0, count)
+        self.buffers[name][tuple(index)] = new[tuple(source)]
+
+
+class CausalLM:
+    """A decoder-only language model compiled by dlc, with a preallocated KV cache.
+
+    `model`: an ONNX decoder (path, bytes or ModelProto) with past inputs and present outputs.
+    `max_length`: the cache's capacity (prompt and new tokens). `chunk`: prefill tokens per
+    call (the prefill specialization's size). `batch`: the number of sequences generated
+    together (prompts of one length).
+    """
+
+    def __init__(self, model: str | Path | bytes | onnx.ModelProto, max_length: int = 1024,
+                 chunk: int = 64, batch: int = 1, num_threads: int | None = None,
+                 opt_level: int = 2):
+        from dlc.compiler import compile as dlc_compile
+        from dlc.specialize import DynamicModel
+
+        proto = _load(model)
+        self.spec = find_decoder(proto)
+        if max_length < 2 or chunk < 1 or batch < 1:
+            raise ValueError(f"max_length ({max_length}) must be at least 2, chunk ({chunk}) "
+                             f"and batch ({batch}) at least 1")
+        self.max_length, self.chunk, self.batch = max_length, min(chunk, max_length), batch
+        self.model = dlc_compile(present_as_update(proto, self.spec), opt_level=opt_level,
+                                 num_threads=num_threads)
+        signature = self.model.signature
+        specs = {s.name: s for s in signature.inputs}
+        shapes, axes, dtypes = {}, {}, {}
+        for pair in self.spec.pairs:
+            past = specs[pair.past]
+            shape = list(past.shape)
+            for i, size in enumerate(shape):
+                if i == pair.axis:
+                    shape[i] = max_length
+                elif i == 0 and not isinstance(size, int):
+                    shape[i] = batch
+                elif not isinstance(size, int):
+                    raise DecoderError(f"past input '{pair.past}' has the dynamic size "
+                                       f"'{size}' at axis {i}: only batch (axis 0) and "
+                                       f"sequence (axis {pair.axis}) may be dynamic")
+            shapes[pair.past], axes[pair.past], dtypes[pair.past] = tuple(shape), pair.axis, \
+                past.dtype
+        self.cache = KVCache(shapes, axes, dtypes)
+        self._dtypes = {s.name: s.dtype for s in signature.inputs}
+        self._dynamic = isinstance(self.model, DynamicModel)
+
+    @property
+    def compile_seconds(self) -> float:
+        return getattr(self.model, "compile_seconds", 0.0)
+
+    def _call(self, tokens: np.ndarray, valid: int) -> np.ndarray:
+        """Run one call on `tokens` `[batch, n]` (the first `valid` real, the rest padding) at
+        the cache's length; write their keys and values; the logits `[batch, n, vocab]`."""
+        spec, cache = self.spec, self.cache
+        batch, n = tokens.shape
+        start, capacity = cache.length, cache.capacity
+        if start + valid > capacity:
+            raise InputError(f"the KV cache holds {capacity} tokens (max_length): "
+                             f"{start} + {valid} do not fit")
+        mask = np.zeros((batch, capacity + n), self._dtypes[spec.attention_mask])
+        mask[:, :start] = 1
+        mask[:, capacity:capacity + valid] = 1
+        positions = np.minimum(np.arange(start, start + n), start + valid - 1)
+        feeds = {spec.input_ids: tokens.astype(self._dtypes[spec.input_ids], copy=False),
+                 spec.attention_mask: mask,
+                 spec.position_ids: np.broadcast_to(positions, (batch, n)).astype(
+                     self._dtypes[spec.position_ids])}
+        feeds.update(cache.buffers)
+        outputs = dict(zip(self.model.output_names, self.model(**feeds)))
+        for pair in spec.pairs:
+            cache.write(pair.past, outputs[pair.present], valid)
+        cache.length += valid
+        return outputs[spec.logits]
+
+    def prefill(self, prompt: np.ndarray) -> np.ndarray:
+        """Forget the cache, run `prompt` (`[batch, length]` token ids) through the model a
+        chunk at a time; the logits of its last token, `[batch, vocab]`."""
+        prompt = np.asarray(prompt)
+        if prompt.ndim == 1:
+            prompt = prompt[None]
+        if prompt.ndim != 2 or prompt.shape[0] != self.batch or prompt.shape[1] < 1:
+            raise InputError(f"prompt must be [batch={self.batch}, length >= 1] token ids, got "
+                             f"shape {list(prompt.shape)}")
+        if not np.issubdtype(prompt.dtype, np.integer):
+            raise InputError(f"prompt must be integer token ids, got {prompt.dtype}")
+        self.cache.reset()
+        logits = None
+        for start in range(0, prompt.shape[1], self.chunk):
+            part = prompt[:, start:start + self.chunk]
+            valid = part.shape[1]
+            if valid < self.chunk:  # (padded: one specialization for every chunk)
+                part = np.concatenate([part, np.repeat(part[:, -1:], self.chunk - valid, 1)], 1)
+            logits = self._call(part, valid)[:, valid - 1]
+        return logits
+
+    def step(self, tokens: np.ndarray) -> np.ndarray:
+        """One decode step: `tokens` (`[batch]`, the last chosen) in, their logits out."""
+        tokens = np.asarray(tokens).reshape(self.batch, 1)
+        return self._call(tokens, 1)[:, 0]
+
+    def generate(self, prompt: np.ndarray, max_new_tokens: int, *, top_k: int | None = None,
+                 temperature: float = 1.0, seed: int | None = None,
+                 eos_token_id: int | None = None) -> GenerationResult:
+        """Greedy (`top_k` None or 1) or top-k sampling (`temperature`, `seed`) of up to
+        `max_new_tokens` tokens after `prompt`; stops early when every sequence gave
+        `eos_token_id`."""
+        prompt = np.asarray(prompt)
+        prompt = prompt[None] if prompt.ndim == 1 else prompt
+        if max_new_tokens < 1:
+            raise ValueError(f"max_new_tokens must be at least 1, got {max_new_tokens}")
+        if prompt.shape[-1] + max_new_tokens > self.max_length:
+            raise InputError(f"a {prompt.shape[-1]}-token prompt and {max_new_tokens} new tokens"
+                             f" exceed max_length {self.max_length}")
+        rng = np.random.default_rng(seed)
+        compiled_before = self.compile_seconds
+        start = time.perf_counter()
+        logits = self.prefill(prompt)
+        prefill_seconds = time.perf_counter() - start
+        tokens, steps = [], []
+        done = np.zeros(self.batch, bool)
+        decode_start = time.perf_counter()
+        for i in range(max_new_tokens):
+            if i:
+                t = time.perf_counter()
+                logits = self.step(tokens[-1])
+                steps.append(time.perf_counter() - t)
+            chosen = _choose(logits, top_k, temperature, rng)
+            tokens.append(chosen)
+            if eos_token_id is not None:
+                done |= chosen == eos_token_id
+                if done.all():
+                    break
+        decode_seconds = time.perf_counter() - decode_start
+        new = np.stack(tokens, 1)
+        # (a first call's compile is in its time: compile_seconds says how much)
+        return GenerationResult(np.concatenate([prompt.astype(np.int64), new], 1),
+                                prompt.shape[1], prefill_seconds, decode_seconds, len(tokens),
+                                self.compile_seconds - compiled_before, steps)
+
+    def __repr__(self) -> str:
+        return (f"CausalLM({len(self.spec.pairs)} cached tensors, max_length={self.max_length}, "
+                f"chunk={self.chunk}, batch={self.batch}, cache {self.cache.nbytes / 2**20:.1f} "
+                "MiB)")
+
+
+def _choose(logits: np.ndarray, top_k: int | None, temperature: float,
+            rng: np.random.Generator) -> np.ndarray:
+    """The next token of each row of `logits` `[batch, vocab]`."""
+    if top_k is None or top_k <= 1:
+        return logits.argmax(-1)
+    if temperature <= 0:
+        raise ValueError(f"temperature must be positive, got {temperature}")
+    k = min(top_k, logits.shape[-1])
+    chosen = np.empty(len(logits), np.int64)
+    for row, values in enumerate(logits.astype(np.float64)):
+        top = np.argpartition(-values, k - 1)[:k]
+        weights = np.exp((values[top] - values[top].max()) / temperature)
+        chosen[row] = top[rng.choice(k, p=weights / weights.sum())]
+    return chosen
+
+
+def _load(model: str | Path | bytes | onnx.ModelProto) -> onnx.ModelProto:
+    if isinstance(model, onnx.ModelProto):
+        return model
+    if isinstance(model, bytes):
+        return onnx.load_model_from_string(model)
+    return onnx.load(str(model))
