@@ -50,6 +50,7 @@ from dlc.runtime import cache
 from dlc.runtime.jit import JitFunction, Signature, TensorSpec, numpy_dtype
 from dlc.specialize import DynamicModel, symbolic_signature
 from dlc.timings import Timer, Timings
+from dlc.tuning import apply as tuning
 
 MACHINE_CODE = "machine code"  # the span of LLVM's optimization and code generation (the JIT)
 # constant globals of at least this many bytes are bound at load, not compiled into the object
@@ -84,6 +85,7 @@ class CompiledModel:
         self.num_threads = num_threads
         self.compile_seconds = compile_seconds
         self.timings = timings or Timings()  # where the compile's time went
+        self.tuning: tuning.Report | None = None  # which ops used a tuning record (dlc tune)
 
     @property
     def input_names(self) -> list[str]:
@@ -284,9 +286,11 @@ def lower(
     with timer.active():
         context = make_context()
         imported = _import(model, context, input_shapes, constants, example_inputs, timer)
-        with context:
+        with context, tuning.session() as report:
             snapshots = _run_stages(imported.module, opt_level, num_threads, stage, timer)
-    return LoweredModel(context, snapshots, opt_level, timer.result())
+    lowered = LoweredModel(context, snapshots, opt_level, timer.result())
+    lowered.tuning = report
+    return lowered
 
 
 def _threads(num_threads: int | None) -> int:
@@ -329,7 +333,7 @@ def _cache_key(model, opt_level: int, input_shapes, constants,
         except (OSError, TypeError):
             return None  # (the importer reports the error)
     return cache.model_key(data, opt_level, input_shapes, constants,
-                           options=f"threads={num_threads}{extension_key()}")
+                           options=f"threads={num_threads}{extension_key()}{tuning.cache_key()}")
 
 
 def _cached(key: str | None, model, opt_level: int, input_shapes, constants,
@@ -366,7 +370,8 @@ def compile_imported(context: ir.Context, imported: ImportedModel, opt_level: in
     with context:
         main = module.body.operations[0]
         signature = _signature(main, imported.input_names, imported.output_names)
-        snapshots = _run_stages(module, opt_level, num_threads, STAGES[-1], timer, pipelines)
+        with tuning.session() as report:
+            snapshots = _run_stages(module, opt_level, num_threads, STAGES[-1], timer, pipelines)
         descriptions = checks.descriptions(module.operation)
         # LLVM: translation, -O2 and code generation (the JIT compiles on the entry's lookup,
         # which the constructor does); the weights are not in the object code but copied
@@ -380,8 +385,11 @@ def compile_imported(context: ir.Context, imported: ImportedModel, opt_level: in
                 external_weights.bind(
                     function._global_address(external_weights.TABLE_LOOKUP), weights)
             function.weights = weights  # (the disk cache saves them beside the object code)
-    return CompiledModel(context, snapshots, function, opt_level, time.perf_counter() - start,
-                         num_threads=num_threads, timings=timer.result())
+    compiled = CompiledModel(context, snapshots, function, opt_level,
+                             time.perf_counter() - start, num_threads=num_threads,
+                             timings=timer.result())
+    compiled.tuning = report
+    return compiled
 
 
 def compile_imported_cached(context: ir.Context, imported: ImportedModel, opt_level: int = 2,
@@ -400,7 +408,8 @@ def compile_imported_cached(context: ir.Context, imported: ImportedModel, opt_le
         data = stream.getvalue()
         names = f"inputs={imported.input_names} outputs={imported.output_names}"
         key = cache.model_key(data, opt_level, None, None,
-                              options=f"threads={num_threads} dlc-ir {names}{extension_key()}")
+                              options=f"threads={num_threads} dlc-ir {names}{extension_key()}"
+                                      f"{tuning.cache_key()}")
         hit = cache.recall(key)
         if hit is not None:
             return hit

@@ -57,6 +57,7 @@ from dlc.passes.codegen.script import Lines, transform_script
 from dlc.passes.profile import record_families, warn_naive
 from dlc.passes.registry import ModulePass, PassFailure, register
 from dlc.timings import step
+from dlc.tuning import apply as tuning_apply
 
 TAG = "dlc.schedule"
 
@@ -141,6 +142,10 @@ def _prepare(found: list[tuple[ir.Operation, object, object]]) -> list[Lines]:
     """Rewrite each op as its family needs, tag it, and write its schedule's lines."""
     i64 = ir.IntegerType.get_signless(64)
     schedules: list[Lines] = []
+    # a tuning record's knobs, looked up before any op is rewritten (its key is the op's
+    # structure as `dlc tune` saw it)
+    found = [(op, family, tuning_apply.choose(op, family, problem))
+             for op, family, problem in found]
     for index, (op, family, problem) in enumerate(found):
         op = family.prepare(op) or op  # (may replace the op, e.g. by an NHWC conv)
         if getattr(problem, "epilogue", False):  # (matmul and conv problems)

@@ -46,6 +46,7 @@ from mlir import ir
 from mlir.dialects import arith, linalg, tensor
 
 from dlc.passes.codegen import elementwise_lines, fusion, target
+from dlc.passes.codegen.matmul_params import MatmulParams
 from dlc.passes.codegen.predicates import reassociation
 from dlc.passes.codegen.script import ANY, Lines, split, split_point, tile
 
@@ -79,6 +80,18 @@ class Contraction:
     init: bool = False  # the accumulator's fill / broadcast fused into the outer tiles
     greedy: bool = False  # one transform builds the forall (fusion_plan.fuses_exactly)
     packed: bool = False  # data-tiled: `pack` rewrites it, `packed_lines` schedules it
+    params: MatmulParams | None = None  # a tuning record's knobs; None: `default_params()`
+
+
+def default_params() -> MatmulParams:
+    """The heuristic's point of the space (`matmul_params.py`): the constants below and the
+    target CPU's register tile."""
+    return MatmulParams(register_limits(), (CACHE_M, CACHE_N, CACHE_K), (OUTER_M, OUTER_N),
+                        GEMV_KC, PACK_KC)
+
+
+def params_of(problem: Contraction) -> MatmulParams:
+    return problem.params or default_params()
 
 
 def largest_multiple_dividing(size: int, step: int, limit: int) -> int:
@@ -131,8 +144,8 @@ def register_limits() -> tuple[int, int]:
     return target.current().matmul_tile
 
 
-def register_tile(m: int, n: int) -> tuple[int, int]:
-    register_m, register_n = register_limits()
+def register_tile(m: int, n: int, limits: tuple[int, int] | None = None) -> tuple[int, int]:
+    register_m, register_n = limits or register_limits()
     nr = min(register_n, n)
     mr = min(register_m, m)
     while mr == nr and mr > 1:  # equal inner tiles hit the LLVM 22 miscompile
@@ -142,12 +155,13 @@ def register_tile(m: int, n: int) -> tuple[int, int]:
     return mr, nr
 
 
-def matmul_tiles(m: int, n: int, k: int) -> Tiles:
+def matmul_tiles(m: int, n: int, k: int, params: MatmulParams | None = None) -> Tiles:
     """Tile sizes of a part whose M and N are multiples of its register tile (see `lines`)."""
-    mr, nr = register_tile(m, n)
-    mc = largest_multiple_dividing(m, mr, CACHE_M)
-    nc = largest_multiple_dividing(n, nr, CACHE_N)
-    return Tiles((mc, nc, k_cache_tile(k)), (mr, nr, 1))
+    params = params or default_params()
+    mr, nr = register_tile(m, n, params.register)
+    mc = largest_multiple_dividing(m, mr, params.cache[0])
+    nc = largest_multiple_dividing(n, nr, params.cache[1])
+    return Tiles((mc, nc, k_cache_tile(k, params.cache[2])), (mr, nr, 1))
 
 
 def match(op: ir.Operation) -> Contraction | None:
@@ -180,13 +194,14 @@ def volume(problem: Contraction) -> int:
 
 def _part(handle: str, problem: Contraction, m: int, n: int, prefix: str) -> Lines:
     """Tile, vectorize one part (M and N are multiples of its register tile)."""
-    tiles = matmul_tiles(m, n, problem.k)
+    tiles = matmul_tiles(m, n, problem.k, params_of(problem))
     batch = [1] if problem.batch is not None else []
     order = [0, 2, 3, 1] if batch else [1, 2, 0]  # cache loops n, k, m
     if m == 1 and not batch:
         # a vector-matrix product: B is read once, row by row: cache loops k (GEMV_KC rows of B
         # per step), then all of N by register tiles (each [1, 32] tile accumulates kc rows)
-        kc = max(d for d in range(1, min(problem.k, GEMV_KC) + 1) if problem.k % d == 0)
+        kc = max(d for d in range(1, min(problem.k, params_of(problem).gemv_kc) + 1)
+                 if problem.k % d == 0)
         tiles = Tiles((1, n, kc), tiles.register)
         order = [2, 1, 0]
     ops, cached, _ = tile(handle, batch + list(tiles.cache), f"{prefix}c", order)
@@ -197,9 +212,10 @@ def _part(handle: str, problem: Contraction, m: int, n: int, prefix: str) -> Lin
 
 
 def outer(problem: Contraction) -> fusion.Outer:
-    mr, nr = register_tile(problem.m, problem.n)
-    mt = outer_tile(problem.m, mr, OUTER_M)
-    nt = outer_tile(problem.n, nr, OUTER_N)
+    params = params_of(problem)
+    mr, nr = register_tile(problem.m, problem.n, params.register)
+    mt = outer_tile(problem.m, mr, params.outer[0])
+    nt = outer_tile(problem.n, nr, params.outer[1])
     if problem.batch is None:  # (a batch matmul has its batch's tiles)
         mt, nt = thread_tiles(problem.m, problem.n, problem.k, mt, nt, mr, nr)
     batch = [1] if problem.batch is not None else []
@@ -213,7 +229,8 @@ def lines(handle: str, problem: Contraction, prefix: str) -> Lines:
         return packed_lines(handle, problem, prefix)
     tiles = outer(problem)
     m, n = tiles.tile_shape[-2:]
-    inner = Contraction(None if problem.batch is None else 1, m, n, problem.k)
+    inner = Contraction(None if problem.batch is None else 1, m, n, problem.k,
+                        params=problem.params)
     return fusion.forall_lines(handle, tiles, prefix,
                                lambda tile: tile_lines(tile, inner, f"{prefix}t"),
                                elementwise_lines.tile_lines)
@@ -224,7 +241,7 @@ def tile_lines(handle: str, problem: Contraction, prefix: str) -> Lines:
     offset = 0 if problem.batch is None else 1
     result = Lines()
     m_parts = [(handle, problem.m)]
-    register_m, register_n = register_limits()
+    register_m, register_n = params_of(problem).register
     at = split_point(problem.m, register_m)
     if at is not None:
         ops, low, high = split(handle, offset, at, f"{prefix}m")
@@ -486,11 +503,13 @@ def packed_lines(handle: str, problem: Contraction, prefix: str) -> Lines:
     then cache tiles (nb, k, mb loops) and 8 x 32 register tiles (nb outer: a B panel stays
     in L1 while the A panels of the cache tile pass), the unit dims folded, vectorized."""
     mr, nr = pack_tile()
-    mt, nt = outer_tile(problem.m, mr, OUTER_M), outer_tile(problem.n, nr, OUTER_N)
+    params = params_of(problem)
+    mt = outer_tile(problem.m, mr, params.outer[0])
+    nt = outer_tile(problem.n, nr, params.outer[1])
     mt, nt = thread_tiles(problem.m, problem.n, problem.k, mt, nt, mr, nr)
-    mc = largest_multiple_dividing(mt, mr, CACHE_M)
-    nc = largest_multiple_dividing(nt, nr, CACHE_N)
-    kc = k_cache_tile(problem.k, PACK_KC)
+    mc = largest_multiple_dividing(mt, mr, params.cache[0])
+    nc = largest_multiple_dividing(nt, nr, params.cache[1])
+    kc = k_cache_tile(problem.k, params.pack_kc)
     forall, ops = f"%{prefix}_forall", []
     # the packing transposes (of operands not packed at compile time): [1, kt, all] tiles,
     # vectorized (A's an 8 x kt transpose in registers, B's row copies)

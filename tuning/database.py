@@ -1,0 +1,168 @@
+"""The tuning database: one sqlite file of the best parameters found per op and machine.
+
+A record's key is (op key, cpu, dlc version): the op's structural hash (`keys.py`), the CPU it
+was measured on (`cpu_id`: model name, the schedules' target and a digest of the feature
+flags) and dlc's version. Its value: the schedule family, a description of the op, the best
+parameters (JSON of the family's record), their measured seconds, the heuristic's seconds on
+the same machine, and the trials the search spent. `merge` folds databases from many machines
+into one (the faster record of a key wins); `dlc tune --merge`.
+
+The file is `$DLC_TUNING_DB`, else `~/.cache/dlc/tuning.db` (`$XDG_CACHE_HOME/dlc`, like the
+compile cache's folder); `DLC_TUNING_DB=off` disables records. Reading never fails a compile: a
+file that is not a database, or a table of another shape, is a `TuningWarning` and no
+records; each record's parameters are checked against its family's space where it is used.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import platform
+import sqlite3
+import time
+import warnings
+from dataclasses import dataclass
+from functools import cache
+from importlib import metadata
+from pathlib import Path
+
+from dlc.passes.codegen import target
+
+SCHEMA = """CREATE TABLE IF NOT EXISTS records (
+    key TEXT NOT NULL, cpu TEXT NOT NULL, version TEXT NOT NULL, family TEXT NOT NULL,
+    op TEXT NOT NULL, params TEXT NOT NULL, seconds REAL NOT NULL,
+    default_seconds REAL NOT NULL, trials INTEGER NOT NULL, updated REAL NOT NULL,
+    PRIMARY KEY (key, cpu, version))"""
+COLUMNS = ("key", "cpu", "version", "family", "op", "params", "seconds", "default_seconds",
+           "trials", "updated")
+
+
+class TuningWarning(UserWarning):
+    """A tuning database or record that cannot be used (dlc then uses its heuristics)."""
+
+
+@dataclass(frozen=True)
+class Record:
+    key: str
+    cpu: str
+    version: str
+    family: str
+    op: str
+    params: str  # JSON of the family's parameter record
+    seconds: float
+    default_seconds: float
+    trials: int
+    updated: float = 0.0
+
+
+def default_path() -> Path | None:
+    """$DLC_TUNING_DB, else ~/.cache/dlc/tuning.db; None when set to off (or 0, or empty)."""
+    value = os.environ.get("DLC_TUNING_DB")
+    if value is not None:
+        return None if value.strip().lower() in ("", "0", "off", "none") else Path(value)
+    return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "dlc" / "tuning.db"
+
+
+def version() -> str:
+    try:
+        return metadata.version("dlc")
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
+@cache
+def cpu_id() -> str:
+    """This machine's CPU as a record key: model name, schedule target, digest of its flags."""
+    model, flags = platform.machine(), ""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name") and model == platform.machine():
+                model = line.split(":", 1)[1].strip()
+            elif line.startswith(("flags", "Features")) and not flags:
+                flags = " ".join(sorted(line.split(":", 1)[1].split()))
+    except OSError:
+        pass
+    digest = hashlib.sha256(flags.encode()).hexdigest()[:12]
+    return f"{model} | {target.current().name} | {digest}"
+
+
+class Database:
+    """A tuning database file (created on the first write)."""
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+
+    def _connect(self) -> sqlite3.Connection:
+        connection = sqlite3.connect(self.path, timeout=30)
+        connection.execute(SCHEMA)
+        return connection
+
+    def records(self, cpu: str | None = None, version_: str | None = None) -> list[Record]:
+        """Every record (of `cpu` and `version_` when given); [] and a TuningWarning when the
+        file is unreadable; [] when it does not exist."""
+        if not self.path.exists():
+            return []
+        query, args = f"SELECT {', '.join(COLUMNS)} FROM records", []
+        if cpu is not None:
+            query += " WHERE cpu = ? AND version = ?"
+            args = [cpu, version_ or version()]
+        try:
+            connection = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, timeout=30)
+            try:
+                rows = connection.execute(query, args).fetchall()
+            finally:
+                connection.close()
+            return [Record(*row) for row in rows if _well_typed(row)]
+        except sqlite3.Error as error:
+            warnings.warn(f"tuning database {self.path} is unreadable ({error}): compiling "
+                          "with the heuristics; remove it or set DLC_TUNING_DB",
+                          TuningWarning, stacklevel=2)
+            return []
+
+    def put(self, record: Record) -> bool:
+        """Store `record` unless a record of its key, cpu and version is faster; whether it
+        was stored."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        connection = self._connect()
+        try:
+            with connection:
+                row = connection.execute(
+                    "SELECT seconds FROM records WHERE key = ? AND cpu = ? AND version = ?",
+                    (record.key, record.cpu, record.version)).fetchone()
+                if row is not None and isinstance(row[0], float) and row[0] <= record.seconds:
+                    return False
+                values = [getattr(record, c) for c in COLUMNS]
+                values[COLUMNS.index("updated")] = record.updated or time.time()
+                connection.execute(f"INSERT OR REPLACE INTO records ({', '.join(COLUMNS)}) "
+                                   f"VALUES ({', '.join('?' * len(COLUMNS))})", values)
+            return True
+        finally:
+            connection.close()
+
+
+def _well_typed(row: tuple) -> bool:
+    types = (str,) * 6 + (float, float, int, float)
+    return all(isinstance(v, t) or (t is float and isinstance(v, int)) for v, t in zip(row, types))
+
+
+def merge(destination: str | Path, *sources: str | Path) -> int:
+    """Fold the records of `sources` into `destination` (the faster record of a key wins);
+    the number of records stored. An unreadable source is a TuningWarning, not an error."""
+    database, stored = Database(destination), 0
+    for source in sources:
+        if not Path(source).exists():
+            raise FileNotFoundError(f"tuning database {source} does not exist")
+        for record in Database(source).records():
+            stored += database.put(record)
+    return stored
+
+
+def digest(path: Path | None) -> str:
+    """A digest of the database file's bytes ("" when there is none): the compile cache's key
+    includes it, so that a model compiled before tuning is compiled again after."""
+    if path is None:
+        return ""
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+    except OSError:
+        return ""

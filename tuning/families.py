@@ -1,0 +1,54 @@
+"""The schedule families that can be tuned, each described once as a `Tunable`.
+
+A family plugs in with: its codegen module (whose `match` gives a problem with a `params`
+field and whose `lines` reads it), its parameter record type (`from_dict`, `as_dict`), the
+heuristic's point, the space of legal knob values, and the conversions between a record and
+a point of the space (one value per knob: what the search mutates). `signature` is the text
+of the schedule a record gives (the family's `lines`), so that points giving the same
+schedule are measured once. Only the matmul family is tunable so far (`matmul_params.py`);
+conv, depthwise and reductions join by adding an entry to `TUNABLES`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from types import ModuleType
+from typing import Any
+
+from dlc.passes.codegen import matmul, matmul_params, target
+
+
+@dataclass(frozen=True)
+class Tunable:
+    name: str
+    module: ModuleType
+    record: type
+    default: Callable[[Any], Any]  # problem -> the heuristic's record
+    space: Callable[[Any], dict[str, list]]  # problem -> legal values per knob
+    to_point: Callable[[Any], dict[str, Any]]
+    from_point: Callable[[dict[str, Any]], Any]
+    check: Callable[[Any, dict[str, list]], None]  # ValueError when outside the space
+
+    def signature(self, problem: Any, params: Any) -> str:
+        """The schedule's transform text for `params` (equal texts: the same code)."""
+        return "\n".join(self.module.lines("%op", replace(problem, params=params), "s").ops)
+
+
+def _matmul_space(problem: matmul.Contraction) -> dict[str, list]:
+    cpu = target.current()
+    return matmul_params.space(problem, matmul.default_params(), cpu.lanes, cpu.registers)
+
+
+MATMUL = Tunable("matmul", matmul, matmul_params.MatmulParams,
+                 lambda problem: matmul.default_params(), _matmul_space,
+                 matmul_params.to_point, matmul_params.from_point, matmul_params.check)
+TUNABLES = {t.name: t for t in (MATMUL,)}
+
+
+def of(family: ModuleType) -> Tunable | None:
+    """The Tunable of a codegen module, None when its schedules have no knobs yet."""
+    for tunable in TUNABLES.values():
+        if tunable.module is family:
+            return tunable
+    return None
