@@ -1,0 +1,190 @@
+"""Language-model inference (issue 26): prefill and decode tokens/s of dlc.CausalLM beside
+onnxruntime on the same ONNX models and beside eager PyTorch, in one process.
+
+    .venv/bin/python benchmarks/llm.py                      # GPT-2 small and a Llama, 1 thread
+    .venv/bin/python benchmarks/llm.py --models gpt2 --threads 1 2 --prefill 128 1024 \\
+        --past 128 1024
+    .venv/bin/python benchmarks/llm.py --tiny               # 2-layer models: a smoke run
+
+The models are built from `transformers` configs (random weights, no download): GPT-2 small
+(12 layers, hidden 768) and a Llama of the same size (12 layers, hidden 768, 12 heads, 4 key-value
+heads, MLP 2048, vocabulary 32,000), exported by `dlc.llm.export_onnx` (optimum's form) into
+build/llm/. Prefill of P tokens: one call on a P-token prompt (onnxruntime and PyTorch with an
+empty past; dlc a chunk at a time). Decode at past N: one token after N cached tokens, the
+median of `--repeat` steps (dlc's cache capacity is N + 64, as for a user generating 64 tokens
+after N). The ratio columns are dlc's time over the peer's (below 1: dlc is faster).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT.parent))
+
+import onnxruntime as ort  # noqa: E402
+import torch  # noqa: E402
+import transformers  # noqa: E402
+
+from dlc.llm import CausalLM, export_onnx  # noqa: E402
+
+CONFIGS = {
+    "gpt2": lambda tiny: transformers.GPT2Config(
+        n_layer=2 if tiny else 12, n_embd=128 if tiny else 768, n_head=4 if tiny else 12,
+        vocab_size=1000 if tiny else 50257, n_positions=2048),
+    "llama": lambda tiny: transformers.LlamaConfig(
+        num_hidden_layers=2 if tiny else 12, hidden_size=128 if tiny else 768,
+        intermediate_size=256 if tiny else 2048, num_attention_heads=4 if tiny else 12,
+        num_key_value_heads=2 if tiny else 4, vocab_size=1000 if tiny else 32000,
+        max_position_embeddings=4096),
+}
+
+
+def build(kind: str, tiny: bool):
+    torch.manual_seed(0)
+    config = CONFIGS[kind](tiny)
+    model = (transformers.GPT2LMHeadModel(config) if kind == "gpt2"
+             else transformers.LlamaForCausalLM(config)).eval()
+    folder = ROOT / "build" / "llm"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{kind}{'_tiny' if tiny else ''}.onnx"
+    if not path.exists():
+        export_onnx(model, path)
+    return model, path
+
+
+def median_seconds(call, repeat: int) -> float:
+    call()
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        call()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def ort_feeds(session, length: int, past: int, rng) -> dict:
+    feeds = {}
+    for value in session.get_inputs():
+        if value.name == "input_ids":
+            feeds[value.name] = rng.integers(0, 100, (1, length)).astype(np.int64)
+        elif value.name == "attention_mask":
+            feeds[value.name] = np.ones((1, past + length), np.int64)
+        elif value.name == "position_ids":
+            feeds[value.name] = np.arange(past, past + length, dtype=np.int64)[None]
+        else:
+            shape = [1 if d == "batch" else past if d == "past" else d for d in value.shape]
+            feeds[value.name] = rng.standard_normal(shape).astype(np.float32)
+    return feeds
+
+
+def torch_call(model, feeds: dict):
+    from transformers import DynamicCache
+
+    past = [torch.from_numpy(v) for k, v in feeds.items() if k.startswith("past_key_values")]
+
+    def call():
+        try:
+            cache = DynamicCache(config=model.config)
+        except TypeError:
+            cache = DynamicCache()
+        for i in range(len(past) // 2):
+            cache.update(past[2 * i], past[2 * i + 1], i)
+        with torch.no_grad():
+            model(input_ids=torch.from_numpy(feeds["input_ids"]),
+                  attention_mask=torch.from_numpy(feeds["attention_mask"]),
+                  position_ids=torch.from_numpy(feeds["position_ids"]), past_key_values=cache)
+    return call
+
+
+def run(args) -> list[dict]:
+    rows = []
+    rng = np.random.default_rng(0)
+    for kind in args.models:
+        model, path = build(kind, args.tiny)
+        for threads in args.threads:
+            torch.set_num_threads(threads)
+            options = ort.SessionOptions()
+            options.intra_op_num_threads = threads
+            options.inter_op_num_threads = 1
+            session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+            for prompt in args.prefill:
+                feeds = ort_feeds(session, prompt, 0, rng)
+                lm = CausalLM(path, max_length=prompt + 64, chunk=args.chunk,
+                              num_threads=threads)
+                tokens = feeds["input_ids"]
+                start = time.perf_counter()
+                lm.prefill(tokens)
+                compile_seconds = time.perf_counter() - start
+                rows.append(row(kind, threads, f"prefill {prompt}", prompt,
+                                median_seconds(lambda: lm.prefill(tokens), args.repeat),
+                                median_seconds(lambda: session.run(None, feeds), args.repeat),
+                                median_seconds(torch_call(model, feeds), args.repeat),
+                                compile_seconds))
+            for past in args.past:
+                feeds = ort_feeds(session, 1, past, rng)
+                lm = CausalLM(path, max_length=past + 64, chunk=args.chunk,
+                              num_threads=threads)
+                start = time.perf_counter()
+                lm.prefill(np.zeros((1, 1), np.int64))  # (compiles the chunk)
+                lm.cache.length = past  # (as after a prompt of `past` tokens)
+                token = np.array([1])
+
+                def step():
+                    lm.cache.length = past  # (each step at past N)
+                    lm.step(token)
+                step()
+                compile_seconds = time.perf_counter() - start
+                rows.append(row(kind, threads, f"decode at {past}", 1,
+                                median_seconds(step, args.repeat * 4),
+                                median_seconds(lambda: session.run(None, feeds),
+                                               args.repeat * 4),
+                                median_seconds(torch_call(model, feeds), args.repeat * 4),
+                                compile_seconds))
+                print(format_row(rows[-1]), flush=True)
+    return rows
+
+
+def row(kind, threads, what, tokens, dlc_s, ort_s, torch_s, compile_s) -> dict:
+    return {"model": kind, "threads": threads, "what": what, "tokens": tokens,
+            "dlc_tokens_per_s": tokens / dlc_s, "ort_tokens_per_s": tokens / ort_s,
+            "torch_tokens_per_s": tokens / torch_s, "dlc/ort": dlc_s / ort_s,
+            "dlc/torch": dlc_s / torch_s, "compile_s": compile_s}
+
+
+HEADER = ("| model | threads | case | dlc tokens/s | onnxruntime | PyTorch | dlc/ort time "
+          "| dlc/torch time |\n|---|---:|---|---:|---:|---:|---:|---:|")
+
+
+def format_row(r: dict) -> str:
+    return (f"| {r['model']} | {r['threads']} | {r['what']} | {r['dlc_tokens_per_s']:.1f} | "
+            f"{r['ort_tokens_per_s']:.1f} | {r['torch_tokens_per_s']:.1f} | {r['dlc/ort']:.2f} | "
+            f"{r['dlc/torch']:.2f} |")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--models", nargs="+", default=["gpt2", "llama"], choices=CONFIGS)
+    parser.add_argument("--threads", nargs="+", type=int, default=[1])
+    parser.add_argument("--prefill", nargs="+", type=int, default=[128, 1024])
+    parser.add_argument("--past", nargs="+", type=int, default=[128, 1024])
+    parser.add_argument("--chunk", type=int, default=128)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--tiny", action="store_true", help="2-layer models (a smoke run)")
+    args = parser.parse_args()
+    os.environ.setdefault("KMP_BLOCKTIME", "0")
+    rows = run(args)
+    print(HEADER)
+    for r in rows:
+        print(format_row(r))
+
+
+if __name__ == "__main__":
+    main()
