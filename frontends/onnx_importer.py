@@ -181,6 +181,12 @@ def default_opset(model: onnx.ModelProto) -> int:
     return 1
 
 
+def importer_key(node: onnx.NodeProto) -> str:
+    """The key of the node's importer: its op type, led by its domain outside the default one
+    (`com.microsoft.MatMulNBits`)."""
+    return node.op_type if node.domain in ("", "ai.onnx") else f"{node.domain}.{node.op_type}"
+
+
 def check_supported(graph: onnx.GraphProto) -> None:
     """Raise UnsupportedOpsError listing every node dlc cannot import, subgraphs included."""
     unsupported: dict[str, list[str]] = {}
@@ -193,10 +199,8 @@ def _collect_unsupported(graph: onnx.GraphProto, prefix: str,
                          unsupported: dict[str, list[str]]) -> None:
     for index, node in enumerate(graph.node):
         name = prefix + (node.name or f"#{index}")
-        if node.domain not in ("", "ai.onnx") or node.op_type not in importers():
-            op_type = node.op_type if node.domain in ("", "ai.onnx") else \
-                f"{node.domain}.{node.op_type}"
-            unsupported.setdefault(op_type, []).append(name)
+        if importer_key(node) not in importers():
+            unsupported.setdefault(importer_key(node), []).append(name)
         for attribute in node.attribute:  # the bodies of If, Loop and Scan
             for body in ([attribute.g] if attribute.HasField("g") else []) + list(attribute.graphs):
                 _collect_unsupported(body, f"{name}/{attribute.name}/", unsupported)
@@ -419,7 +423,7 @@ def _import_node(node: onnx.NodeProto, index: int, opset: int, values: dict[str,
         for value in operands:
             if value is not None:
                 check_not_bounded(value, f"node '{node_name}' ({node.op_type})", values)
-    results = _fold(context) or importers()[node.op_type](context)
+    results = _fold(context) or importers()[importer_key(node)](context)
     for name, value in zip(node.output, results):
         if name:
             values[name] = value

@@ -189,6 +189,8 @@ def constant_value(n: NodeContext) -> np.ndarray:
 
 
 def dense(array: np.ndarray, n: NodeContext | None = None) -> ir.DenseElementsAttr:
+    if array.dtype.name in ("int4", "uint4"):  # (4-bit weights: held in 8 bits, as dlc has
+        array = array.astype(np.int8 if array.dtype.name == "int4" else np.uint8)  # no i4)
     if array.dtype not in SUPPORTED_NUMPY_DTYPES:
         message = f"constant of dtype {array.dtype} is not supported yet"
         raise n.error(message) if n else FrontendError(message)

@@ -1,0 +1,175 @@
+"""The weight-only quantized matmul kernel of `dlc.matmul_nbits` (dialects/nbits.py): A [M, K]
+f32 times 4- or 8-bit weights that stay packed in memory and are dequantized in registers.
+
+The weights come in panels of 16 columns (`dialects/nbits.py`'s `pack_weights`): for each row k of a panel, 8 bytes
+(4 bits: column c in the low nibble of byte c, column c + 8 in its high nibble) or 16 bytes (8
+bits), and per block of `block_size` rows a scale and an offset per column. The kernel
+(`kernel_text`, MLIR text on tensors that the lowering moves into the function):
+- an `scf.forall` over the panels (the threads); in it, loops over blocks of MR rows of A (MR =
+  M up to 4: decode's M = 1..4 is one block), over the K blocks and, innermost, over the rows
+  k of a block;
+- per k: one 8-byte load of the panel row, zero-extended to 8 x i32 (`vpmovzxbd`), the low
+  nibbles (`and 15`) and the high ones (`shr 4`) converted to f32 and dequantized by one FMA
+  each with the block's scales and offsets (`q * scale + offset`, loaded once per block), then
+  per row of A a broadcast of a[m][k] and two FMAs into the 2 x 8 f32 accumulators of the row;
+- the accumulators are written to the output strip of the panel; the output, padded to whole
+  panels, is sliced back to [M, n].
+Decode (M = 1) reads each weight byte once, sequentially, per panel: the kernel streams the
+packed weights (half a byte a weight for 4 bits). The weights are read again per block of MR
+rows: prefill (M = 128...) dequantizes each weight M / MR times, which costs about as much as
+the FMAs themselves (a float copy of the weights, or of a panel, would not).
+"""
+
+from __future__ import annotations
+
+from dlc.dialects.nbits import PANEL, panel_bytes
+
+MR = 4  # rows of A per register block: 2 x MR accumulators, 2 weights, scales and offsets
+
+
+class _Text:
+    """Lines of MLIR text and the index constants they use."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.indices: set[int] = set()
+
+    def c(self, value: int) -> str:
+        self.indices.add(value)
+        return f"%c{value}"
+
+    def emit(self, line: str) -> None:
+        self.lines.append(line)
+
+
+V8 = "vector<8xf32>"
+
+
+def _inner(t: _Text, tag: str, rows: list[str], k_lo: str, k_hi: str, blk: str,
+           accs: list[str], types: dict[str, str], bits: int) -> list[str]:
+    """The loop over k in [k_lo, k_hi) of one K block; returns the accumulators' names."""
+    s_type, b_type, a_type = types["s"], types["b"], types["a"]
+    halves = []
+    for h in range(2):
+        t.emit(f"%s{tag}{h} = vector.transfer_read %s[%p, {blk}, {t.c(8 * h)}], %zf "
+               f"{{in_bounds = [true]}} : {s_type}, {V8}")
+        t.emit(f"%o{tag}{h} = vector.transfer_read %c[%p, {blk}, {t.c(8 * h)}], %zf "
+               f"{{in_bounds = [true]}} : {s_type}, {V8}")
+        halves.append((f"%s{tag}{h}", f"%o{tag}{h}"))
+    carried = ", ".join(f"%i{tag}_{j} = {x}" for j, x in enumerate(accs))
+    types_list = ", ".join([V8] * len(accs))
+    result = f"%r{tag}"
+    t.emit(f"{result}:{len(accs)} = scf.for %k{tag} = {k_lo} to {k_hi} step {t.c(1)} "
+           f"iter_args({carried}) -> ({types_list}) {{")
+    k = f"%k{tag}"
+    if bits == 4:
+        t.emit(f"  %q{tag} = vector.transfer_read %b[%p, {k}, {t.c(0)}], %z8 "
+               f"{{in_bounds = [true]}} : {b_type}, vector<8xi8>")
+        t.emit(f"  %x{tag} = arith.extui %q{tag} : vector<8xi8> to vector<8xi32>")
+        t.emit(f"  %n{tag}0 = arith.andi %x{tag}, %m15 : vector<8xi32>")
+        t.emit(f"  %n{tag}1 = arith.shrui %x{tag}, %m4 : vector<8xi32>")
+    else:
+        for h in range(2):
+            t.emit(f"  %q{tag}{h} = vector.transfer_read %b[%p, {k}, {t.c(8 * h)}], %z8 "
+                   f"{{in_bounds = [true]}} : {b_type}, vector<8xi8>")
+            t.emit(f"  %n{tag}{h} = arith.extui %q{tag}{h} : vector<8xi8> to vector<8xi32>")
+    for h, (scale, offset) in enumerate(halves):
+        t.emit(f"  %f{tag}{h} = arith.sitofp %n{tag}{h} : vector<8xi32> to {V8}")
+        t.emit(f"  %w{tag}{h} = vector.fma %f{tag}{h}, {scale}, {offset} : {V8}")
+    out = []
+    for r, row in enumerate(rows):
+        t.emit(f"  %a{tag}{r} = tensor.extract %a[{row}, {k}] : {a_type}")
+        t.emit(f"  %v{tag}{r} = vector.broadcast %a{tag}{r} : f32 to {V8}")
+        for h in range(2):
+            j = 2 * r + h
+            t.emit(f"  %y{tag}_{j} = vector.fma %v{tag}{r}, %w{tag}{h}, %i{tag}_{j} : {V8}")
+            out.append(f"%y{tag}_{j}")
+    t.emit(f"  scf.yield {', '.join(out)} : {types_list}")
+    t.emit("}")
+    return [f"{result}#{j}" for j in range(len(accs))]
+
+
+def _row_block(t: _Text, tag: str, row0: str, count: int, strip: str, k: int, block: int,
+               types: dict[str, str], bits: int) -> str:
+    """`count` rows from `row0`: accumulate over K, write into `strip`; returns the new strip."""
+    rows = []
+    for r in range(count):
+        t.emit(f"%row{tag}{r} = arith.addi {row0}, {t.c(r)} : index")
+        rows.append(f"%row{tag}{r}")
+    accs = ["%zv"] * (2 * count)
+    full = k // block
+    if full:
+        carried = ", ".join(f"%b{tag}_{j} = %zv" for j in range(len(accs)))
+        types_list = ", ".join([V8] * len(accs))
+        t.emit(f"%B{tag}:{len(accs)} = scf.for %blk{tag} = {t.c(0)} to {t.c(full)} step "
+               f"{t.c(1)} iter_args({carried}) -> ({types_list}) {{")
+        t.emit(f"  %k0{tag} = arith.muli %blk{tag}, {t.c(block)} : index")
+        t.emit(f"  %k1{tag} = arith.addi %k0{tag}, {t.c(block)} : index")
+        inner = _inner(t, f"{tag}f", rows, f"%k0{tag}", f"%k1{tag}", f"%blk{tag}",
+                       [f"%b{tag}_{j}" for j in range(len(accs))], types, bits)
+        t.emit(f"  scf.yield {', '.join(inner)} : {types_list}")
+        t.emit("}")
+        accs = [f"%B{tag}#{j}" for j in range(len(accs))]
+    if k % block:
+        accs = _inner(t, f"{tag}t", rows, t.c(full * block), t.c(k), t.c(full), accs, types,
+                      bits)
+    current = strip
+    for r, row in enumerate(rows):
+        for h in range(2):
+            t.emit(f"%W{tag}_{r}_{h} = vector.transfer_write {accs[2 * r + h]}, {current}"
+                   f"[{row}, {t.c(8 * h)}] {{in_bounds = [true]}} : {V8}, {types['strip']}")
+            current = f"%W{tag}_{r}_{h}"
+    return current
+
+
+def kernel_text(m: int, k: int, n: int, bits: int, block: int,
+                name: str = "matmul_nbits") -> str:
+    """A private function (A [m, k] f32, packed b, scales, offsets) -> [m, n] f32 (module
+    docstring), as MLIR text."""
+    panels, blocks = -(-n // PANEL), -(-k // block)
+    cols = panels * PANEL
+    types = {
+        "a": f"tensor<{m}x{k}xf32>",
+        "b": f"tensor<{panels}x{k}x{panel_bytes(bits)}xi8>",
+        "s": f"tensor<{panels}x{blocks}x{PANEL}xf32>",
+        "strip": f"tensor<{m}x{PANEL}xf32>",
+    }
+    out_type, c_type = f"tensor<{m}x{cols}xf32>", f"tensor<{m}x{n}xf32>"
+    t = _Text()
+    mr = min(m, MR)
+    main = m - m % mr
+    t.emit(f"%e = tensor.empty() : {out_type}")
+    t.emit(f"%out = scf.forall (%p) in ({panels}) shared_outs(%o = %e) -> ({out_type}) {{")
+    t.emit(f"%n0 = arith.muli %p, {t.c(PANEL)} : index")
+    t.emit(f"%strip = tensor.extract_slice %o[0, %n0] [{m}, {PANEL}] [1, 1] : "
+           f"{out_type} to {types['strip']}")
+    strip = "%strip"
+    if main:
+        t.emit(f"%rows = scf.for %ib = {t.c(0)} to {t.c(main)} step {t.c(mr)} "
+               f"iter_args(%st = {strip}) -> ({types['strip']}) {{")
+        written = _row_block(t, "m", "%ib", mr, "%st", k, block, types, bits)
+        t.emit(f"scf.yield {written} : {types['strip']}")
+        t.emit("}")
+        strip = "%rows"
+    if m % mr:
+        strip = _row_block(t, "t", t.c(main), m % mr, strip, k, block, types, bits)
+    t.emit("scf.forall.in_parallel {")
+    t.emit(f"tensor.parallel_insert_slice {strip} into %o[0, %n0] [{m}, {PANEL}] [1, 1] : "
+           f"{types['strip']} into {out_type}")
+    t.emit("}")
+    t.emit("}")
+    result = "%out"
+    if cols != n:
+        t.emit(f"%r = tensor.extract_slice %out[0, 0] [{m}, {n}] [1, 1] : {out_type} to "
+               f"{c_type}")
+        result = "%r"
+    t.emit(f"return {result} : {c_type}")
+    head = [(f"func.func private @{name}(%a: {types['a']}, %b: {types['b']}, "
+             f"%s: {types['s']}, %c: {types['s']}) -> {c_type} {{"),
+            "%zf = arith.constant 0.0 : f32",
+            "%z8 = arith.constant 0 : i8",
+            f"%zv = arith.constant dense<0.0> : {V8}",
+            "%m15 = arith.constant dense<15> : vector<8xi32>",
+            "%m4 = arith.constant dense<4> : vector<8xi32>"]
+    head += [f"%c{v} = arith.constant {v} : index" for v in sorted(t.indices)]
+    return "\n".join(head + t.lines + ["}"])
