@@ -29,6 +29,8 @@ os.environ.setdefault("DLC_NUM_THREADS", "1")
 # ONNX suite's light models all took the naive path whole for months (a shared init that the
 # elementwise family also scheduled); test_matmul_schedule.py tests the fallback itself
 os.environ.setdefault("DLC_STRICT_SCHEDULE", "1")
+# the user's tuning records (`dlc tune`) would change the schedules the suite checks
+os.environ.setdefault("DLC_TUNING_DB", "off")
 
 OPSET = 17
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"

@@ -12,6 +12,7 @@
     dlc fuzz [-n COUNT] [--seed S] [--out DIR]      random graphs, dlc against onnxruntime
     dlc explore MODEL.onnx -o PAGE.html [--serve]   the compile as one HTML page
     dlc profile MODEL.onnx [--runs N] [--json]      time per op group, schedule, naive path
+    dlc tune MODEL.onnx [--budget MIN] [--ray-address ADDR]   tune schedules into the database
 
 Every error is one line `dlc: error: ...` and a non-zero exit, never a traceback.
 """
@@ -104,7 +105,11 @@ def cmd_compile(args) -> int:
         raise SystemExit("dlc: error: --timings measures the stages; --emit=dot runs only the "
                          "dlc stage: use --emit=dlc --timings")
     if timings and args.emit is None:
-        write_timings(compile_cold(args).timings, timings, sys.stdout)
+        compiled = compile_cold(args)
+        write_timings(compiled.timings, timings, sys.stdout)
+        report = compiled.tuning  # (which ops used a tuning record, when there is a database)
+        if timings == "table" and report and report.database and Path(report.database).exists():
+            print(report.table())
         return 0
     graph = optimized_graph(args) if args.emit == "dot" or args.stats else None
     lowered = None
@@ -389,6 +394,10 @@ def build_parser() -> argparse.ArgumentParser:
     from dlc.tools import profile_cli
 
     profile_cli.add_parser(commands, model_command)
+
+    from dlc.tools import tune_cli
+
+    tune_cli.add_parser(commands, model_command)
     return parser
 
 
