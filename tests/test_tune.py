@@ -22,8 +22,8 @@ import dlc
 from dlc.passes.codegen import matmul, matmul_params
 from dlc.tuning import Database, TuningWarning, database, families, merge
 from dlc.tuning.extract import tasks
+from dlc.tuning.tune import problem_of
 from tests.conftest import make_mlp, make_model, run_both
-
 
 # 512-term sums of unit normals (values ~30): rounding differs with the summation order
 MATMUL_TOLERANCES = {np.dtype(np.float32): (1e-4, 1e-4)}
@@ -85,19 +85,21 @@ def test_record_round_trips_and_its_space_holds_the_default():
     assert len(families.MATMUL.space(matmul.Contraction(None, 64, 256, 784))["register"]) > 4
 
 
-@pytest.mark.parametrize("data", [
-    {"register": [4, 16]},  # missing fields
-    {"register": [4, "16"], "cache": [64, 512, 256], "outer": [128, 512], "gemv_kc": 16,
-     "pack_kc": 512},
-    {"register": [4, 16, 1], "cache": [64, 512, 256], "outer": [128, 512], "gemv_kc": 16,
-     "pack_kc": 512},
-    {"register": [4, 16], "cache": [64, 512, 256], "outer": [128, 512], "gemv_kc": 16.5,
-     "pack_kc": 512},
-    [1, 2, 3],
+GOOD = {"register": [4, 16], "cache": [64, 512, 256], "outer": [128, 512], "gemv_kc": 16,
+        "pack_kc": 512, "pack": True}
+
+
+@pytest.mark.parametrize("change", [
+    {"cache": None}, {"register": [4, "16"]}, {"register": [4, 16, 1]}, {"gemv_kc": 16.5},
+    {"pack": 1}, {"pack_kc": True}, {"extra": 1},
 ])
-def test_malformed_records_are_rejected(data):
+def test_malformed_records_are_rejected(change):
+    assert matmul_params.MatmulParams.from_dict(GOOD).as_dict() == GOOD
+    data = {k: v for k, v in {**GOOD, **change}.items() if v is not None}
     with pytest.raises(ValueError):
         matmul_params.MatmulParams.from_dict(data)
+    with pytest.raises(ValueError):
+        matmul_params.MatmulParams.from_dict([1, 2, 3])
 
 
 def test_default_record_gives_the_heuristic_schedule():
@@ -157,6 +159,20 @@ def test_a_record_changes_the_schedule_and_the_result_stays_right(db):
     assert [c.source for c in compiled.tuning.choices] == ["record"]
     assert compiled.ir("linalg") != before.ir("linalg")
     np.testing.assert_allclose(after[0], before(*inputs)[0], rtol=1e-4, atol=1e-4)
+
+
+def test_a_record_can_unpack_a_packed_matmul(db):
+    model = mlp()  # (its two large layers are packed by the heuristic)
+    before = dlc.compile(model)
+    assert "dlc.unpacked" not in before.ir("linalg")
+    first = tasks(model)[0]
+    assert families.MATMUL.space(problem_of(first))["pack"] == [False, True]
+    put(db, first.key, dict(matmul.default_params().as_dict(), pack=False, register=[2, 16]))
+    inputs = inputs_of(before)
+    run_both(model, inputs, tolerances=MATMUL_TOLERANCES)
+    after = dlc.compile(model)
+    assert [c.source for c in after.tuning.choices] == ["record", "heuristic", "heuristic"]
+    assert after.ir("linalg") != before.ir("linalg") and "dlc.unpacked" not in after.ir("linalg")
 
 
 def test_a_record_that_no_longer_applies_is_a_visible_miss(db):

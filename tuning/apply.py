@@ -19,7 +19,7 @@ import json
 import warnings
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -147,4 +147,4 @@ def choose(op: ir.Operation, family: ModuleType, problem: Any) -> Any:
         return problem
     active.report.choices.append(Choice(key, describe(op), "record", json.dumps(
         params.as_dict(), sort_keys=True)))
-    return replace(problem, params=params)
+    return tunable.apply(op, problem, params)

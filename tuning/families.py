@@ -16,6 +16,8 @@ from dataclasses import dataclass, replace
 from types import ModuleType
 from typing import Any
 
+from mlir import ir
+
 from dlc.passes.codegen import matmul, matmul_params, target
 
 
@@ -29,10 +31,13 @@ class Tunable:
     to_point: Callable[[Any], dict[str, Any]]
     from_point: Callable[[dict[str, Any]], Any]
     check: Callable[[Any, dict[str, list]], None]  # ValueError when outside the space
+    # (op or None, problem, params) -> the problem to schedule (None: no payload to mark)
+    apply: Callable[[Any, Any, Any], Any] = lambda op, problem, params: replace(
+        problem, params=params)
 
     def signature(self, problem: Any, params: Any) -> str:
         """The schedule's transform text for `params` (equal texts: the same code)."""
-        return "\n".join(self.module.lines("%op", replace(problem, params=params), "s").ops)
+        return "\n".join(self.module.lines("%op", self.apply(None, problem, params), "s").ops)
 
 
 def _matmul_space(problem: matmul.Contraction) -> dict[str, list]:
@@ -40,9 +45,23 @@ def _matmul_space(problem: matmul.Contraction) -> dict[str, list]:
     return matmul_params.space(problem, matmul.default_params(), cpu.lanes, cpu.registers)
 
 
+def _matmul_apply(op: ir.Operation | None, problem: matmul.Contraction,
+                  params: matmul_params.MatmulParams) -> matmul.Contraction:
+    """The problem with `params`; a packed one scheduled plain when `params.pack` is False
+    (its op marked for `matmul.prepare`, which then does not pack it)."""
+    problem = replace(problem, params=params)
+    if not problem.packed or params.pack:
+        return problem
+    if op is None:  # (a signature: the padded rows stand for the rows)
+        return matmul.unpacked(problem, problem.m)
+    op.attributes[matmul.UNPACKED] = ir.UnitAttr.get()
+    return matmul.unpacked(problem, op.results[0].type.shape[-2])
+
+
 MATMUL = Tunable("matmul", matmul, matmul_params.MatmulParams,
                  lambda problem: matmul.default_params(), _matmul_space,
-                 matmul_params.to_point, matmul_params.from_point, matmul_params.check)
+                 matmul_params.to_point, matmul_params.from_point, matmul_params.check,
+                 _matmul_apply)
 TUNABLES = {t.name: t for t in (MATMUL,)}
 
 

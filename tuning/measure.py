@@ -7,7 +7,7 @@ one-op module and the model's differ, and the measurement would be of the heuris
 on seeded random inputs, compares the result with the heuristic's (compiled once per worker
 and task; a wrong result is a failed candidate, never a record: PERF.md's LLVM 22 miscompile
 hit some tile shapes) and times it the way the benchmarks do (`benchmarks/bench_models.py`:
-warm-up calls, then the median of repeated calls, within `seconds`). Single-threaded, compile
+warm-up calls, then repeated calls within `seconds`), taking the fastest call (`time_calls`). Single-threaded, compile
 cache off, failing schedules raise (DLC_STRICT_SCHEDULE) instead of falling back.
 
 Pools run lists of (task, params) and return `Measurement`s in order: `ProcessPool` (spawned
@@ -18,7 +18,6 @@ local Ray with `workers` CPUs). A measurement names the CPU it ran on: the recor
 from __future__ import annotations
 
 import os
-import statistics
 import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
@@ -91,8 +90,11 @@ def _inputs(compiled) -> list[np.ndarray]:
 
 
 def time_calls(fn, seconds: float) -> float:
-    """Median seconds of `fn` after WARMUP calls, over at least MIN_RUNS calls and about
-    `seconds` of calls."""
+    """The fastest call of `fn` after WARMUP calls, of at least MIN_RUNS calls and about
+    `seconds` of calls. (The benchmarks take medians of calls alternated with their peer;
+    here one schedule is timed against the others' times taken at other moments, on a
+    machine whose other processes only ever add time: the minimum is the stable statistic.
+    `tune.confirm` then takes medians of these, alternated.)"""
     for _ in range(WARMUP):
         fn()
     times: list[float] = []
@@ -101,7 +103,7 @@ def time_calls(fn, seconds: float) -> float:
         start = time.perf_counter()
         fn()
         times.append(time.perf_counter() - start)
-    return statistics.median(times)
+    return min(times)
 
 
 def measure(task: Task, params: dict | None, seconds: float = 0.2) -> Measurement:

@@ -4,14 +4,16 @@ The model's distinct ops (`extract.tasks`) are tuned heaviest first (count x mul
 each gets a share of the time budget in proportion to its weight (and at most `trials`
 distinct schedules): the evolutionary search (`search.evolve`) from the heuristic's point,
 each batch measured in parallel by the pool (`measure.py`: local processes, or Ray tasks with
-`ray_address`). The best point of each op becomes a record of the database (for the CPU it
-was measured on), unless the database holds a faster one; the heuristic's own point is a
-record too when nothing beat it (the op is then known tuned).
+`ray_address`). The best few points and the heuristic's are then measured again alternately
+(`confirm`: medians, on a busy machine one measurement can be lucky); the best of those becomes
+a record of the database (for the CPU it was measured on), unless the database holds a faster
+one; the heuristic's own point is a record too when nothing beat it (the op is known tuned).
 """
 
 from __future__ import annotations
 
 import json
+import statistics
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -21,6 +23,8 @@ from typing import Any
 from dlc.tuning import database, families, search
 from dlc.tuning.extract import Task, tasks
 from dlc.tuning.measure import Measurement, ProcessPool, RayPool
+
+CONFIRM, ROUNDS = 3, 3  # the best candidates of an op measured again, alternately (`confirm`)
 
 
 @dataclass(frozen=True)
@@ -120,7 +124,7 @@ def tune(model, db: str | Path | None = None, budget_minutes: float = 30.0, tria
             op_deadline = time.monotonic() + share
             history, measured = tune_task(task, pool, trials,
                                           lambda end=op_deadline: time.monotonic() > end)
-            result = _record(task, history, measured, database.Database(path))
+            result = _record(task, pool, history, measured, database.Database(path))
             results.append(result)
             log(result.line())
     finally:
@@ -128,16 +132,33 @@ def tune(model, db: str | Path | None = None, budget_minutes: float = 30.0, tria
     return results
 
 
-def _record(task: Task, history: search.History, measured: list[Measurement],
+def confirm(task: Task, pool, history: search.History, count: int = CONFIRM,
+            rounds: int = ROUNDS) -> tuple[search.Point, float, float, str]:
+    """The best `count` points of `history` and the heuristic's (its first) measured again,
+    alternately, `rounds` times: (the best point by median, its median, the heuristic's
+    median, the CPU). One lucky measurement on a busy machine does not make a record."""
+    tunable = families.TUNABLES[task.family]
+    ranked = [p for p, s in sorted(history.trials, key=lambda t: t[1]) if s < float("inf")]
+    points = [history.trials[0][0]] + [p for p in ranked[:count] if p != history.trials[0][0]]
+    jobs = [(task, tunable.from_point(p).as_dict()) for _ in range(rounds) for p in points]
+    done = pool.map(jobs)
+    medians = [statistics.median(m.seconds for m in done[i::len(points)])
+               for i in range(len(points))]
+    best = min(range(len(points)), key=lambda i: medians[i])
+    return points[best], medians[best], medians[0], done[best].cpu
+
+
+def _record(task: Task, pool, history: search.History, measured: list[Measurement],
             db: database.Database) -> TunedOp:
     tunable = families.TUNABLES[task.family]
-    default_seconds = history.trials[0][1]
-    point, best = history.best()
     failed = sum(1 for m in measured if m.error is not None)
+    if history.best()[1] == float("inf"):
+        return TunedOp(task, history.trials[0][1], float("inf"), None, len(history.trials),
+                       failed, False)
+    point, best, default_seconds, cpu = confirm(task, pool, history)
     if best == float("inf"):
         return TunedOp(task, default_seconds, best, None, len(history.trials), failed, False)
     params = tunable.from_point(point).as_dict()
-    cpu = next(m.cpu for m, (_, s) in zip(measured, history.trials) if s == best)
     stored = db.put(database.Record(task.key, cpu, database.version(), task.family, task.op,
                                     json.dumps(params, sort_keys=True), best, default_seconds,
                                     len(history.trials)))

@@ -291,11 +291,24 @@ def pretranspose_constant_b(op: ir.Operation) -> None:
     op.operands[1] = value
 
 
+UNPACKED = "dlc.unpacked"  # a tuning record's `pack=False` (`unpacked`), read by `prepare`
+
+
+def unpacked(problem: Contraction, rows: int) -> Contraction:
+    """The plain problem of a packed matmul of `rows` rows: its epilogue stays unfused (the
+    elementwise schedule has it, as when packed), its init as the packed problem fused it."""
+    return Contraction(None, rows, problem.n, problem.k, False, problem.init,
+                       params=problem.params)
+
+
 def prepare(op: ir.Operation) -> ir.Operation | None:
     """Payload rewrites before the schedule runs (data layout of the operands): the packed
     form of a large matmul (`pack`, returned), else a constant B^T transposed."""
     problem = match(op)
-    if problem is not None and problem.packed:
+    keep_plain = UNPACKED in op.attributes
+    if keep_plain:
+        del op.attributes[UNPACKED]
+    if problem is not None and problem.packed and not keep_plain:
         return pack(op)
     pretranspose_constant_b(op)
     return None

@@ -2,7 +2,9 @@
 
 `MatmulParams` holds the limits the tile heuristic works within: the register tile (mr, nr),
 the cache tile (mc, nc, kc), the forall (outer) tile (mt, nt), the k step of a vector-matrix
-product and the packed product's kc. The heuristic derives every concrete tile from them and
+product and the packed product's kc; and whether a matmul the heuristic data-tiles is packed
+(`pack`: False schedules it plain, its epilogue left to the elementwise schedule as when
+packed; a plain matmul never becomes packed). The heuristic derives every concrete tile from them and
 the op's static shape (largest divisors, multiples of the register tile: `matmul.py`), so any
 point of `space` gives tiles that divide the shape: legal by construction, only faster or
 slower. `matmul.default_params()` is the heuristic's own point (the module's constants and the
@@ -31,6 +33,7 @@ class MatmulParams:
     outer: tuple[int, int]  # (mt, nt) limits of the forall's output tile
     gemv_kc: int  # rows of B per cache step of a vector-matrix product (M = 1)
     pack_kc: int  # kc of the packed (data-tiled) product
+    pack: bool = True  # False: a matmul the heuristic packs is scheduled plain
 
     def as_dict(self) -> dict[str, Any]:
         return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
@@ -51,8 +54,10 @@ class MatmulParams:
 
         if type(data["gemv_kc"]) is not int or type(data["pack_kc"]) is not int:
             raise ValueError("gemv_kc and pack_kc must be integers")
+        if type(data["pack"]) is not bool:
+            raise ValueError("pack must be true or false")
         return cls(ints(data["register"], 2), ints(data["cache"], 3), ints(data["outer"], 2),
-                   data["gemv_kc"], data["pack_kc"])
+                   data["gemv_kc"], data["pack_kc"], data["pack"])
 
 
 def register_tiles(lanes: int, registers: int) -> list[tuple[int, int]]:
@@ -67,27 +72,30 @@ def register_tiles(lanes: int, registers: int) -> list[tuple[int, int]]:
 
 
 KNOBS = ("register", "cache_m", "cache_n", "cache_k", "outer_m", "outer_n", "gemv_kc",
-         "pack_kc")  # a point of the space: one value per knob
+         "pack_kc", "pack")  # a point of the space: one value per knob
 
 
 def to_point(params: MatmulParams) -> dict[str, Any]:
     (mc, nc, kc), (mt, nt) = params.cache, params.outer
     return {"register": params.register, "cache_m": mc, "cache_n": nc, "cache_k": kc,
-            "outer_m": mt, "outer_n": nt, "gemv_kc": params.gemv_kc, "pack_kc": params.pack_kc}
+            "outer_m": mt, "outer_n": nt, "gemv_kc": params.gemv_kc, "pack_kc": params.pack_kc,
+            "pack": params.pack}
 
 
 def from_point(point: dict[str, Any]) -> MatmulParams:
     return MatmulParams(tuple(point["register"]),
                         (point["cache_m"], point["cache_n"], point["cache_k"]),
-                        (point["outer_m"], point["outer_n"]), point["gemv_kc"], point["pack_kc"])
+                        (point["outer_m"], point["outer_n"]), point["gemv_kc"], point["pack_kc"],
+                        point["pack"])
 
 
 def space(problem: Any, default: MatmulParams, lanes: int, registers: int
           ) -> dict[str, list]:
     """The legal values of each knob (`KNOBS`) for `problem` (a `matmul.Contraction`), in
-    order (a search steps to neighbours), the default's among them. A packed problem keeps
-    the target's register tile (the operands' packed layout is made for it before the
-    schedule runs) and has no vector-matrix step; a plain one has no packed kc."""
+    order (a search steps to neighbours), the default's among them. A packed problem may be
+    scheduled plain (`pack`), the register tile and kc then being those of the plain
+    schedule (packed, its register tile is the target's: the operands' packed layout is made
+    for it before the schedule runs); a plain one has no packed kc and cannot be packed."""
     point = to_point(default)
 
     def values(name: str, others: list) -> list:
@@ -102,10 +110,12 @@ def space(problem: Any, default: MatmulParams, lanes: int, registers: int
         "outer_n": values("outer_n", [128, 256, 512, 1024]),
         "gemv_kc": [default.gemv_kc],
         "pack_kc": [default.pack_kc],
+        "pack": [default.pack],
     }
+    knobs["register"] = values("register", register_tiles(lanes, registers))
     if problem.packed:
         knobs["pack_kc"] = values("pack_kc", [128, 256, 512, 1024])
-        knobs["cache_k"] = [default.cache[2]]  # (the packed product's kc is pack_kc)
+        knobs["pack"] = [False, True]
         return knobs
     knobs["register"] = values("register", register_tiles(lanes, registers))
     if problem.m == 1 and problem.batch is None:
