@@ -20,7 +20,8 @@ _DLC_O1 = (
     "dlc-strength-reduce,dlc-canonicalize"
 )
 _DLC_O2 = (
-    _DLC_O1 + ",dlc-sink-transpose,dlc-fuse-batchnorm,dlc-fuse-matmul-add,dlc-convert-layout,"
+    _DLC_O1 + ",dlc-sink-transpose,dlc-fuse-batchnorm,dlc-fuse-matmul-add,dlc-pad-matmul-n,"
+    "dlc-convert-layout,"
     "dlc-fold-constants,dlc-simplify,dlc-canonicalize"
 )
 _ONE_SHOT = (

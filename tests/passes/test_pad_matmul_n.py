@@ -1,0 +1,39 @@
+"""dlc-pad-matmul-n: matmuls whose N lacks tile divisors compute the same numbers, padded."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import onnx.helper as oh
+import onnx.numpy_helper as nh
+import pytest
+
+import dlc
+from dlc.passes.pad_matmul_n import awkward
+
+
+def test_awkward_sizes():
+    assert awkward(50257) and awkward(1025) and awkward(32 * 37)  # (37: tiles of 32 only)
+    assert not awkward(1000) and not awkward(50240) and not awkward(1536) and not awkward(3072)
+
+
+@pytest.mark.parametrize("op", ["MatMul", "Gemm", "GemmT"])
+def test_padded_matmul_matches_numpy(op):
+    rng = np.random.default_rng(0)
+    k, n = 48, 1041
+    a = rng.standard_normal((5, k)).astype(np.float32)
+    w = rng.standard_normal((k, n)).astype(np.float32)
+    bias = rng.standard_normal(n).astype(np.float32)
+    inits = [nh.from_array(w.T.copy() if op == "GemmT" else w, "w"), nh.from_array(bias, "b")]
+    if op == "MatMul":
+        node = oh.make_node("MatMul", ["a", "w"], ["y"])
+    else:
+        node = oh.make_node("Gemm", ["a", "w", "b"], ["y"], transB=int(op == "GemmT"))
+    model = oh.make_model(oh.make_graph(
+        [node], "g", [oh.make_tensor_value_info("a", onnx.TensorProto.FLOAT, [5, k])],
+        [oh.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [5, n])], inits),
+        opset_imports=[oh.make_opsetid("", 17)])
+    compiled = dlc.compile(model, num_threads=1)
+    assert "-> tensor<5x1280xf32>" in compiled.ir("dlc")  # (padded to a multiple of 256)
+    expected = a @ w + (0 if op == "MatMul" else bias)
+    np.testing.assert_allclose(compiled(a)[0], expected, rtol=1e-4, atol=1e-4)
