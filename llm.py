@@ -64,6 +64,7 @@ class DecoderSpec:
     position_ids: str
     logits: str
     pairs: tuple[CachePair, ...]
+    logits_index: str | None = None  # an input choosing the one position of the logits
 
 
 def _producers(graph: onnx.GraphProto) -> dict[str, onnx.NodeProto]:
@@ -171,6 +172,50 @@ def present_as_update(proto: onnx.ModelProto, spec: DecoderSpec) -> onnx.ModelPr
     return proto
 
 
+LOGITS_INDEX = "dlc.logits_index"
+
+
+def logits_at_index(proto: onnx.ModelProto, spec: DecoderSpec
+                    ) -> tuple[onnx.ModelProto, DecoderSpec]:
+    """`proto` computing the logits at one position, the input `dlc.logits_index` ([1]),
+    instead of at every position (transformers' `logits_to_keep`): a prefill chunk of 128
+    tokens multiplies one row by GPT-2's [768, 50257] head, not 128. Applies when the logits
+    are MatMul(hidden [batch, sequence, hidden], weights) (then elementwise ops with
+    constants); the model unchanged, and the spec without the index, otherwise."""
+    graph = proto.graph
+    constants = {t.name for t in graph.initializer} | {
+        o for n in graph.node if n.op_type == "Constant" for o in n.output}
+    producers = _producers(graph)
+    chain, node = [], producers.get(_through_identities(spec.logits, producers))
+    while node is not None and node.op_type in ("Add", "Mul", "Div", "Sub") and len(
+            [i for i in node.input if i not in constants]) == 1:
+        chain.append(node)
+        node = producers.get(next(i for i in node.input if i not in constants))
+    output = next(o for o in graph.output if o.name == spec.logits)
+    if (node is None or node.op_type != "MatMul" or node.input[1] not in constants
+            or _rank(output) != 3):
+        return proto, spec
+    proto = onnx.ModelProto.FromString(proto.SerializeToString())
+    graph = proto.graph
+    matmul = next(n for n in graph.node if list(n.output) == list(node.output))
+    gathered = matmul.input[0] + "/dlc.logits_row"
+    position = list(graph.node).index(matmul)
+    graph.node.insert(position, onnx.helper.make_node(
+        "Gather", [matmul.input[0], LOGITS_INDEX], [gathered], axis=1,
+        name="dlc.logits_row"))
+    matmul.input[0] = gathered
+    graph.input.append(onnx.helper.make_tensor_value_info(LOGITS_INDEX,
+                                                          onnx.TensorProto.INT64, [1]))
+    changed = {matmul.output[0], *(o for n in chain for o in n.output)}
+    for value in [v for v in graph.value_info if v.name in changed]:
+        graph.value_info.remove(value)
+    shape = next(o for o in graph.output if o.name == spec.logits).type.tensor_type.shape
+    shape.dim[1].Clear()
+    shape.dim[1].dim_value = 1
+    return proto, DecoderSpec(spec.input_ids, spec.attention_mask, spec.position_ids,
+                              spec.logits, spec.pairs, LOGITS_INDEX)
+
+
 @dataclass
 class GenerationResult:
     """The tokens of a `generate` call (prompt and new, `[batch, length]`) and its times."""
@@ -256,9 +301,9 @@ class CausalLM:
             from dlc.compiler import compile as dlc_compile
 
             proto = _load(model)
-            self.spec = find_decoder(proto)
-            self.model = dlc_compile(present_as_update(proto, self.spec), opt_level=opt_level,
-                                     num_threads=num_threads)
+            spec = find_decoder(proto)
+            proto, self.spec = logits_at_index(present_as_update(proto, spec), spec)
+            self.model = dlc_compile(proto, opt_level=opt_level, num_threads=num_threads)
         signature = self.model.signature
         specs = {s.name: s for s in signature.inputs}
         shapes, axes, dtypes = {}, {}, {}
@@ -285,7 +330,8 @@ class CausalLM:
 
     def _call(self, tokens: np.ndarray, valid: int) -> np.ndarray:
         """Run one call on `tokens` `[batch, n]` (the first `valid` real, the rest padding) at
-        the cache's length; write their keys and values; the logits `[batch, n, vocab]`."""
+        the cache's length; write their keys and values; the logits of the last valid token,
+        `[batch, vocab]`."""
         spec, cache = self.spec, self.cache
         batch, n = tokens.shape
         start, capacity = cache.length, cache.capacity
@@ -300,12 +346,15 @@ class CausalLM:
                  spec.attention_mask: mask,
                  spec.position_ids: np.broadcast_to(positions, (batch, n)).astype(
                      self._dtypes[spec.position_ids])}
+        if spec.logits_index is not None:
+            feeds[spec.logits_index] = np.array([valid - 1], np.int64)
         feeds.update(cache.buffers)
         outputs = dict(zip(self.model.output_names, self.model(**feeds)))
         for pair in spec.pairs:
             cache.write(pair.past, outputs[pair.present], valid)
         cache.length += valid
-        return outputs[spec.logits]
+        logits = outputs[spec.logits]
+        return logits[:, 0] if spec.logits_index is not None else logits[:, valid - 1]
 
     def prefill(self, prompt: np.ndarray) -> np.ndarray:
         """Forget the cache, run `prompt` (`[batch, length]` token ids) through the model a
@@ -325,13 +374,13 @@ class CausalLM:
             valid = part.shape[1]
             if valid < self.chunk:  # (padded: one specialization for every chunk)
                 part = np.concatenate([part, np.repeat(part[:, -1:], self.chunk - valid, 1)], 1)
-            logits = self._call(part, valid)[:, valid - 1]
+            logits = self._call(part, valid)
         return logits
 
     def step(self, tokens: np.ndarray) -> np.ndarray:
         """One decode step: `tokens` (`[batch]`, the last chosen) in, their logits out."""
         tokens = np.asarray(tokens).reshape(self.batch, 1)
-        return self._call(tokens, 1)[:, 0]
+        return self._call(tokens, 1)
 
     def generate(self, prompt: np.ndarray, max_new_tokens: int, *, top_k: int | None = None,
                  temperature: float = 1.0, seed: int | None = None,
@@ -421,9 +470,9 @@ def _compile_transformers(model, batch: int, opt_level: int, num_threads: int | 
                            f"flat KV cache: {type(error).__name__}: {error}") from error
     compiled = dlc_compile(program, opt_level=opt_level, num_threads=num_threads)
     inputs, outputs = compiled.input_names, compiled.output_names
-    pairs = tuple(CachePair(inputs[3 + i], outputs[1 + i], 2, f"layer {i // 2}")
+    pairs = tuple(CachePair(inputs[4 + i], outputs[1 + i], 2, f"layer {i // 2}")
                   for i in range(2 * layers))
-    return compiled, DecoderSpec(inputs[0], inputs[1], inputs[2], outputs[0], pairs)
+    return compiled, DecoderSpec(inputs[0], inputs[1], inputs[2], outputs[0], pairs, inputs[3])
 
 
 def export_onnx(model, path: str | Path, opset: int = 18) -> onnx.ModelProto:
@@ -435,7 +484,7 @@ def export_onnx(model, path: str | Path, opset: int = 18) -> onnx.ModelProto:
 
     layers, heads, head_dim = _cache_geometry(model)
     wrapper = _flat_cache_module()(model, layers, whole=True).eval()
-    example, _ = _examples(model, 1, layers, heads, head_dim)
+    example, _ = _examples(model, 1, layers, heads, head_dim, index=False)
     cached = [f"past_key_values.{i}.{kv}" for i in range(layers) for kv in ("key", "value")]
     present = [f"present.{i}.{kv}" for i in range(layers) for kv in ("key", "value")]
     axes = {"input_ids": {0: "batch", 1: "sequence"}, "attention_mask": {0: "batch", 1: "total"},
@@ -464,7 +513,7 @@ def _cache_geometry(model) -> tuple[int, int, int]:
     return layers, heads, head_dim
 
 
-def _examples(model, batch: int, layers: int, heads: int, head_dim: int):
+def _examples(model, batch: int, layers: int, heads: int, head_dim: int, index: bool = True):
     """Example inputs of the flat-cache module and their dynamic sizes for torch.export."""
     import torch
 
@@ -474,11 +523,12 @@ def _examples(model, batch: int, layers: int, heads: int, head_dim: int):
     example = (torch.zeros(example_batch, length, dtype=torch.int64),
                torch.ones(example_batch, past + length, dtype=torch.int64),
                torch.arange(past, past + length).expand(example_batch, length),
+               *([torch.tensor([length - 1])] if index else []),
                *[torch.zeros(example_batch, heads, past, head_dim, dtype=dtype)
                  for _ in range(2 * layers)])
     dynamic = torch.export.Dim.DYNAMIC
     shapes = ({0: dynamic, 1: dynamic},) * 3 + (
-        tuple({0: dynamic, 2: dynamic} for _ in range(2 * layers)),)
+        tuple([None] * index + [{0: dynamic, 2: dynamic}] * (2 * layers)),)
     return example, shapes
 
 
@@ -492,8 +542,10 @@ def _flat_cache_module():
             super().__init__()
             self.model, self.layers, self.whole = model, layers, whole
 
-        def forward(self, input_ids, attention_mask, position_ids, *past):
+        def forward(self, input_ids, attention_mask, position_ids, *rest):
             from transformers import DynamicCache
+
+            keep, past = (0, rest) if self.whole else (rest[0], rest[1:])
 
             try:
                 cache = DynamicCache(config=self.model.config)
@@ -502,7 +554,8 @@ def _flat_cache_module():
             for i in range(self.layers):
                 cache.update(past[2 * i], past[2 * i + 1], i)
             out = self.model(input_ids=input_ids, attention_mask=attention_mask,
-                             position_ids=position_ids, past_key_values=cache, use_cache=True)
+                             position_ids=position_ids, past_key_values=cache, use_cache=True,
+                             logits_to_keep=keep)
             new = 0 if self.whole else input_ids.shape[1]
             kept = out.past_key_values
             parts = []

@@ -67,6 +67,9 @@ def test_onnx_greedy_is_eager_pytorch_compiled_once(decoder):
     np.testing.assert_array_equal(again.tokens, _eager(model, other, 20))
     assert lm.model.compiles == 2
     assert again.decode_tokens_per_second > 0 and again.compile_seconds == 0
+    # the logits are computed at one position (the head's matmul has one row per sequence)
+    assert lm.spec.logits_index is not None
+    assert "x1x500xf32>" in lm.model.ir("dlc", lm.model.specializations[0])
 
 
 def test_transformers_module_greedy_is_eager_pytorch(decoder):
@@ -75,6 +78,7 @@ def test_transformers_module_greedy_is_eager_pytorch(decoder):
     result = lm.generate(PROMPT, NEW_TOKENS)
     np.testing.assert_array_equal(result.tokens, _eager(model, PROMPT, NEW_TOKENS))
     assert lm.model.compiles == 2
+    assert lm.spec.logits_index is not None
 
 
 def test_cache_is_written_in_place_a_slot_per_token(decoder):
