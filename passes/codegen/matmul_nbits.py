@@ -46,9 +46,10 @@ V8 = "vector<8xf32>"
 
 
 def _inner(t: _Text, tag: str, rows: list[str], k_lo: str, k_hi: str, blk: str,
-           accs: list[str], types: dict[str, str], bits: int) -> list[str]:
-    """The loop over k in [k_lo, k_hi) of one K block; returns the accumulators' names."""
-    s_type, b_type, a_type = types["s"], types["b"], types["a"]
+           accs: list[str], types: dict[str, str], bits: int, unroll: int = 1) -> list[str]:
+    """The loop over k in [k_lo, k_hi) of one K block, `unroll` rows k at a time, each into
+    its own set of accumulators (`accs` holds `unroll` sets); returns their names."""
+    s_type = types["s"]
     halves = []
     for h in range(2):
         t.emit(f"%s{tag}{h} = vector.transfer_read %s[%p, {blk}, {t.c(8 * h)}], %zf "
@@ -59,9 +60,26 @@ def _inner(t: _Text, tag: str, rows: list[str], k_lo: str, k_hi: str, blk: str,
     carried = ", ".join(f"%i{tag}_{j} = {x}" for j, x in enumerate(accs))
     types_list = ", ".join([V8] * len(accs))
     result = f"%r{tag}"
-    t.emit(f"{result}:{len(accs)} = scf.for %k{tag} = {k_lo} to {k_hi} step {t.c(1)} "
+    t.emit(f"{result}:{len(accs)} = scf.for %k{tag} = {k_lo} to {k_hi} step {t.c(unroll)} "
            f"iter_args({carried}) -> ({types_list}) {{")
-    k = f"%k{tag}"
+    per_set = len(accs) // unroll
+    out = []
+    for u in range(unroll):
+        k = f"%k{tag}"
+        if u:
+            t.emit(f"  %k{tag}u{u} = arith.addi %k{tag}, {t.c(u)} : index")
+            k = f"%k{tag}u{u}"
+        current = [f"%i{tag}_{j}" for j in range(u * per_set, (u + 1) * per_set)]
+        out += _step(t, f"{tag}u{u}", rows, k, halves, current, types, bits)
+    t.emit(f"  scf.yield {', '.join(out)} : {types_list}")
+    t.emit("}")
+    return [f"{result}#{j}" for j in range(len(accs))]
+
+
+def _step(t: _Text, tag: str, rows: list[str], k: str, halves: list[tuple[str, str]],
+          accs: list[str], types: dict[str, str], bits: int) -> list[str]:
+    """Row k of the panel dequantized and multiplied by a[row][k] for each row, into `accs`."""
+    b_type, a_type = types["b"], types["a"]
     if bits == 4:
         t.emit(f"  %q{tag} = vector.transfer_read %b[%p, {k}, {t.c(0)}], %z8 "
                f"{{in_bounds = [true]}} : {b_type}, vector<8xi8>")
@@ -82,11 +100,17 @@ def _inner(t: _Text, tag: str, rows: list[str], k_lo: str, k_hi: str, blk: str,
         t.emit(f"  %v{tag}{r} = vector.broadcast %a{tag}{r} : f32 to {V8}")
         for h in range(2):
             j = 2 * r + h
-            t.emit(f"  %y{tag}_{j} = vector.fma %v{tag}{r}, %w{tag}{h}, %i{tag}_{j} : {V8}")
+            t.emit(f"  %y{tag}_{j} = vector.fma %v{tag}{r}, %w{tag}{h}, {accs[j]} : {V8}")
             out.append(f"%y{tag}_{j}")
-    t.emit(f"  scf.yield {', '.join(out)} : {types_list}")
-    t.emit("}")
-    return [f"{result}#{j}" for j in range(len(accs))]
+    return out
+
+
+def _unroll(rows: int, block: int) -> int:
+    """Rows k per step: 2 x rows accumulator chains per set, enough sets to keep 8 FMAs in
+    flight (their latency is 4 cycles, two issue a cycle); 1 where it does not divide the
+    block."""
+    unroll = max(1, 4 // rows)
+    return unroll if block % unroll == 0 else 1
 
 
 def _row_block(t: _Text, tag: str, row0: str, count: int, strip: str, k: int, block: int,
@@ -96,20 +120,27 @@ def _row_block(t: _Text, tag: str, row0: str, count: int, strip: str, k: int, bl
     for r in range(count):
         t.emit(f"%row{tag}{r} = arith.addi {row0}, {t.c(r)} : index")
         rows.append(f"%row{tag}{r}")
-    accs = ["%zv"] * (2 * count)
+    width = 2 * count
+    accs = ["%zv"] * width
     full = k // block
     if full:
-        carried = ", ".join(f"%b{tag}_{j} = %zv" for j in range(len(accs)))
-        types_list = ", ".join([V8] * len(accs))
-        t.emit(f"%B{tag}:{len(accs)} = scf.for %blk{tag} = {t.c(0)} to {t.c(full)} step "
+        unroll = _unroll(count, block)
+        sets = width * unroll
+        carried = ", ".join(f"%b{tag}_{j} = %zv" for j in range(sets))
+        types_list = ", ".join([V8] * sets)
+        t.emit(f"%B{tag}:{sets} = scf.for %blk{tag} = {t.c(0)} to {t.c(full)} step "
                f"{t.c(1)} iter_args({carried}) -> ({types_list}) {{")
         t.emit(f"  %k0{tag} = arith.muli %blk{tag}, {t.c(block)} : index")
         t.emit(f"  %k1{tag} = arith.addi %k0{tag}, {t.c(block)} : index")
         inner = _inner(t, f"{tag}f", rows, f"%k0{tag}", f"%k1{tag}", f"%blk{tag}",
-                       [f"%b{tag}_{j}" for j in range(len(accs))], types, bits)
+                       [f"%b{tag}_{j}" for j in range(sets)], types, bits, unroll)
         t.emit(f"  scf.yield {', '.join(inner)} : {types_list}")
         t.emit("}")
-        accs = [f"%B{tag}#{j}" for j in range(len(accs))]
+        accs = [f"%B{tag}#{j}" for j in range(width)]
+        for u in range(1, unroll):  # the sets summed
+            for j in range(width):
+                t.emit(f"%S{tag}_{u}_{j} = arith.addf {accs[j]}, %B{tag}#{u * width + j} : {V8}")
+                accs[j] = f"%S{tag}_{u}_{j}"
     if k % block:
         accs = _inner(t, f"{tag}t", rows, t.c(full * block), t.c(k), t.c(full), accs, types,
                       bits)

@@ -153,3 +153,12 @@ def test_unknown_contrib_op_is_listed_with_its_domain():
     model.graph.node[0].op_type = "MatMulNBitsX"
     with pytest.raises(dlc.UnsupportedOpsError, match="com.microsoft.MatMulNBitsX"):
         dlc.compile(model, num_threads=1)
+
+
+def test_matmul_nbits_on_two_threads():
+    # the panels are the scf.forall's iterations: OpenMP threads share them
+    model = matmul_nbits_model(2, 128, 72, 4, 32)
+    a = np.random.default_rng(3).standard_normal([2, 128]).astype(np.float32)
+    expected = ort_session(model).run(None, {"A": a})[0]
+    (got,) = dlc.compile(model, num_threads=2)(a)
+    np.testing.assert_allclose(got, expected, rtol=2e-5, atol=2e-4)
