@@ -1,23 +1,28 @@
 """The weight-only quantized matmul kernel of `dlc.matmul_nbits` (dialects/nbits.py): A [M, K]
 f32 times 4- or 8-bit weights that stay packed in memory and are dequantized in registers.
 
-The weights come in panels of 16 columns (`dialects/nbits.py`'s `pack_weights`): for each row k of a panel, 8 bytes
-(4 bits: column c in the low nibble of byte c, column c + 8 in its high nibble) or 16 bytes (8
-bits), and per block of `block_size` rows a scale and an offset per column. The kernel
-(`kernel_text`, MLIR text on tensors that the lowering moves into the function):
-- an `scf.forall` over the panels (the threads); in it, loops over blocks of MR rows of A (MR =
-  M up to 4: decode's M = 1..4 is one block), over the K blocks and, innermost, over the rows
-  k of a block;
-- per k: one 8-byte load of the panel row, zero-extended to 8 x i32 (`vpmovzxbd`), the low
-  nibbles (`and 15`) and the high ones (`shr 4`) converted to f32 and dequantized by one FMA
-  each with the block's scales and offsets (`q * scale + offset`, loaded once per block), then
-  per row of A a broadcast of a[m][k] and two FMAs into the 2 x 8 f32 accumulators of the row;
-- the accumulators are written to the output strip of the panel; the output, padded to whole
-  panels, is sliced back to [M, n].
-Decode (M = 1) reads each weight byte once, sequentially, per panel: the kernel streams the
-packed weights (half a byte a weight for 4 bits). The weights are read again per block of MR
-rows: prefill (M = 128...) dequantizes each weight M / MR times, which costs about as much as
-the FMAs themselves (a float copy of the weights, or of a panel, would not).
+The weights come in panels of 16 columns (`dialects/nbits.py`'s `pack_weights`): for each
+row k of a panel, 8 bytes (4 bits: column c in the low nibble of byte c, column c + 8 in its
+high nibble) or 16 bytes (8 bits), and per block of `block_size` rows a scale and an offset per
+column. The kernel (`kernel_text`, MLIR text on tensors that the lowering moves into the
+function) is an `scf.forall` over the panels (the threads), each writing its [M, 16] strip of
+the output (padded to whole panels, sliced back to [M, n]). A row k of a panel is dequantized
+by one 8-byte load zero-extended to 8 x i32 (`vpmovzxbd`), the low nibbles (`and 15`) and the
+high ones (`shr 4`) converted to f32 and one FMA each with the block's scales and offsets
+(`q * scale + offset`, loaded once per block). Two variants:
+- decode (M <= DECODE_ROWS): blocks of MR = 4 rows of A (M = 1..4 is one block); per k the
+  weights are dequantized in registers and, per row, a broadcast of a[m][k] and two FMAs into
+  the row's 2 x 8 accumulators. With fewer than 4 rows the k loop is unrolled into
+  independent accumulator sets (summed at the end): one row's two FMA chains were bounded by
+  the FMA latency, not by the weights' bytes. Each weight byte is read once, sequentially.
+- prefill (more rows): per chunk of CHUNK rows of K, the panel's chunk is dequantized once into
+  a [CHUNK, 16] f32 scratch (16 KB, in L1/L2: never a copy of more than one chunk of one panel
+  per thread), then every block of PREFILL_MR = 6 rows of A runs the 6 x 16 FMA tile over it
+  (12 accumulators, loaded from and stored to the strip once per chunk). Dequantizing in the
+  FMA loop instead cost 2 FMAs and 4 other ops per 12 FMAs, each weight dequantized M / 6 times:
+  1.2-1.3x onnxruntime's time at M = 128, against 1.0-1.15x with the scratch.
+Single thread, 2026-12-04, dlc / onnxruntime (MatMulNBits, block 32, accuracy_level 0): see
+`benchmarks/weight_only.py`.
 """
 
 from __future__ import annotations
@@ -25,6 +30,9 @@ from __future__ import annotations
 from dlc.dialects.nbits import PANEL, panel_bytes
 
 MR = 4  # rows of A per register block: 2 x MR accumulators, 2 weights, scales and offsets
+DECODE_ROWS = 8  # up to this many rows of A, the weights are dequantized in the FMA loop
+PREFILL_MR = 6  # rows of the register tile of the prefill kernel (12 accumulators)
+CHUNK = 256  # rows of K a prefill chunk dequantizes at once (at least one block)
 
 
 class _Text:
@@ -153,6 +161,194 @@ def _row_block(t: _Text, tag: str, row0: str, count: int, strip: str, k: int, bl
     return current
 
 
+def _dequantize_rows(t: _Text, tag: str, scratch: str, k0: str, blk0: str, full: int,
+                     part: int, block: int, types: dict[str, str], bits: int) -> str:
+    """Rows [k0, k0 + full * block + part) of the panel (from K block `blk0`) dequantized
+    into the f32 `scratch` [rows, 16]; returns the new scratch."""
+    scr = types["scratch"]
+    current = scratch
+    pieces = [(f"%g{tag}", t.c(full), block)] if full else []
+    if part:
+        pieces.append((None, None, part))
+    for index, (loop, count, rows) in enumerate(pieces):
+        sub = f"{tag}{index}"
+        if loop is not None:
+            t.emit(f"%D{sub} = scf.for {loop} = {t.c(0)} to {count} step {t.c(1)} "
+                   f"iter_args(%ds{sub} = {current}) -> ({scr}) {{")
+            t.emit(f"  %blk{sub} = arith.addi {blk0}, {loop} : index")
+            t.emit(f"  %r0{sub} = arith.muli {loop}, {t.c(block)} : index")
+            inside = f"%ds{sub}"
+        else:
+            t.emit(f"%blk{sub} = arith.addi {blk0}, {t.c(full)} : index")
+            t.emit(f"%r0{sub} = arith.constant {full * block} : index")
+            inside = current
+        halves = []
+        for h in range(2):
+            t.emit(f"%s{sub}{h} = vector.transfer_read %s[%p, %blk{sub}, {t.c(8 * h)}], %zf "
+                   f"{{in_bounds = [true]}} : {types['s']}, {V8}")
+            t.emit(f"%o{sub}{h} = vector.transfer_read %c[%p, %blk{sub}, {t.c(8 * h)}], %zf "
+                   f"{{in_bounds = [true]}} : {types['s']}, {V8}")
+            halves.append((f"%s{sub}{h}", f"%o{sub}{h}"))
+        t.emit(f"%R{sub} = scf.for %j{sub} = {t.c(0)} to {t.c(rows)} step {t.c(1)} "
+               f"iter_args(%rs{sub} = {inside}) -> ({scr}) {{")
+        t.emit(f"  %row{sub} = arith.addi %r0{sub}, %j{sub} : index")
+        t.emit(f"  %k{sub} = arith.addi {k0}, %row{sub} : index")
+        weights = _weights(t, sub, f"%k{sub}", halves, types, bits)
+        written = f"%rs{sub}"
+        for h, w in enumerate(weights):
+            t.emit(f"  %x{sub}w{h} = vector.transfer_write {w}, {written}[%row{sub}, "
+                   f"{t.c(8 * h)}] {{in_bounds = [true]}} : {V8}, {scr}")
+            written = f"%x{sub}w{h}"
+        t.emit(f"  scf.yield {written} : {scr}")
+        t.emit("}")
+        if loop is not None:
+            t.emit(f"  scf.yield %R{sub} : {scr}")
+            t.emit("}")
+            current = f"%D{sub}"
+        else:
+            current = f"%R{sub}"
+    return current
+
+
+def _weights(t: _Text, tag: str, k: str, halves: list[tuple[str, str]],
+             types: dict[str, str], bits: int) -> list[str]:
+    """Row k of the panel dequantized: two vectors of 8 f32 (columns 0-7, 8-15)."""
+    b_type = types["b"]
+    if bits == 4:
+        t.emit(f"  %q{tag} = vector.transfer_read %b[%p, {k}, {t.c(0)}], %z8 "
+               f"{{in_bounds = [true]}} : {b_type}, vector<8xi8>")
+        t.emit(f"  %x{tag} = arith.extui %q{tag} : vector<8xi8> to vector<8xi32>")
+        t.emit(f"  %n{tag}0 = arith.andi %x{tag}, %m15 : vector<8xi32>")
+        t.emit(f"  %n{tag}1 = arith.shrui %x{tag}, %m4 : vector<8xi32>")
+    else:
+        for h in range(2):
+            t.emit(f"  %q{tag}{h} = vector.transfer_read %b[%p, {k}, {t.c(8 * h)}], %z8 "
+                   f"{{in_bounds = [true]}} : {b_type}, vector<8xi8>")
+            t.emit(f"  %n{tag}{h} = arith.extui %q{tag}{h} : vector<8xi8> to vector<8xi32>")
+    out = []
+    for h, (scale, offset) in enumerate(halves):
+        t.emit(f"  %f{tag}{h} = arith.sitofp %n{tag}{h} : vector<8xi32> to {V8}")
+        t.emit(f"  %w{tag}{h} = vector.fma %f{tag}{h}, {scale}, {offset} : {V8}")
+        out.append(f"%w{tag}{h}")
+    return out
+
+
+def _tile_rows(t: _Text, tag: str, row0: str, count: int, strip: str, scratch: str, k0: str,
+               rows: int, types: dict[str, str]) -> str:
+    """C[row0 : row0 + count] += A[rows, k0 : k0 + rows] x scratch (f32 [rows, 16]); returns
+    the new strip."""
+    strip_type, scr = types["strip"], types["scratch"]
+    names, accs = [], []
+    for r in range(count):
+        t.emit(f"%row{tag}{r} = arith.addi {row0}, {t.c(r)} : index")
+        names.append(f"%row{tag}{r}")
+        for h in range(2):
+            t.emit(f"%l{tag}_{r}_{h} = vector.transfer_read {strip}[%row{tag}{r}, {t.c(8 * h)}]"
+                   f", %zf {{in_bounds = [true]}} : {strip_type}, {V8}")
+            accs.append(f"%l{tag}_{r}_{h}")
+    carried = ", ".join(f"%i{tag}_{j} = {x}" for j, x in enumerate(accs))
+    types_list = ", ".join([V8] * len(accs))
+    t.emit(f"%T{tag}:{len(accs)} = scf.for %j{tag} = {t.c(0)} to {t.c(rows)} step {t.c(1)} "
+           f"iter_args({carried}) -> ({types_list}) {{")
+    t.emit(f"  %k{tag} = arith.addi {k0}, %j{tag} : index")
+    for h in range(2):
+        t.emit(f"  %w{tag}{h} = vector.transfer_read {scratch}[%j{tag}, {t.c(8 * h)}], %zf "
+               f"{{in_bounds = [true]}} : {scr}, {V8}")
+    out = []
+    for r, row in enumerate(names):
+        t.emit(f"  %a{tag}{r} = tensor.extract %a[{row}, %k{tag}] : {types['a']}")
+        t.emit(f"  %v{tag}{r} = vector.broadcast %a{tag}{r} : f32 to {V8}")
+        for h in range(2):
+            j = 2 * r + h
+            t.emit(f"  %y{tag}_{j} = vector.fma %v{tag}{r}, %w{tag}{h}, %i{tag}_{j} : {V8}")
+            out.append(f"%y{tag}_{j}")
+    t.emit(f"  scf.yield {', '.join(out)} : {types_list}")
+    t.emit("}")
+    current = strip
+    for r, row in enumerate(names):
+        for h in range(2):
+            t.emit(f"%W{tag}_{r}_{h} = vector.transfer_write %T{tag}#{2 * r + h}, {current}"
+                   f"[{row}, {t.c(8 * h)}] {{in_bounds = [true]}} : {V8}, {strip_type}")
+            current = f"%W{tag}_{r}_{h}"
+    return current
+
+
+def _chunk(t: _Text, tag: str, strip: str, scratch: str, k0: str, blk0: str, full: int,
+           part: int, m: int, block: int, types: dict[str, str], bits: int) -> tuple[str, str]:
+    """One chunk of K (`full` blocks and `part` rows): dequantized into the scratch, then
+    multiplied into every row of the strip, PREFILL_MR rows at a time. (strip, scratch)."""
+    scratch = _dequantize_rows(t, f"{tag}d", scratch, k0, blk0, full, part, block, types, bits)
+    rows = full * block + part
+    main = m - m % PREFILL_MR
+    strip_type = types["strip"]
+    if main:
+        t.emit(f"%M{tag} = scf.for %ib{tag} = {t.c(0)} to {t.c(main)} step {t.c(PREFILL_MR)} "
+               f"iter_args(%st{tag} = {strip}) -> ({strip_type}) {{")
+        written = _tile_rows(t, f"{tag}m", f"%ib{tag}", PREFILL_MR, f"%st{tag}", scratch, k0,
+                             rows, types)
+        t.emit(f"  scf.yield {written} : {strip_type}")
+        t.emit("}")
+        strip = f"%M{tag}"
+    if m % PREFILL_MR:
+        strip = _tile_rows(t, f"{tag}t", t.c(main), m % PREFILL_MR, strip, scratch, k0, rows,
+                           types)
+    return strip, scratch
+
+
+def _prefill_panel(t: _Text, m: int, k: int, block: int, types: dict[str, str],
+                   bits: int) -> str:
+    """The panel's strip for many rows (module docstring): zeroed, then per chunk of K the
+    chunk dequantized once into a scratch and multiplied into every row."""
+    strip_type = types["strip"]
+    t.emit(f"%Z = scf.for %zr = {t.c(0)} to {t.c(m)} step {t.c(1)} iter_args(%zs = %strip) "
+           f"-> ({strip_type}) {{")
+    t.emit(f"  %z0 = vector.transfer_write %zv, %zs[%zr, {t.c(0)}] {{in_bounds = [true]}} : "
+           f"{V8}, {strip_type}")
+    t.emit(f"  %z1 = vector.transfer_write %zv, %z0[%zr, {t.c(8)}] {{in_bounds = [true]}} : "
+           f"{V8}, {strip_type}")
+    t.emit(f"  scf.yield %z1 : {strip_type}")
+    t.emit("}")
+    group = max(1, CHUNK // block)  # K blocks a chunk
+    rows = group * block
+    chunks, rest = divmod(k, rows)
+    t.emit(f"%scratch = tensor.empty() : {types['scratch']}")
+    strip, scratch = "%Z", "%scratch"
+    if chunks:
+        pair = f"{strip_type}, {types['scratch']}"
+        t.emit(f"%C:2 = scf.for %ch = {t.c(0)} to {t.c(chunks)} step {t.c(1)} "
+               f"iter_args(%cs = {strip}, %cc = {scratch}) -> ({pair}) {{")
+        t.emit(f"  %ck0 = arith.muli %ch, {t.c(rows)} : index")
+        t.emit(f"  %cb0 = arith.muli %ch, {t.c(group)} : index")
+        strip_out, scratch_out = _chunk(t, "c", "%cs", "%cc", "%ck0", "%cb0", group, 0, m,
+                                        block, types, bits)
+        t.emit(f"  scf.yield {strip_out}, {scratch_out} : {pair}")
+        t.emit("}")
+        strip, scratch = "%C#0", "%C#1"
+    if rest:
+        strip, _ = _chunk(t, "r", strip, scratch, t.c(chunks * rows), t.c(chunks * group),
+                          rest // block, rest % block, m, block, types, bits)
+    return strip
+
+
+def _decode_panel(t: _Text, m: int, k: int, block: int, types: dict[str, str],
+                  bits: int) -> str:
+    """The panel's strip for few rows: blocks of MR rows, the weights dequantized in the FMA
+    loop."""
+    strip = "%strip"
+    mr = min(m, MR)
+    main = m - m % mr
+    if main:
+        t.emit(f"%rows = scf.for %ib = {t.c(0)} to {t.c(main)} step {t.c(mr)} "
+               f"iter_args(%st = {strip}) -> ({types['strip']}) {{")
+        written = _row_block(t, "m", "%ib", mr, "%st", k, block, types, bits)
+        t.emit(f"scf.yield {written} : {types['strip']}")
+        t.emit("}")
+        strip = "%rows"
+    if m % mr:
+        strip = _row_block(t, "t", t.c(main), m % mr, strip, k, block, types, bits)
+    return strip
+
+
 def kernel_text(m: int, k: int, n: int, bits: int, block: int,
                 name: str = "matmul_nbits") -> str:
     """A private function (A [m, k] f32, packed b, scales, offsets) -> [m, n] f32 (module
@@ -164,26 +360,20 @@ def kernel_text(m: int, k: int, n: int, bits: int, block: int,
         "b": f"tensor<{panels}x{k}x{panel_bytes(bits)}xi8>",
         "s": f"tensor<{panels}x{blocks}x{PANEL}xf32>",
         "strip": f"tensor<{m}x{PANEL}xf32>",
+        "scratch": f"tensor<{max(1, CHUNK // block) * block}x{PANEL}xf32>",
     }
     out_type, c_type = f"tensor<{m}x{cols}xf32>", f"tensor<{m}x{n}xf32>"
     t = _Text()
-    mr = min(m, MR)
-    main = m - m % mr
     t.emit(f"%e = tensor.empty() : {out_type}")
     t.emit(f"%out = scf.forall (%p) in ({panels}) shared_outs(%o = %e) -> ({out_type}) {{")
     t.emit(f"%n0 = arith.muli %p, {t.c(PANEL)} : index")
     t.emit(f"%strip = tensor.extract_slice %o[0, %n0] [{m}, {PANEL}] [1, 1] : "
            f"{out_type} to {types['strip']}")
     strip = "%strip"
-    if main:
-        t.emit(f"%rows = scf.for %ib = {t.c(0)} to {t.c(main)} step {t.c(mr)} "
-               f"iter_args(%st = {strip}) -> ({types['strip']}) {{")
-        written = _row_block(t, "m", "%ib", mr, "%st", k, block, types, bits)
-        t.emit(f"scf.yield {written} : {types['strip']}")
-        t.emit("}")
-        strip = "%rows"
-    if m % mr:
-        strip = _row_block(t, "t", t.c(main), m % mr, strip, k, block, types, bits)
+    if m > DECODE_ROWS:
+        strip = _prefill_panel(t, m, k, block, types, bits)
+    else:
+        strip = _decode_panel(t, m, k, block, types, bits)
     t.emit("scf.forall.in_parallel {")
     t.emit(f"tensor.parallel_insert_slice {strip} into %o[0, %n0] [{m}, {PANEL}] [1, 1] : "
            f"{types['strip']} into {out_type}")
