@@ -70,9 +70,16 @@ def test_matmul_nbits_batched_a():
     _check(model, [2, 3, 64])
 
 
-def test_prefill_rows():
-    model = matmul_nbits_model(37, 128, 64, 4, 32)
-    _check(model, [37, 128])
+@pytest.mark.parametrize("m, k, n, bits, block", [
+    (37, 128, 64, 4, 32),  # one chunk of whole blocks
+    (13, 600, 40, 4, 32),  # two chunks of 256 rows, then 2 blocks and 24 rows
+    (20, 300, 33, 8, 128),  # one chunk, then a partial block of 44 rows
+    (9, 512, 16, 4, 16),
+])
+def test_prefill_rows(m, k, n, bits, block):
+    # more than 8 rows: the kernel dequantizes chunks of K into a scratch (codegen)
+    model = matmul_nbits_model(m, k, n, bits, block, "packed", True)
+    _check(model, [m, k])
 
 
 @pytest.mark.parametrize("element, block, zero_point", [
