@@ -95,6 +95,8 @@ GOOD = {"register": [4, 16], "cache": [64, 512, 256], "outer": [128, 512], "gemv
 ])
 def test_malformed_records_are_rejected(change):
     assert matmul_params.MatmulParams.from_dict(GOOD).as_dict() == GOOD
+    older = {k: v for k, v in GOOD.items() if k != "pack"}  # (a record from before `pack`)
+    assert matmul_params.MatmulParams.from_dict(older).pack is True
     data = {k: v for k, v in {**GOOD, **change}.items() if v is not None}
     with pytest.raises(ValueError):
         matmul_params.MatmulParams.from_dict(data)

@@ -18,7 +18,7 @@ family's problem that its `lines` reads (`dlc.tuning` only uses these).
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields
+from dataclasses import MISSING, asdict, dataclass, fields
 from typing import Any, ClassVar
 
 
@@ -42,9 +42,12 @@ class MatmulParams:
     def from_dict(cls, data: Any) -> MatmulParams:
         """The record of `data` (JSON-like); ValueError when it has the wrong fields or types."""
         names = {f.name for f in fields(cls)}
-        if not isinstance(data, dict) or set(data) != names:
+        required = {f.name for f in fields(cls) if f.default is MISSING}
+        if not isinstance(data, dict) or not required <= set(data) <= names:
             raise ValueError(f"expected the fields {sorted(names)}, got "
                              f"{sorted(data) if isinstance(data, dict) else type(data).__name__}")
+        # (a knob added later has a default, the heuristic's: older records stay valid)
+        data = {f.name: f.default for f in fields(cls) if f.default is not MISSING} | data
 
         def ints(value: Any, count: int) -> tuple[int, ...]:
             if (not isinstance(value, list | tuple) or len(value) != count
