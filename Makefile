@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test pytest lit bench compile-bench zoo zoo-int8 dynamic-bench install system-deps clean
+.PHONY: demo test pytest lit bench compile-bench zoo zoo-int8 dynamic-bench llm-bench install system-deps clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -70,6 +70,11 @@ zoo-int8: $(ZOO_SITE)/.installed
 # DynamicModel, run at the shapes of issue 22 beside onnxruntime; rows in build/zoo/dynamic.json
 dynamic-bench: $(ZOO_SITE)/.installed
 	$(BIN)/python benchmarks/dynamic.py
+
+# language models (issue 26): dlc.CausalLM's prefill and decode tokens/s for GPT-2 small and a
+# Llama of its size (random weights) beside onnxruntime and eager PyTorch, 1 and 2 threads
+llm-bench: $(STAMP)
+	$(BIN)/python benchmarks/llm.py --threads 1 2
 
 # the Debian packages of the tests that skip without them (.ci/run calls this; needs root and
 # apt-get): chromium (dlc explore's page in a headless browser), gcc-aarch64-linux-gnu and

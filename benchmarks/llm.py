@@ -128,6 +128,7 @@ def run(args) -> list[dict]:
                                 median_seconds(lambda: session.run(None, feeds), args.repeat),
                                 median_seconds(torch_call(model, feeds), args.repeat),
                                 compile_seconds))
+                print(format_row(rows[-1]), file=sys.stderr, flush=True)
             for past in args.past:
                 feeds = ort_feeds(session, 1, past, rng)
                 lm = CausalLM(path, max_length=past + 64, chunk=args.chunk,
@@ -148,7 +149,6 @@ def run(args) -> list[dict]:
                                                args.repeat * 4),
                                 median_seconds(torch_call(model, feeds), args.repeat * 4),
                                 compile_seconds))
-                print(format_row(rows[-1]), flush=True)
     return rows
 
 
