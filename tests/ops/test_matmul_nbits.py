@@ -169,3 +169,24 @@ def test_matmul_nbits_on_two_threads():
     expected = ort_session(model).run(None, {"A": a})[0]
     (got,) = dlc.compile(model, num_threads=2)(a)
     np.testing.assert_allclose(got, expected, rtol=2e-5, atol=2e-4)
+
+
+def test_matmul_nbits_float16():
+    # T1 = float16 (A, scales, bias, Y): computed in f32, A cast up and the result down
+    model = matmul_nbits_model(2, 64, 24, 4, 32, "packed", True)
+    graph = model.graph
+    for value in list(graph.input) + list(graph.output):
+        value.type.tensor_type.elem_type = TensorProto.FLOAT16
+    halved = []
+    for tensor in graph.initializer:
+        array = numpy_helper.to_array(tensor)
+        array = array.astype(np.float16) if array.dtype == np.float32 else array
+        halved.append(numpy_helper.from_array(array, tensor.name))
+    del graph.initializer[:]
+    graph.initializer.extend(halved)
+    a = np.random.default_rng(7).standard_normal([2, 64]).astype(np.float16)
+    expected = ort_session(model).run(None, {"A": a})[0]
+    (got,) = dlc.compile(model, num_threads=1)(a)
+    assert got.dtype == np.float16
+    np.testing.assert_allclose(got.astype(np.float32), expected.astype(np.float32),
+                               rtol=2e-3, atol=2e-3 * float(np.abs(expected).max()))
