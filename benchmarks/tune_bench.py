@@ -11,9 +11,9 @@ timed alternately (`bench_models.alternate`: medians) and the ratios dlc / onnxr
 before and after tuning.
 
 `search`: for the heaviest `--ops` tunable ops of the model, the evolutionary search and
-random sampling each measure `--trials` distinct schedules (one worker process); the best of
-each, and the heuristic's, are then measured again alternately (5 rounds, medians), so that
-the comparison is not the luck of one noisy measurement. Printed: the best-so-far after each
+random sampling each measure `--trials` distinct schedules (one worker process), `--seeds`
+times each; the winners, and the heuristic's point, are then measured again alternately (5
+rounds, medians), so that the comparison is not the luck of one noisy measurement. Printed: the best-so-far after each
 quarter of the trials, and the re-measured times.
 """
 
@@ -72,25 +72,26 @@ def search_figures(args: argparse.Namespace) -> None:
     pool = ProcessPool(1)
     try:
         for task in tasks(args.model)[: args.ops]:
-            histories = {s: tune_task(task, pool, args.trials, strategy=s, seed=args.seed)[0]
-                         for s in ("evolve", "random")}
             tunable = families.TUNABLES[task.family]
             default = tunable.default(problem_of(task)).as_dict()
-            best = {s: tunable.from_point(h.best()[0]).as_dict() for s, h in histories.items()}
             quarters = [max(1, args.trials * q // 4) for q in (1, 2, 3, 4)]
             print(f"{task.op} x{task.count}: best-so-far (ms) after {quarters} trials")
-            for strategy, history in histories.items():
-                print(f"  {strategy:7} " + " ".join(f"{history.best_after(n) * 1e3:.3f}"
-                                                    for n in quarters))
-            rounds: dict[str, list[float]] = {"heuristic": [], "evolve": [], "random": []}
-            jobs = [("heuristic", default), ("evolve", best["evolve"]),
-                    ("random", best["random"])]
+            jobs = [("heuristic", default)]
+            for seed in range(args.seed, args.seed + args.seeds):
+                for strategy in ("evolve", "random"):
+                    history = tune_task(task, pool, args.trials, strategy=strategy,
+                                        seed=seed)[0]
+                    print(f"  {strategy:7} seed {seed}: " + " ".join(
+                        f"{history.best_after(n) * 1e3:.3f}" for n in quarters))
+                    jobs.append((f"{strategy}/{seed}",
+                                 tunable.from_point(history.best()[0]).as_dict()))
+            rounds: dict[str, list[float]] = {name: [] for name, _ in jobs}
             for _ in range(5):
                 for name, params in jobs:
                     rounds[name].append(pool._executor.submit(
                         measure, task, params, 0.5).result().seconds)
             medians = {n: statistics.median(t) for n, t in rounds.items()}
-            print("  re-measured (median of 5): " + ", ".join(
+            print("  winners re-measured alternately (median of 5): " + ", ".join(
                 f"{n} {s * 1e3:.3f} ms" for n, s in medians.items()))
     finally:
         pool.close()
@@ -109,6 +110,7 @@ def main() -> None:
     srch.add_argument("--ops", type=int, default=2)
     srch.add_argument("--trials", type=int, default=16)
     srch.add_argument("--seed", type=int, default=0)
+    srch.add_argument("--seeds", type=int, default=2, help="searches per strategy (seeds)")
     args = parser.parse_args()
     compare(args) if args.command == "compare" else search_figures(args)
 

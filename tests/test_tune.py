@@ -284,3 +284,17 @@ def test_merge_from_the_command_line(tmp_path):
     assert main(["tune", "--merge", str(tmp_path / "other.db"), "--db", str(target)]) == 0
     assert [r.key for r in Database(target).records()] == ["k"]
     assert main(["tune", "--db", str(target)]) == 1  # (nothing to do: an error)
+
+
+def test_compile_timings_say_which_ops_used_a_record(tmp_path, db, capsys):
+    from dlc.tools.dlc_cli import main
+
+    model = models()["odd"]
+    path = tmp_path / "odd.onnx"
+    onnx.save(model, path)
+    (task,) = tasks(model)
+    put(db, task.key, dict(matmul.default_params().as_dict(), register=[2, 8]))
+    assert main(["compile", str(path), "--timings"]) == 0
+    out = capsys.readouterr().out
+    assert "tuning records: 1 ops used a record, 0 the heuristic, 0 missed" in out
+    assert f"record    linalg.matmul 37x512 * 512x200" in out and task.key in out
