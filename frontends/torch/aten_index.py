@@ -26,7 +26,7 @@ import numpy as np
 import torch
 from mlir import ir
 
-from dlc.dialects.indexing import GATHER, GATHER_ND
+from dlc.dialects.indexing import GATHER, GATHER_ND, SCATTER_ND
 from dlc.dialects.movement import BROADCAST, CONCAT, SLICE
 from dlc.frontends.torch.aten_movement import permute
 from dlc.frontends.torch.aten_node import AtenNode, Converter, value_dtype
@@ -93,6 +93,63 @@ def index(n: AtenNode, x: Value, indices: Sequence[Value | None]) -> Value:
     k, before = len(batch), axes[0]
     perm = [*range(k, k + before), *range(k), *range(k + before, k + len(rest))]
     return permute(n, gathered, perm)
+
+
+def _stacked_indices(n: AtenNode, indices: list[Value], axes: list[int]) -> tuple[Value, list[int]]:
+    """The index tensors of `axes` broadcast together to B and stacked into [B..., k]."""
+    batch = _broadcast_shape(n, [list(indices[a].type.shape) for a in axes])
+    stacked = None
+    for a in axes:
+        part = n.cast(indices[a], torch.int64)
+        if list(part.type.shape) != batch:
+            part = n.build(BROADCAST, [part], {"shape": batch})
+        part = n.reshape(part, [*batch, 1])
+        stacked = part if stacked is None else \
+            n.build(CONCAT, [stacked, part], {"axis": len(batch)})
+    return stacked, batch
+
+
+def index_put(n: AtenNode, x: Value, indices: Sequence[Value | None], values: Value,
+              accumulate: bool = False) -> Value:
+    """x with x[indices] = values (`+=` with `accumulate`), numpy's indexing rules as in
+    `index`: one `dlc.scatter_nd` on x with the indexed axes moved first, its updates `values`
+    broadcast to the indexed shape and moved likewise; then the axes moved back. (A static KV
+    cache's update, `cache[:, :, positions] = new`, is one.) Indices out of range are the
+    scatter's runtime error; with repeated indices and no `accumulate` the last write wins."""
+    indices = _integer_indices(n, indices)
+    rank = x.type.rank
+    if len(indices) > rank:
+        raise n.error(f"{len(indices)} indices for a rank-{rank} tensor")
+    axes = [a for a, index in enumerate(indices) if index is not None]
+    if not axes:
+        raise n.error("index_put without an index tensor (x[...] = v) is not supported")
+    stacked, batch = _stacked_indices(n, indices, axes)
+    rest = [a for a in range(rank) if a not in axes]
+    adjacent = axes == list(range(axes[0], axes[-1] + 1))
+    shape = list(x.type.shape)
+    if adjacent:  # values index like [rest before, B..., rest after]
+        before = [shape[a] for a in rest if a < axes[0]]
+        after = [shape[a] for a in rest if a > axes[-1]]
+        target = [*before, *batch, *after]
+        k = len(batch)
+        moved = [*range(len(before), len(before) + k), *range(len(before)),
+                 *range(len(before) + k, len(target))]
+    else:  # B first
+        target = [*batch, *[shape[a] for a in rest]]
+        moved = list(range(len(target)))
+    values = n.cast(values, n.out_dtype)
+    if list(values.type.shape) != target:
+        try:
+            np.broadcast_shapes(tuple(values.type.shape), tuple(target))
+        except ValueError:
+            raise n.error(f"values of shape {list(values.type.shape)} do not broadcast to the "
+                          f"indexed shape {target}") from None
+        values = n.build(BROADCAST, [values], {"shape": target})
+    updates = permute(n, values, moved)
+    scattered = n.build(SCATTER_ND, [permute(n, x, axes + rest), stacked, updates],
+                        {"reduction": "add" if accumulate else "none"})
+    order = axes + rest
+    return permute(n, scattered, [order.index(a) for a in range(rank)])
 
 
 # ----------------------------------------------------------------------------- as_strided
@@ -168,6 +225,8 @@ def sym_size(n: AtenNode, x: Value, dim: int) -> int:
 ATEN: dict[str, Converter] = {
     "aten.index.Tensor": index,
     "aten._unsafe_index.Tensor": index,
+    "aten.index_put.default": index_put,
+    "aten.index_put_.default": index_put,
     "aten.as_strided.default": as_strided,
     "aten.sym_size.int": sym_size,
 }

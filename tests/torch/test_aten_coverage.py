@@ -43,11 +43,21 @@ def _interpolations(x, v, c):
     )
 
 
+def _index_puts(x, i, v):
+    a, b, c = x.clone(), x.clone(), x.clone()
+    a[:, i[:2]] = v[:2]  # a static KV cache's update: one axis, values broadcast
+    b[i, :, i[:2, None]] = 2.0  # non-adjacent index tensors: B first
+    c.index_put_((i,), torch.ones(5, 6), accumulate=True)  # repeated rows add up
+    return a, b, c
+
+
 CASES = {
     "index": (lambda x, i, j: (
         x[i], x[:, i], x[..., i], x[i, j], x[:, i, j], x[i, :, j], x[i[:, None], j],
         x[:, j[:, None], i[:2]], x[-1 - i], x[i.to(torch.int32)], (x > 0)[i, j],
     ), (torch.randn(4, 5, 6), torch.tensor([0, 3, 1]), torch.tensor([2, -1, 0]))),
+    "index_put": (_index_puts, (torch.randn(4, 5, 6), torch.tensor([3, 0, 3]),
+                                torch.randn(3, 6))),
     "as_strided": (lambda x: (
         torch.as_strided(x, (1, 24, 1, 1), (24, 1, 24, 24)),  # a restride of unit axes
         torch.as_strided(x, (2, 3), (4, 1), 5),  # a slice of rows
