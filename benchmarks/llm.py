@@ -11,7 +11,7 @@ The models are built from `transformers` configs (random weights, no download): 
 heads, MLP 2048, vocabulary 32,000), exported by `dlc.llm.export_onnx` (optimum's form) into
 build/llm/. Prefill of P tokens: one call on a P-token prompt (onnxruntime and PyTorch with an
 empty past; dlc a chunk at a time). Decode at past N: one token after N cached tokens, the
-median of `--repeat` steps (dlc's cache capacity is N + 64, as for a user generating 64 tokens
+median of 4 x `--repeat` steps; the three peers' calls are interleaved (dlc's cache capacity is N + 64, as for a user generating 64 tokens
 after N). The ratio columns are dlc's time over the peer's (below 1: dlc is faster).
 """
 
@@ -29,11 +29,11 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT.parent))
 
-import onnxruntime as ort  # noqa: E402
-import torch  # noqa: E402
-import transformers  # noqa: E402
+import onnxruntime as ort
+import torch
+import transformers
 
-from dlc.llm import CausalLM, export_onnx  # noqa: E402
+from dlc.llm import CausalLM, export_onnx
 
 CONFIGS = {
     "gpt2": lambda tiny: transformers.GPT2Config(
@@ -60,14 +60,18 @@ def build(kind: str, tiny: bool):
     return model, path
 
 
-def median_seconds(call, repeat: int) -> float:
-    call()
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
+def median_seconds(calls, repeat: int) -> list[float]:
+    """The median time of each call, the calls interleaved (a slow spell of a shared machine
+    falls on all of them, not on one)."""
+    for call in calls:
         call()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+    times = [[] for _ in calls]
+    for _ in range(repeat):
+        for call, spent in zip(calls, times):
+            start = time.perf_counter()
+            call()
+            spent.append(time.perf_counter() - start)
+    return [statistics.median(t) for t in times]
 
 
 def ort_feeds(session, length: int, past: int, rng) -> dict:
@@ -123,11 +127,10 @@ def run(args) -> list[dict]:
                 start = time.perf_counter()
                 lm.prefill(tokens)
                 compile_seconds = time.perf_counter() - start
-                rows.append(row(kind, threads, f"prefill {prompt}", prompt,
-                                median_seconds(lambda: lm.prefill(tokens), args.repeat),
-                                median_seconds(lambda: session.run(None, feeds), args.repeat),
-                                median_seconds(torch_call(model, feeds), args.repeat),
-                                compile_seconds))
+                rows.append(row(kind, threads, f"prefill {prompt}", prompt, *median_seconds(
+                    [lambda lm=lm, tokens=tokens: lm.prefill(tokens),
+                     lambda session=session, feeds=feeds: session.run(None, feeds),
+                     torch_call(model, feeds)], args.repeat), compile_seconds))
                 print(format_row(rows[-1]), file=sys.stderr, flush=True)
             for past in args.past:
                 feeds = ort_feeds(session, 1, past, rng)
@@ -138,17 +141,15 @@ def run(args) -> list[dict]:
                 lm.cache.length = past  # (as after a prompt of `past` tokens)
                 token = np.array([1])
 
-                def step():
+                def step(lm=lm, past=past, token=token):
                     lm.cache.length = past  # (each step at past N)
                     lm.step(token)
                 step()
                 compile_seconds = time.perf_counter() - start
-                rows.append(row(kind, threads, f"decode at {past}", 1,
-                                median_seconds(step, args.repeat * 4),
-                                median_seconds(lambda: session.run(None, feeds),
-                                               args.repeat * 4),
-                                median_seconds(torch_call(model, feeds), args.repeat * 4),
-                                compile_seconds))
+                rows.append(row(kind, threads, f"decode at {past}", 1, *median_seconds(
+                    [step, lambda session=session, feeds=feeds: session.run(None, feeds),
+                     torch_call(model, feeds)],
+                    args.repeat * 4), compile_seconds))
     return rows
 
 
