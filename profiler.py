@@ -28,6 +28,7 @@ from dlc.passes import stage_pipelines
 from dlc.passes.lowering import checks
 from dlc.passes.profile import MODE, naive_ops, segments
 from dlc.runtime.jit import JitFunction
+from dlc.tuning import apply as tuning
 
 MIN_VOLUME = 32 * 32 * 32  # dlc-schedule's default `min-volume`
 
@@ -134,7 +135,7 @@ def profile(model, inputs: Sequence | Mapping | None = None, runs: int = 10,
             raise
         imported = compiler._import(model, context, {**(input_shapes or {}), **shapes},
                                     constants, example_inputs, timer)
-    with context:
+    with context, tuning.session():  # (the schedules dlc.compile uses: tuning records too)
         module = imported.module
         module.operation.attributes[MODE] = ir.UnitAttr.get()
         main = module.body.operations[0]
