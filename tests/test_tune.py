@@ -276,7 +276,7 @@ def test_tune_the_mlp_on_a_local_ray_with_2_workers(tmp_path, db, capsys):
     run_both(mlp(), inputs_of(compiled), tolerances=MATMUL_TOLERANCES)
 
 
-def test_merge_from_the_command_line(tmp_path):
+def test_merge_from_the_command_line(tmp_path, capsys):
     from dlc.tools.dlc_cli import main
 
     put(tmp_path / "other.db", "k", json.dumps(matmul.default_params().as_dict()))
@@ -284,6 +284,9 @@ def test_merge_from_the_command_line(tmp_path):
     assert main(["tune", "--merge", str(tmp_path / "other.db"), "--db", str(target)]) == 0
     assert [r.key for r in Database(target).records()] == ["k"]
     assert main(["tune", "--db", str(target)]) == 1  # (nothing to do: an error)
+    (tmp_path / "bad.db").write_bytes(b"garbage" * 100)
+    assert main(["tune", "--merge", str(tmp_path / "bad.db"), "--db", str(target)]) == 1
+    assert "bad.db is unreadable (file is not a database)" in capsys.readouterr().err
 
 
 def test_compile_timings_say_which_ops_used_a_record(tmp_path, db, capsys):
@@ -297,4 +300,4 @@ def test_compile_timings_say_which_ops_used_a_record(tmp_path, db, capsys):
     assert main(["compile", str(path), "--timings"]) == 0
     out = capsys.readouterr().out
     assert "tuning records: 1 ops used a record, 0 the heuristic, 0 missed" in out
-    assert f"record    linalg.matmul 37x512 * 512x200" in out and task.key in out
+    assert "record    linalg.matmul 37x512 * 512x200" in out and task.key in out

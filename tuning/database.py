@@ -97,9 +97,10 @@ class Database:
         connection.execute(SCHEMA)
         return connection
 
-    def records(self, cpu: str | None = None, version_: str | None = None) -> list[Record]:
+    def records(self, cpu: str | None = None, version_: str | None = None,
+                strict: bool = False) -> list[Record]:
         """Every record (of `cpu` and `version_` when given); [] and a TuningWarning when the
-        file is unreadable; [] when it does not exist."""
+        file is unreadable (`strict`: a ValueError); [] when it does not exist."""
         if not self.path.exists():
             return []
         query, args = f"SELECT {', '.join(COLUMNS)} FROM records", []
@@ -114,6 +115,9 @@ class Database:
                 connection.close()
             return [Record(*row) for row in rows if _well_typed(row)]
         except sqlite3.Error as error:
+            if strict:
+                raise ValueError(f"tuning database {self.path} is unreadable ({error})"
+                                 ) from None
             warnings.warn(f"tuning database {self.path} is unreadable ({error}): compiling "
                           "with the heuristics; remove it or set DLC_TUNING_DB",
                           TuningWarning, stacklevel=2)
@@ -147,14 +151,15 @@ def _well_typed(row: tuple) -> bool:
 
 def merge(destination: str | Path, *sources: str | Path) -> int:
     """Fold the records of `sources` into `destination` (the faster record of a key wins);
-    the number of records stored. An unreadable source is a TuningWarning, not an error."""
-    database, stored = Database(destination), 0
+    the number of records stored. A missing or unreadable source is an error, before any
+    record is stored."""
+    found: list[Record] = []
     for source in sources:
         if not Path(source).exists():
-            raise FileNotFoundError(f"tuning database {source} does not exist")
-        for record in Database(source).records():
-            stored += database.put(record)
-    return stored
+            raise ValueError(f"tuning database {source} does not exist")
+        found += Database(source).records(strict=True)
+    database = Database(destination)
+    return sum(database.put(record) for record in found)
 
 
 def digest(path: Path | None) -> str:
