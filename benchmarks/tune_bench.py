@@ -4,7 +4,7 @@ the evolutionary search against random sampling.
     .venv/bin/python benchmarks/tune_bench.py compare MODEL.onnx --db TUNING.db [--repeat N]
     .venv/bin/python benchmarks/tune_bench.py search MODEL.onnx [--ops 2] [--trials 16]
 
-`compare`: one process, single thread: the model compiled with the heuristics only
+`compare`: one process, single thread (or `--threads N`, both sides): the model compiled with the heuristics only
 (DLC_TUNING_DB off) and with the database's records, both with the compile cache off (their
 compile times side by side), onnxruntime's session; the outputs must agree; then the three are
 timed alternately (`bench_models.alternate`: medians) and the ratios dlc / onnxruntime printed,
@@ -43,10 +43,10 @@ def compare(args: argparse.Namespace) -> None:
         os.environ["DLC_TUNING_DB"] = db
         with cache.disabled():
             start = time.perf_counter()
-            compiled[name] = dlc.compile(model, num_threads=1)
+            compiled[name] = dlc.compile(model, num_threads=args.threads)
             print(f"{name}: compiled in {time.perf_counter() - start:.2f} s; "
                   f"{compiled[name].tuning.summary()}")
-    session = onnxruntime_session(model, 1)
+    session = onnxruntime_session(model, args.threads)
     inputs = random_inputs(compiled["tuned"])
     feeds = dict(zip(compiled["tuned"].input_names, inputs))
     expected = session.run(None, feeds)
@@ -56,9 +56,10 @@ def compare(args: argparse.Namespace) -> None:
             assert error <= 2e-3 * max(1.0, float(np.max(np.abs(ref)))), (name, error)
     fns = [lambda: compiled["heuristics"](*inputs), lambda: compiled["tuned"](*inputs),
            lambda: session.run(None, feeds)]
-    settings = Settings(repeat=args.repeat, budget_s=args.budget)
-    heuristics, tuned, peer = alternate(fns, settings)
-    print(f"{Path(args.model).name}, 1 thread: onnxruntime {peer * 1e3:.2f} ms; "
+    settings = Settings(threads=args.threads, repeat=args.repeat, budget_s=args.budget)
+    block = 1 if args.threads == 1 else 4  # (bench_models' SCALING_BLOCK: spinning threads)
+    heuristics, tuned, peer = alternate(fns, settings, block)
+    print(f"{Path(args.model).name}, {args.threads} thread(s): onnxruntime {peer * 1e3:.2f} ms; "
           f"dlc heuristics {heuristics * 1e3:.2f} ms ({heuristics / peer:.2f}x); "
           f"dlc tuned {tuned * 1e3:.2f} ms ({tuned / peer:.2f}x)")
 
@@ -105,6 +106,7 @@ def main() -> None:
     cmp.add_argument("--db", required=True)
     cmp.add_argument("--repeat", type=int, default=50)
     cmp.add_argument("--budget", type=float, default=60.0)
+    cmp.add_argument("--threads", type=int, default=1)
     srch = commands.add_parser("search")
     srch.add_argument("model")
     srch.add_argument("--ops", type=int, default=2)
