@@ -34,6 +34,7 @@ import torch
 import transformers
 
 from dlc.llm import CausalLM, export_onnx
+from dlc.runtime import cache
 
 CONFIGS = {
     "gpt2": lambda tiny: transformers.GPT2Config(
@@ -108,6 +109,15 @@ def torch_call(model, feeds: dict):
     return call
 
 
+def fresh() -> None:
+    """Drop the compiled models of the cases before (the compile cache's memory level keeps
+    32 of them: GPT-2's would fill the machine's memory)."""
+    import gc
+
+    cache.forget_all()
+    gc.collect()
+
+
 def run(args) -> list[dict]:
     rows = []
     rng = np.random.default_rng(0)
@@ -121,6 +131,7 @@ def run(args) -> list[dict]:
             session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
             for prompt in args.prefill:
                 feeds = ort_feeds(session, prompt, 0, rng)
+                fresh()
                 lm = CausalLM(path, max_length=prompt + 64, chunk=args.chunk,
                               num_threads=threads)
                 tokens = feeds["input_ids"]
@@ -134,6 +145,7 @@ def run(args) -> list[dict]:
                 print(format_row(rows[-1]), file=sys.stderr, flush=True)
             for past in args.past:
                 feeds = ort_feeds(session, 1, past, rng)
+                fresh()
                 lm = CausalLM(path, max_length=past + 64, chunk=args.chunk,
                               num_threads=threads)
                 start = time.perf_counter()
@@ -150,6 +162,7 @@ def run(args) -> list[dict]:
                     [step, lambda session=session, feeds=feeds: session.run(None, feeds),
                      torch_call(model, feeds)],
                     args.repeat * 4), compile_seconds))
+                print(format_row(rows[-1]), file=sys.stderr, flush=True)
     return rows
 
 
@@ -174,8 +187,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--models", nargs="+", default=["gpt2", "llama"], choices=CONFIGS)
     parser.add_argument("--threads", nargs="+", type=int, default=[1])
-    parser.add_argument("--prefill", nargs="+", type=int, default=[128, 1024])
-    parser.add_argument("--past", nargs="+", type=int, default=[128, 1024])
+    parser.add_argument("--prefill", nargs="*", type=int, default=[128, 1024])
+    parser.add_argument("--past", nargs="*", type=int, default=[128, 1024])
     parser.add_argument("--chunk", type=int, default=128)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--tiny", action="store_true", help="2-layer models (a smoke run)")
