@@ -18,12 +18,15 @@ high ones (`shr 4`) converted to f32 and one FMA each with the block's scales an
   unrolled into independent accumulator sets (summed per block): one row's two FMA chains were
   bounded by the FMA latency, not by the weights' bytes. Each weight byte is read once,
   sequentially. (M = 1, 4096 x 4096, 4 bits: 1.33 ms, unrolled 1.06, per-block scaling 0.85.)
-- prefill (more rows): per chunk of CHUNK rows of K, the panel's chunk is dequantized once into
-  a [CHUNK, 16] f32 scratch (16 KB, in L1/L2: never a copy of more than one chunk of one panel
-  per thread), then every block of PREFILL_MR = 6 rows of A runs the 6 x 16 FMA tile over it
-  (12 accumulators, loaded from and stored to the strip once per chunk). Dequantizing in the
-  FMA loop instead cost 2 FMAs and 4 other ops per 12 FMAs, each weight dequantized M / 6 times:
-  1.2-1.3x onnxruntime's time at M = 128, against 1.0-1.15x with the scratch.
+- prefill (more rows): an iteration of the forall computes a group of GROUP = 4 panels
+  (fewer where 4 does not divide their count). Per chunk of CHUNK = 256 rows of K, each
+  panel's chunk is dequantized once into a [256, 16] f32 scratch (16 KB, in L1/L2: never more
+  than one chunk of a few panels per thread), then every block of PREFILL_MR = 6 rows of A
+  runs the 6 x 16 FMA tile over each panel's scratch in turn (12 accumulators, loaded from and
+  stored to the strip once per chunk; the block's A rows stay in L1 for the 4 panels: with one
+  panel an iteration, A was read from L3 once per panel, 1.17 -> ~1.05x onnxruntime at M = 1024,
+  4096 x 4096). Dequantizing in the FMA loop instead cost 2 FMAs and 4 other ops per 12 FMAs,
+  each weight dequantized M / 6 times: 1.2-1.3x onnxruntime's time at M = 128.
 Single thread, 2026-12-04, dlc / onnxruntime (MatMulNBits, block 32, accuracy_level 0): see
 `benchmarks/weight_only.py`.
 """
@@ -36,6 +39,7 @@ MR = 4  # rows of A per register block: 2 x MR accumulators, 2 weights, scales a
 DECODE_ROWS = 8  # up to this many rows of A, the weights are dequantized in the FMA loop
 PREFILL_MR = 6  # rows of the register tile of the prefill kernel (12 accumulators)
 CHUNK = 256  # rows of K a prefill chunk dequantizes at once (at least one block)
+GROUP = 4  # panels a prefill iteration computes (where it divides their count)
 
 
 class _Text:
@@ -259,16 +263,17 @@ def _weights(t: _Text, tag: str, k: str, halves: list[tuple[str, str]],
 
 
 def _tile_rows(t: _Text, tag: str, row0: str, count: int, strip: str, scratch: str, k0: str,
-               rows: int, types: dict[str, str]) -> str:
-    """C[row0 : row0 + count] += A[rows, k0 : k0 + rows] x scratch (f32 [rows, 16]); returns
-    the new strip."""
+               rows: int, types: dict[str, str], col: int = 0) -> str:
+    """C[row0 : row0 + count, col : col + 16] += A[rows, k0 : k0 + rows] x scratch (f32
+    [rows, 16]); returns the new strip."""
     strip_type, scr = types["strip"], types["scratch"]
     names, accs = [], []
     for r in range(count):
         t.emit(f"%row{tag}{r} = arith.addi {row0}, {t.c(r)} : index")
         names.append(f"%row{tag}{r}")
         for h in range(2):
-            t.emit(f"%l{tag}_{r}_{h} = vector.transfer_read {strip}[%row{tag}{r}, {t.c(8 * h)}]"
+            t.emit(f"%l{tag}_{r}_{h} = vector.transfer_read {strip}[%row{tag}{r}, "
+                   f"{t.c(col + 8 * h)}]"
                    f", %zf {{in_bounds = [true]}} : {strip_type}, {V8}")
             accs.append(f"%l{tag}_{r}_{h}")
     carried = ", ".join(f"%i{tag}_{j} = {x}" for j, x in enumerate(accs))
@@ -293,64 +298,96 @@ def _tile_rows(t: _Text, tag: str, row0: str, count: int, strip: str, scratch: s
     for r, row in enumerate(names):
         for h in range(2):
             t.emit(f"%W{tag}_{r}_{h} = vector.transfer_write %T{tag}#{2 * r + h}, {current}"
-                   f"[{row}, {t.c(8 * h)}] {{in_bounds = [true]}} : {V8}, {strip_type}")
+                   f"[{row}, {t.c(col + 8 * h)}] {{in_bounds = [true]}} : {V8}, {strip_type}")
             current = f"%W{tag}_{r}_{h}"
     return current
 
 
-def _chunk(t: _Text, tag: str, strip: str, scratch: str, k0: str, blk0: str, full: int,
-           part: int, m: int, block: int, types: dict[str, str], bits: int) -> tuple[str, str]:
-    """One chunk of K (`full` blocks and `part` rows): dequantized into the scratch, then
-    multiplied into every row of the strip, PREFILL_MR rows at a time. (strip, scratch)."""
-    scratch = _dequantize_rows(t, f"{tag}d", scratch, k0, blk0, full, part, block, types, bits)
+def _on_panel(t: _Text, start: int, panel: str) -> None:
+    """The lines emitted since `start` read panel `panel` instead of `%p` (the loop's)."""
+    t.lines[start:] = [line.replace("[%p, ", f"[{panel}, ") for line in t.lines[start:]]
+
+
+def _chunk(t: _Text, tag: str, strip: str, scratches: list[str], k0: str, blk0: str,
+           full: int, part: int, m: int, block: int, types: dict[str, str], bits: int
+           ) -> tuple[str, list[str]]:
+    """One chunk of K (`full` blocks and `part` rows) of each panel of the group:
+    dequantized into the panel's scratch, then multiplied into every row of the strip,
+    PREFILL_MR rows at a time, each block of rows through every panel (its A rows stay in
+    L1). Returns (strip, scratches)."""
+    written = []
+    for j, scratch in enumerate(scratches):
+        start = len(t.lines)
+        written.append(_dequantize_rows(t, f"{tag}d{j}", scratch, k0, blk0, full, part,
+                                        block, types, bits))
+        _on_panel(t, start, f"%pj{j}")
     rows = full * block + part
     main = m - m % PREFILL_MR
     strip_type = types["strip"]
+
+    def tiles(sub: str, row0: str, count: int, current: str) -> str:
+        for j, scratch in enumerate(written):
+            current = _tile_rows(t, f"{sub}p{j}", row0, count, current, scratch, k0, rows,
+                                 types, PANEL * j)
+        return current
+
     if main:
         t.emit(f"%M{tag} = scf.for %ib{tag} = {t.c(0)} to {t.c(main)} step {t.c(PREFILL_MR)} "
                f"iter_args(%st{tag} = {strip}) -> ({strip_type}) {{")
-        written = _tile_rows(t, f"{tag}m", f"%ib{tag}", PREFILL_MR, f"%st{tag}", scratch, k0,
-                             rows, types)
-        t.emit(f"  scf.yield {written} : {strip_type}")
+        result = tiles(f"{tag}m", f"%ib{tag}", PREFILL_MR, f"%st{tag}")
+        t.emit(f"  scf.yield {result} : {strip_type}")
         t.emit("}")
         strip = f"%M{tag}"
     if m % PREFILL_MR:
-        strip = _tile_rows(t, f"{tag}t", t.c(main), m % PREFILL_MR, strip, scratch, k0, rows,
-                           types)
-    return strip, scratch
+        strip = tiles(f"{tag}t", t.c(main), m % PREFILL_MR, strip)
+    return strip, written
 
 
-def _prefill_panel(t: _Text, m: int, k: int, block: int, types: dict[str, str],
+def group_size(panels: int) -> int:
+    """Panels a prefill iteration computes (dividing their count): each block of A rows is
+    read from memory once for all of them."""
+    return next(g for g in (GROUP, 3, 2, 1) if panels % g == 0)
+
+
+def _prefill_group(t: _Text, m: int, k: int, block: int, group: int, types: dict[str, str],
                    bits: int) -> str:
-    """The panel's strip for many rows (module docstring): zeroed, then per chunk of K the
-    chunk dequantized once into a scratch and multiplied into every row."""
+    """The group's strip for many rows (module docstring): zeroed, then per chunk of K each
+    panel's chunk dequantized once into its scratch and multiplied into every row."""
     strip_type = types["strip"]
+    for j in range(group):
+        t.emit(f"%pj{j} = arith.addi %p0, {t.c(j)} : index")
     t.emit(f"%Z = scf.for %zr = {t.c(0)} to {t.c(m)} step {t.c(1)} iter_args(%zs = %strip) "
            f"-> ({strip_type}) {{")
-    t.emit(f"  %z0 = vector.transfer_write %zv, %zs[%zr, {t.c(0)}] {{in_bounds = [true]}} : "
-           f"{V8}, {strip_type}")
-    t.emit(f"  %z1 = vector.transfer_write %zv, %z0[%zr, {t.c(8)}] {{in_bounds = [true]}} : "
-           f"{V8}, {strip_type}")
-    t.emit(f"  scf.yield %z1 : {strip_type}")
+    current = "%zs"
+    for h in range(2 * group):
+        t.emit(f"  %zw{h} = vector.transfer_write %zv, {current}[%zr, {t.c(8 * h)}] "
+               f"{{in_bounds = [true]}} : {V8}, {strip_type}")
+        current = f"%zw{h}"
+    t.emit(f"  scf.yield {current} : {strip_type}")
     t.emit("}")
-    group = max(1, CHUNK // block)  # K blocks a chunk
-    rows = group * block
+    per_chunk = max(1, CHUNK // block)  # K blocks a chunk
+    rows = per_chunk * block
     chunks, rest = divmod(k, rows)
-    t.emit(f"%scratch = tensor.empty() : {types['scratch']}")
-    strip, scratch = "%Z", "%scratch"
+    scratches = []
+    for j in range(group):
+        t.emit(f"%scratch{j} = tensor.empty() : {types['scratch']}")
+        scratches.append(f"%scratch{j}")
+    strip = "%Z"
     if chunks:
-        pair = f"{strip_type}, {types['scratch']}"
-        t.emit(f"%C:2 = scf.for %ch = {t.c(0)} to {t.c(chunks)} step {t.c(1)} "
-               f"iter_args(%cs = {strip}, %cc = {scratch}) -> ({pair}) {{")
+        carried = [strip_type] + [types["scratch"]] * group
+        inits = ", ".join([f"%cs = {strip}"] + [f"%cc{j} = {x}" for j, x in enumerate(scratches)])
+        t.emit(f"%C:{group + 1} = scf.for %ch = {t.c(0)} to {t.c(chunks)} step {t.c(1)} "
+               f"iter_args({inits}) -> ({', '.join(carried)}) {{")
         t.emit(f"  %ck0 = arith.muli %ch, {t.c(rows)} : index")
-        t.emit(f"  %cb0 = arith.muli %ch, {t.c(group)} : index")
-        strip_out, scratch_out = _chunk(t, "c", "%cs", "%cc", "%ck0", "%cb0", group, 0, m,
-                                        block, types, bits)
-        t.emit(f"  scf.yield {strip_out}, {scratch_out} : {pair}")
+        t.emit(f"  %cb0 = arith.muli %ch, {t.c(per_chunk)} : index")
+        strip_out, scratch_out = _chunk(t, "c", "%cs", [f"%cc{j}" for j in range(group)],
+                                        "%ck0", "%cb0", per_chunk, 0, m, block, types, bits)
+        t.emit(f"  scf.yield {', '.join([strip_out] + scratch_out)} : {', '.join(carried)}")
         t.emit("}")
-        strip, scratch = "%C#0", "%C#1"
+        strip = "%C#0"
+        scratches = [f"%C#{j + 1}" for j in range(group)]
     if rest:
-        strip, _ = _chunk(t, "r", strip, scratch, t.c(chunks * rows), t.c(chunks * group),
+        strip, _ = _chunk(t, "r", strip, scratches, t.c(chunks * rows), t.c(chunks * per_chunk),
                           rest // block, rest % block, m, block, types, bits)
     return strip
 
@@ -392,18 +429,24 @@ def kernel_text(m: int, k: int, n: int, bits: int, block: int,
     t = _Text()
     if m <= DECODE_ROWS:
         _block_sums(t, m, k, block, types)
+    group = group_size(panels) if m > DECODE_ROWS else 1
+    width = PANEL * group
+    types["strip"] = f"tensor<{m}x{width}xf32>"
     t.emit(f"%e = tensor.empty() : {out_type}")
-    t.emit(f"%out = scf.forall (%p) in ({panels}) shared_outs(%o = %e) -> ({out_type}) {{")
-    t.emit(f"%n0 = arith.muli %p, {t.c(PANEL)} : index")
-    t.emit(f"%strip = tensor.extract_slice %o[0, %n0] [{m}, {PANEL}] [1, 1] : "
+    t.emit(f"%out = scf.forall (%g) in ({panels // group}) shared_outs(%o = %e) -> "
+           f"({out_type}) {{")
+    t.emit(f"%p0 = arith.muli %g, {t.c(group)} : index")
+    t.emit(f"%n0 = arith.muli %g, {t.c(width)} : index")
+    t.emit(f"%strip = tensor.extract_slice %o[0, %n0] [{m}, {width}] [1, 1] : "
            f"{out_type} to {types['strip']}")
-    strip = "%strip"
     if m > DECODE_ROWS:
-        strip = _prefill_panel(t, m, k, block, types, bits)
+        strip = _prefill_group(t, m, k, block, group, types, bits)
     else:
+        t.emit("%p = arith.addi %p0, %c0 : index")
+        t.indices.add(0)
         strip = _decode_panel(t, m, k, block, types, bits)
     t.emit("scf.forall.in_parallel {")
-    t.emit(f"tensor.parallel_insert_slice {strip} into %o[0, %n0] [{m}, {PANEL}] [1, 1] : "
+    t.emit(f"tensor.parallel_insert_slice {strip} into %o[0, %n0] [{m}, {width}] [1, 1] : "
            f"{types['strip']} into {out_type}")
     t.emit("}")
     t.emit("}")
