@@ -188,12 +188,31 @@ def recall(key: str) -> Any | None:
     return _MEMORY[key]
 
 
+def memory_bytes() -> int:
+    """The weight bytes the in-memory level may hold: `DLC_CACHE_MEMORY_MB` (2048 MB)."""
+    text = os.environ.get("DLC_CACHE_MEMORY_MB", "").strip()
+    try:
+        return int(float(text) * 2**20) if text else 2048 * 2**20
+    except ValueError:
+        return 2048 * 2**20
+
+
+def _weight_bytes(value: Any) -> int:
+    """The bytes of the weights a compiled model holds (bound after the JIT), 0 if unknown."""
+    weights = getattr(getattr(value, "_function", None), "weights", None) or []
+    return sum(int(getattr(w, "nbytes", 0)) for w in weights)
+
+
 def remember(key: str, value: Any) -> None:
+    """Keep `value` for `recall`: the most recently used 32 compiled models, fewer when their
+    weights pass `memory_bytes()` (the newest is kept whatever its size)."""
     if not enabled():
         return
     _MEMORY[key] = value
     _MEMORY.move_to_end(key)
-    while len(_MEMORY) > MEMORY_ENTRIES:
+    limit = memory_bytes()
+    while len(_MEMORY) > 1 and (len(_MEMORY) > MEMORY_ENTRIES or sum(
+            _weight_bytes(v) for v in _MEMORY.values()) > limit):
         _MEMORY.popitem(last=False)
 
 

@@ -153,3 +153,25 @@ def test_cache_bound_applies_when_writing(cache_dir: Path, monkeypatch) -> None:
     assert not entries(cache_dir)
     x = RNG.standard_normal((32, 48)).astype(np.float32)
     assert np.isfinite(compiled(x)[0]).all()  # ...and the compiled model still runs
+
+
+def test_memory_level_is_bounded_by_weight_bytes(monkeypatch) -> None:
+    class Function:
+        def __init__(self, megabytes: int):
+            self.weights = [np.zeros(megabytes * 2**18, np.float32)]  # (MB of float32)
+
+    class Model:
+        def __init__(self, megabytes: int):
+            self._function = Function(megabytes)
+
+    monkeypatch.setenv("DLC_CACHE_MEMORY_MB", "10")
+    cache.forget_all()
+    try:
+        for i in range(4):
+            cache.remember(f"k{i}", Model(4))  # 4 MB each: two fit in 10 MB
+        assert [cache.recall(f"k{i}") is not None for i in range(4)] == [False, False, True,
+                                                                          True]
+        cache.remember("big", Model(32))  # over the bound alone: kept, the others dropped
+        assert cache.recall("big") is not None and cache.recall("k3") is None
+    finally:
+        cache.forget_all()
