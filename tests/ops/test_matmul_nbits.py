@@ -17,7 +17,7 @@ from onnx import TensorProto, numpy_helper
 import dlc
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-from weight_only import dequantize_matmul_model, matmul_nbits_model, ort_session
+from weight_only import dequantize_matmul_model, matmul_nbits_model, ort_session, run
 
 ort = pytest.importorskip("onnxruntime")
 
@@ -162,10 +162,12 @@ def test_unknown_contrib_op_is_listed_with_its_domain():
         dlc.compile(model, num_threads=1)
 
 
-def test_matmul_nbits_on_two_threads():
-    # the panels are the scf.forall's iterations: OpenMP threads share them
-    model = matmul_nbits_model(2, 128, 72, 4, 32)
-    a = np.random.default_rng(3).standard_normal([2, 128]).astype(np.float32)
+@pytest.mark.parametrize("m", [2, 20])
+def test_matmul_nbits_on_two_threads(m):
+    # the panels (groups of panels for prefill) are the scf.forall's iterations: OpenMP
+    # threads share them
+    model = matmul_nbits_model(m, 128, 72, 4, 32)
+    a = np.random.default_rng(3).standard_normal([m, 128]).astype(np.float32)
     expected = ort_session(model).run(None, {"A": a})[0]
     (got,) = dlc.compile(model, num_threads=2)(a)
     np.testing.assert_allclose(got, expected, rtol=2e-5, atol=2e-4)
@@ -190,3 +192,9 @@ def test_matmul_nbits_float16():
     assert got.dtype == np.float16
     np.testing.assert_allclose(got.astype(np.float32), expected.astype(np.float32),
                                rtol=2e-3, atol=2e-3 * float(np.abs(expected).max()))
+
+
+def test_the_benchmark_runs(capsys):
+    (row,) = run(["--rows", "1", "--shapes", "64x32", "--bits", "4", "--repeat", "1"])
+    assert row["dlc"] > 0 and row["ort"] > 0 and row["ort_int8"] > 0
+    assert "| 1 | 64 x 32 | 4 |" in capsys.readouterr().out
