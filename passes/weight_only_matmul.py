@@ -1,6 +1,6 @@
 """dlc-weight-only-matmul: a matmul by dequantized integer weights runs on the packed weights.
 
-    matmul(A, dequantize(W, scale, zero_point)) -> matmul_nbits(A, packed W, scales, offsets)
+    matmul(A, dequantize(W, scale, zero_point)) -> matmul_nbits(A, packed W, scales, zero points)
 
 W is a constant [K, N] of 8-bit integers (int4/uint4 initializers are imported as 8-bit ones);
 scale and zero point are constants per tensor, per column (axis 1) or blocked along K (axis
@@ -83,14 +83,15 @@ def weight_only_matmul(op: ir.OpView) -> list[ir.Value] | None:
     scales, zeros, block = blocked
     bits, shift = _bits_and_shift(w)
     q = (w.astype(np.int64) + shift).astype(np.uint8)
-    packed, panel_scales, offsets = pack_weights(q, scales, (zeros + shift).astype(np.float32),
-                                                 bits, block)
+    packed, panel_scales, panel_zero = pack_weights(q, scales,
+                                                    (zeros + shift).astype(np.float32), bits, block)
     loc = op.location
     lead = list(a.type.shape[:-1])
     rows = math.prod(lead)
     flat = a if a.type.rank == 2 else build(ops.RESHAPE, [a], {"shape": [rows, k]}, loc=loc)
     operands = [flat, constant(packed, ir.IntegerType.get_unsigned(8), loc),
-                constant(panel_scales, f32, loc), constant(offsets, f32, loc)]
+                constant(panel_scales, f32, loc),
+                constant(panel_zero, ir.IntegerType.get_unsigned(8), loc)]
     out = build(MATMUL_NBITS, operands, {"bits": bits, "block_size": block, "n": n}, loc=loc)
     if a.type.rank != 2:
         out = build(ops.RESHAPE, [out], {"shape": lead + [n]}, loc=loc)

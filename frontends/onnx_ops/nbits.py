@@ -96,7 +96,7 @@ def import_matmul_nbits(n: NodeContext) -> list[ir.Value]:
     scales = scales.reshape(cols, blocks).astype(np.float32)
     zero = _zero_points(n, (cols, blocks), bits)
     q = unpack_low_first(b.reshape(cols, blocks * blob), bits, k)  # [N, K]
-    packed, panel_scales, offsets = pack_weights(
+    packed, panel_scales, panel_zero = pack_weights(
         q.T, scales.T, zero.T, bits, block)
     f32 = ir.F32Type.get()
     element = a.type.element_type
@@ -106,7 +106,7 @@ def import_matmul_nbits(n: NodeContext) -> list[ir.Value]:
     if element != f32:
         flat = n.build(CAST, [flat], {"to": f32})
     constants = [n.build(ops.CONSTANT, [], {"value": dense(x, n)})
-                 for x in (packed, panel_scales, offsets)]
+                 for x in (packed, panel_scales, panel_zero)]
     out = n.build(MATMUL_NBITS, [flat, *constants], {"bits": bits, "block_size": block,
                                                      "n": cols})
     if element != f32:

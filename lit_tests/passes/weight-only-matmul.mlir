@@ -1,14 +1,15 @@
 // RUN: dlc-opt %s --split-input-file -p 'builtin.module(dlc-weight-only-matmul)' | FileCheck %s
 
 // A matmul by per-column int8 weights whose values fit in 4 bits: the weights are packed in
-// nibbles (one panel of 16 columns, 8 bytes a row), never dequantized into a float constant.
+// nibbles (one panel of 16 columns, 8 bytes a row), never dequantized into a float constant;
+// shifted to unsigned values, they have the zero point 8 (a byte a column).
 
 // CHECK-LABEL: func.func @test_per_column_int4_values
 // CHECK-SAME:    (%[[A:.*]]: tensor<2x4xf32>)
-// CHECK-DAG:     %[[B:.*]] = "dlc.constant"() {{.*}} : () -> tensor<1x4x8xui8>
+// CHECK-DAG:     %[[B:.*]] = "dlc.constant"() {value = dense<{{.*}}[9, 6, 11, 0, 0, 0, 0, 0], [12, 13, 2, 0{{.*}}> : tensor<1x4x8xui8>}
 // CHECK-DAG:     %[[S:.*]] = "dlc.constant"() {{.*}} : () -> tensor<1x1x16xf32>
-// CHECK-DAG:     %[[O:.*]] = "dlc.constant"() {{.*}} : () -> tensor<1x1x16xf32>
-// CHECK:         %[[R:.*]] = "dlc.matmul_nbits"(%[[A]], %[[B]], %[[S]], %[[O]]) {bits = 4 : i64, block_size = 4 : i64, n = 3 : i64}
+// CHECK-DAG:     %[[Z:.*]] = "dlc.constant"() {value = dense<{{.*}}8, 8, 8, 0, 0{{.*}}> : tensor<1x1x16xui8>}
+// CHECK:         %[[R:.*]] = "dlc.matmul_nbits"(%[[A]], %[[B]], %[[S]], %[[Z]]) {bits = 4 : i64, block_size = 4 : i64, n = 3 : i64}
 // CHECK-NOT:     "dlc.dequantize"
 // CHECK:         return %[[R]]
 func.func @test_per_column_int4_values(%a: tensor<2x4xf32>) -> tensor<2x3xf32> {
@@ -25,7 +26,7 @@ func.func @test_per_column_int4_values(%a: tensor<2x4xf32>) -> tensor<2x3xf32> {
 
 // CHECK-LABEL: func.func @test_blocked_uint8
 // CHECK:         "dlc.reshape"
-// CHECK:         "dlc.matmul_nbits"({{.*}}) {bits = 8 : i64, block_size = 2 : i64, n = 2 : i64} : (tensor<6x4xf32>, tensor<1x4x16xui8>, tensor<1x2x16xf32>, tensor<1x2x16xf32>) -> tensor<6x2xf32>
+// CHECK:         "dlc.matmul_nbits"({{.*}}) {bits = 8 : i64, block_size = 2 : i64, n = 2 : i64} : (tensor<6x4xf32>, tensor<1x4x16xui8>, tensor<1x2x16xf32>, tensor<1x2x16xui8>) -> tensor<6x2xf32>
 // CHECK:         "dlc.reshape"
 // CHECK-NOT:     "dlc.dequantize"
 func.func @test_blocked_uint8(%a: tensor<2x3x4xf32>) -> tensor<2x3x2xf32> {

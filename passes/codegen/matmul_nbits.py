@@ -9,7 +9,8 @@ function) is an `scf.forall` over the panels (the threads), each writing its [M,
 the output (padded to whole panels, sliced back to [M, n]). A row k of a panel is dequantized
 by one 8-byte load zero-extended to 8 x i32 (`vpmovzxbd`), the low nibbles (`and 15`) and the
 high ones (`shr 4`) converted to f32 and one FMA each with the block's scales and offsets
-(`q * scale + offset`, loaded once per block). Two variants:
+(`q * scale + offset`, offset = -(zp * scale) computed once per block from the block's
+byte zero points). Two variants:
 - decode (M <= DECODE_ROWS): blocks of MR = 4 rows of A (M = 1..4 is one block). Per K
   block, the codes (not dequantized: converted to f32 only) are multiplied by a broadcast of
   a[m][k] into 2 x 8 accumulators a row; the block's sums then enter the row's result as
@@ -114,6 +115,20 @@ def _block_dots(t: _Text, tag: str, rows: list[str], k_lo: str, k_hi: str, unrol
     return dots
 
 
+def _offset(t: _Text, tag: str, blk: str, h: int, types: dict[str, str]) -> None:
+    """%o<tag> = -(zp * scale) of the block's columns 8h..8h+7 (the scale read as %s<tag>)."""
+    if types["z"].endswith("xf32>"):
+        t.emit(f"%e{tag} = vector.transfer_read %c[%p, {blk}, {t.c(8 * h)}], %zf "
+               f"{{in_bounds = [true]}} : {types['z']}, {V8}")
+    else:
+        t.emit(f"%d{tag} = vector.transfer_read %c[%p, {blk}, {t.c(8 * h)}], %z8 "
+               f"{{in_bounds = [true]}} : {types['z']}, vector<8xi8>")
+        t.emit(f"%j{tag} = arith.extui %d{tag} : vector<8xi8> to vector<8xi32>")
+        t.emit(f"%e{tag} = arith.sitofp %j{tag} : vector<8xi32> to {V8}")
+    t.emit(f"%E{tag} = arith.mulf %e{tag}, %s{tag} : {V8}")
+    t.emit(f"%o{tag} = arith.negf %E{tag} : {V8}")
+
+
 def _apply_block(t: _Text, tag: str, rows: list[str], blk: str, dots: list[str],
                  accs: list[str], types: dict[str, str]) -> list[str]:
     """accs + dots * scale + sum(a over the block) * offset, the block's scales and offsets."""
@@ -121,8 +136,7 @@ def _apply_block(t: _Text, tag: str, rows: list[str], blk: str, dots: list[str],
     for h in range(2):
         t.emit(f"%s{tag}{h} = vector.transfer_read %s[%p, {blk}, {t.c(8 * h)}], %zf "
                f"{{in_bounds = [true]}} : {types['s']}, {V8}")
-        t.emit(f"%o{tag}{h} = vector.transfer_read %c[%p, {blk}, {t.c(8 * h)}], %zf "
-               f"{{in_bounds = [true]}} : {types['s']}, {V8}")
+        _offset(t, f"{tag}{h}", blk, h, types)
         halves.append((f"%s{tag}{h}", f"%o{tag}{h}"))
     out = []
     for r, row in enumerate(rows):
@@ -228,8 +242,7 @@ def _dequantize_rows(t: _Text, tag: str, scratch: str, k0: str, blk0: str, full:
         for h in range(2):
             t.emit(f"%s{sub}{h} = vector.transfer_read %s[%p, %blk{sub}, {t.c(8 * h)}], %zf "
                    f"{{in_bounds = [true]}} : {types['s']}, {V8}")
-            t.emit(f"%o{sub}{h} = vector.transfer_read %c[%p, %blk{sub}, {t.c(8 * h)}], %zf "
-                   f"{{in_bounds = [true]}} : {types['s']}, {V8}")
+            _offset(t, f"{sub}{h}", f"%blk{sub}", h, types)
             halves.append((f"%s{sub}{h}", f"%o{sub}{h}"))
         t.emit(f"%R{sub} = scf.for %j{sub} = {t.c(0)} to {t.c(rows)} step {t.c(1)} "
                f"iter_args(%rs{sub} = {inside}) -> ({scr}) {{")
@@ -411,10 +424,10 @@ def _decode_panel(t: _Text, m: int, k: int, block: int, types: dict[str, str],
     return strip
 
 
-def kernel_text(m: int, k: int, n: int, bits: int, block: int,
+def kernel_text(m: int, k: int, n: int, bits: int, block: int, float_zero_points: bool = False,
                 name: str = "matmul_nbits") -> str:
-    """A private function (A [m, k] f32, packed b, scales, offsets) -> [m, n] f32 (module
-    docstring), as MLIR text."""
+    """A private function (A [m, k] f32, packed b, scales, zero points) -> [m, n] f32 (module
+    docstring), as MLIR text; zero points are i8 (holding 0..255) unless `float_zero_points`."""
     panels, blocks = -(-n // PANEL), -(-k // block)
     cols = panels * PANEL
     types = {
@@ -424,6 +437,7 @@ def kernel_text(m: int, k: int, n: int, bits: int, block: int,
         "strip": f"tensor<{m}x{PANEL}xf32>",
         "scratch": f"tensor<{max(1, CHUNK // block) * block}x{PANEL}xf32>",
         "asum": f"tensor<{m}x{blocks}xf32>",
+        "z": f"tensor<{panels}x{blocks}x{PANEL}x{'f32' if float_zero_points else 'i8'}>",
     }
     out_type, c_type = f"tensor<{m}x{cols}xf32>", f"tensor<{m}x{n}xf32>"
     t = _Text()
@@ -457,7 +471,7 @@ def kernel_text(m: int, k: int, n: int, bits: int, block: int,
         result = "%r"
     t.emit(f"return {result} : {c_type}")
     head = [(f"func.func private @{name}(%a: {types['a']}, %b: {types['b']}, "
-             f"%s: {types['s']}, %c: {types['s']}) -> {c_type} {{"),
+             f"%s: {types['s']}, %c: {types['z']}) -> {c_type} {{"),
             "%zf = arith.constant 0.0 : f32",
             "%z8 = arith.constant 0 : i8",
             f"%zv = arith.constant dense<0.0> : {V8}",

@@ -17,11 +17,12 @@ def _int(op: ir.OpView, name: str) -> int:
 
 
 def lower_matmul_nbits(op: ir.OpView, rewriter) -> None:
-    # dlc.matmul_nbits(a, b, scales, offsets) -> the kernel's scf.forall over the panels
-    a = op.operands[0]
+    # dlc.matmul_nbits(a, b, scales, zero_points) -> the kernel's scf.forall over the panels
+    a, zero_points = op.operands[0], op.operands[3]
     m, k = a.type.shape
     n, bits, block = _int(op, "n"), _int(op, "bits"), _int(op, "block_size")
-    parsed = ir.Module.parse(kernel_text(m, k, n, bits, block), context=op.context)
+    float_zero = str(zero_points.type.element_type) == "f32"
+    parsed = ir.Module.parse(kernel_text(m, k, n, bits, block, float_zero), context=op.context)
     block_ops = parsed.body.operations[0].regions[0].blocks[0]
     for argument, value in zip(block_ops.arguments, op.operands):
         argument.replace_all_uses_with(value)
