@@ -3,8 +3,8 @@ f32 times 4- or 8-bit weights that stay packed in memory and are dequantized in 
 
 The weights come in panels of 16 columns (`dialects/nbits.py`'s `pack_weights`): for each
 row k of a panel, 8 bytes (4 bits: column c in the low nibble of byte c, column c + 8 in its
-high nibble) or 16 bytes (8 bits), and per block of `block_size` rows a scale and an offset per
-column. The kernel (`kernel_text`, MLIR text on tensors that the lowering moves into the
+high nibble) or 16 bytes (8 bits), and per block of `block_size` rows a scale and a zero point
+per column. The kernel (`kernel_text`, MLIR text on tensors that the lowering moves into the
 function) is an `scf.forall` over the panels (the threads), each writing its [M, 16] strip of
 the output (padded to whole panels, sliced back to [M, n]). A row k of a panel is dequantized
 by one 8-byte load zero-extended to 8 x i32 (`vpmovzxbd`), the low nibbles (`and 15`) and the
@@ -28,16 +28,19 @@ byte zero points). Two variants:
   panel an iteration, A was read from L3 once per panel, 1.17 -> ~1.05x onnxruntime at M = 1024,
   4096 x 4096). Dequantizing in the FMA loop instead cost 2 FMAs and 4 other ops per 12 FMAs,
   each weight dequantized M / 6 times: 1.2-1.3x onnxruntime's time at M = 128.
-Single thread, 2026-12-04, dlc / onnxruntime (MatMulNBits, block 32, accuracy_level 0): see
-`benchmarks/weight_only.py`.
+Single thread, 2026-12-05, dlc / onnxruntime (MatMulNBits, int4, block 32; onnxruntime's f32
+accuracy_level 0 | its int8-activation level 4), `benchmarks/weight_only.py`: M = 1, 4096 x
+4096 0.24 | 1.08; M = 128, 4096 x 4096 0.94 | 1.03. Level 4 is faster for decode because it
+quantizes A to int8 and uses integer dot products (`vpmaddubsw`): the next step here, for
+nodes that ask for it.
 """
 
 from __future__ import annotations
 
 from dlc.dialects.nbits import PANEL, panel_bytes
 
-MR = 4  # rows of A per register block: 2 x MR accumulators, 2 weights, scales and offsets
-DECODE_ROWS = 8  # up to this many rows of A, the weights are dequantized in the FMA loop
+MR = 4  # rows of A per decode register block: 2 x MR accumulators
+DECODE_ROWS = 8  # up to this many rows of A, the decode variant (codes times A, per block)
 PREFILL_MR = 6  # rows of the register tile of the prefill kernel (12 accumulators)
 CHUNK = 256  # rows of K a prefill chunk dequantizes at once (at least one block)
 GROUP = 4  # panels a prefill iteration computes (where it divides their count)
