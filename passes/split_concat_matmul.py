@@ -8,6 +8,10 @@
     matmul(x, [transpose] (y * c))             -> matmul(x, [transpose] y) * c   (c one constant
                                                   number, the product smaller than y)
     concat(p₁, p₂) * c                         -> concat(p₁ * c, p₂ * c)   (when a matmul reads it)
+    matmul(x, [transpose] repeat_kv(y))        -> matmul(x as [B, G, R·M, K], [transpose] y)
+                                                  as [B, G·R, M, N]   (grouped-query attention:
+                                                  the R query heads of a key-value head become
+                                                  rows, the repeated keys are never built)
 
 A decoder's attention at a decode step concatenates the whole past keys and values with the
 new token's (`present = Concat(past, new)`), scales the keys, transposes them and multiplies:
@@ -30,7 +34,7 @@ from dataclasses import dataclass
 from mlir import ir
 
 from dlc.dialects import build, ops
-from dlc.dialects.movement import CONCAT, SLICE
+from dlc.dialects.movement import BROADCAST, CONCAT, SLICE
 from dlc.passes.graph.match import (
     RuleTable,
     apply_rules,
@@ -211,7 +215,64 @@ def scale_parts(op: ir.OpView) -> list[ir.Value] | None:
     return None
 
 
-RULES: RuleTable = {ops.MATMUL: [split_b, split_a, scale_after], ops.MUL: [scale_parts]}
+def _repeated_heads(value: ir.Value) -> tuple[ir.Value, int] | None:
+    """(y, R) when `value` = reshape(broadcast(reshape(y))) repeats each of y's G heads R
+    times ([B, G, S, D] -> [B, G, 1, S, D] -> [B, G, R, S, D] -> [B, G·R, S, D]: grouped-query
+    attention's `repeat_kv`), each step used only here."""
+    outer = producer(value, ops.RESHAPE)
+    if outer is None or not single_use(value):
+        return None
+    repeated = outer.operands[0]
+    broadcast = producer(repeated, BROADCAST)
+    if broadcast is None or not single_use(repeated):
+        return None
+    expanded = broadcast.operands[0]
+    inner = producer(expanded, ops.RESHAPE)
+    if inner is None or not single_use(expanded):
+        return None
+    y = inner.operands[0]
+    if y.type.rank != 4 or expanded.type.rank != 5 or repeated.type.rank != 5:
+        return None
+    b, g, s, d = y.type.shape
+    r = repeated.type.shape[2]
+    if (list(expanded.type.shape) != [b, g, 1, s, d]
+            or list(repeated.type.shape) != [b, g, r, s, d]
+            or list(value.type.shape) != [b, g * r, s, d]):
+        return None
+    return y, r
+
+
+def grouped_heads(op: ir.OpView) -> list[ir.Value] | None:
+    # matmul(x [B, G·R, M, K], [transpose] repeat_kv(y)) -> the R query heads of each
+    # key-value head as rows: matmul(x as [B, G, R·M, K], [transpose] y), reshaped back
+    x, b = op.operands
+    out = op.results[0]
+    if x.type.rank != 4 or b.type.rank != 4 or out.type.rank != 4:
+        return None
+    transpose = producer(b, ops.TRANSPOSE)
+    inner = b
+    if transpose is not None:
+        if not _swaps_last_two(list(attributes(transpose)["perm"])) or not single_use(b):
+            return None
+        inner = transpose.operands[0]
+    found = _repeated_heads(inner)
+    if found is None:
+        return None
+    y, r = found
+    batch, heads, m, k = x.type.shape
+    g = y.type.shape[1]
+    if heads != g * r or list(x.type.shape[:2]) != list(b.type.shape[:2]):
+        return None
+    loc = op.location
+    rows = build(ops.RESHAPE, [x], {"shape": [batch, g, r * m, k]}, loc=loc)
+    if transpose is not None:
+        y = build(ops.TRANSPOSE, [y], attributes(transpose), loc=loc)
+    product = build(ops.MATMUL, [rows, y], loc=loc)
+    return [build(ops.RESHAPE, [product], {"shape": list(out.type.shape)}, loc=loc)]
+
+
+RULES: RuleTable = {ops.MATMUL: [split_b, split_a, scale_after, grouped_heads],
+                    ops.MUL: [scale_parts]}
 
 
 @register

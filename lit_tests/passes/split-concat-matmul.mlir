@@ -42,3 +42,24 @@ func.func @test_keep(%q: tensor<1x4x64x16xf32>, %pk: tensor<1x4x64x16xf32>, %nk:
   %o = "dlc.matmul"(%x, %v) : (tensor<1x4x1x128xf32>, tensor<1x4x128x16xf32>) -> tensor<1x4x1x16xf32>
   return %s, %o, %v : tensor<1x4x64x128xf32>, tensor<1x4x1x16xf32>, tensor<1x4x128x16xf32>
 }
+
+// -----
+
+// Grouped-query attention: 4 query heads share 2 key-value heads (repeat_kv: reshape,
+// broadcast, reshape). The query heads of a key-value head become rows; the repeated keys are
+// never built.
+
+// CHECK-LABEL: func.func @test_grouped_heads
+// CHECK-NOT:     "dlc.broadcast"
+// CHECK:         %[[R:.*]] = "dlc.reshape"(%arg0) {shape = array<i64: 1, 2, 2, 16>}
+// CHECK:         %[[T:.*]] = "dlc.transpose"(%arg1) {perm = array<i64: 0, 1, 3, 2>}
+// CHECK:         %[[M:.*]] = "dlc.matmul"(%[[R]], %[[T]]) : (tensor<1x2x2x16xf32>, tensor<1x2x16x128xf32>) -> tensor<1x2x2x128xf32>
+// CHECK:         "dlc.reshape"(%[[M]]) {shape = array<i64: 1, 4, 1, 128>}
+func.func @test_grouped_heads(%q: tensor<1x4x1x16xf32>, %k: tensor<1x2x128x16xf32>) -> tensor<1x4x1x128xf32> {
+  %0 = "dlc.reshape"(%k) {shape = array<i64: 1, 2, 1, 128, 16>} : (tensor<1x2x128x16xf32>) -> tensor<1x2x1x128x16xf32>
+  %1 = "dlc.broadcast"(%0) {shape = array<i64: 1, 2, 2, 128, 16>} : (tensor<1x2x1x128x16xf32>) -> tensor<1x2x2x128x16xf32>
+  %2 = "dlc.reshape"(%1) {shape = array<i64: 1, 4, 128, 16>} : (tensor<1x2x2x128x16xf32>) -> tensor<1x4x128x16xf32>
+  %3 = "dlc.transpose"(%2) {perm = array<i64: 0, 1, 3, 2>} : (tensor<1x4x128x16xf32>) -> tensor<1x4x16x128xf32>
+  %4 = "dlc.matmul"(%q, %3) : (tensor<1x4x1x16xf32>, tensor<1x4x16x128xf32>) -> tensor<1x4x1x128xf32>
+  return %4 : tensor<1x4x1x128xf32>
+}
