@@ -15,8 +15,8 @@ import pytest
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
-from dlc.errors import InputError  # noqa: E402
-from dlc.llm import CausalLM, DecoderError, export_onnx, find_decoder, present_as_update  # noqa: E402
+from dlc.errors import InputError
+from dlc.llm import CausalLM, DecoderError, export_onnx, find_decoder, present_as_update
 
 NEW_TOKENS = 64
 
@@ -166,3 +166,44 @@ def test_models_it_cannot_run_are_decoder_errors(decoder, tmp_path):
         [onnx.helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [2])]))
     with pytest.raises(DecoderError, match="found no KV cache"):
         CausalLM(plain)
+
+
+def test_int4_decoder_matches_onnxruntime_with_packed_weights(tmp_path):
+    """A Llama quantized by onnxruntime's MatMulNBitsQuantizer (4 bits, blocks of 32): greedy
+    tokens equal onnxruntime's own greedy loop on the same model, and the compiled model holds
+    the packed weights, not a float copy of them."""
+    quantizer = pytest.importorskip("onnxruntime.quantization.matmul_nbits_quantizer")
+    ort = pytest.importorskip("onnxruntime")
+    model = _model("llama")
+    export_onnx(model, tmp_path / "llama.onnx")
+    q = quantizer.MatMulNBitsQuantizer(onnx.load(tmp_path / "llama.onnx"), block_size=32,
+                                       is_symmetric=True)
+    q.process()
+    path = tmp_path / "llama_int4.onnx"
+    onnx.save(q.model.model, path)
+    quantized = onnx.load(path)
+    assert sum(n.op_type == "MatMulNBits" for n in quantized.graph.node) == 15
+
+    lm = CausalLM(path, max_length=48, chunk=8)
+    result = lm.generate(PROMPT, 24)
+    session = ort.InferenceSession(str(path))
+    tokens = list(PROMPT[0])
+    past = {v.name: np.zeros((1, 2, 0, 16), np.float32) for v in session.get_inputs()
+            if v.name.startswith("past")}
+    names = [o.name for o in session.get_outputs()]
+    for _ in range(24):
+        length = len(tokens)
+        new = tokens if not past or next(iter(past.values())).shape[2] == 0 else tokens[-1:]
+        outputs = dict(zip(names, session.run(None, {
+            "input_ids": np.array([new]), "attention_mask": np.ones((1, length), np.int64),
+            "position_ids": np.arange(length - len(new), length)[None], **past})))
+        tokens.append(int(outputs["logits"][0, -1].argmax()))
+        past = {n.replace("present", "past_key_values"): v for n, v in outputs.items()
+                if n.startswith("present")}
+    assert list(result.tokens[0]) == tokens
+    # the weights the compiled decode step holds: the packed bytes (no float copy of them)
+    packed = sum(t.ByteSize() for t in quantized.graph.initializer)
+    step = lm.model.specialize(next(s for s in lm.model.specializations
+                                    if s["input_ids"] == (1, 1)))
+    held = sum(w.nbytes for w in step._function.weights)
+    assert held <= 1.3 * packed
