@@ -48,6 +48,21 @@ CONFIGS = {
 }
 
 
+def int4(path: Path) -> Path:
+    """The model with its MatMuls quantized by onnxruntime's MatMulNBitsQuantizer (4 bits,
+    symmetric, blocks of 32: what onnxruntime's int4 exports hold)."""
+    from onnxruntime.quantization.matmul_nbits_quantizer import MatMulNBitsQuantizer
+
+    out = path.with_name(path.stem + "_int4.onnx")
+    if not out.exists():
+        import onnx
+
+        quantizer = MatMulNBitsQuantizer(onnx.load(str(path)), block_size=32, is_symmetric=True)
+        quantizer.process()
+        onnx.save(quantizer.model.model, str(out))
+    return out
+
+
 def build(kind: str, tiny: bool):
     torch.manual_seed(0)
     config = CONFIGS[kind](tiny)
@@ -123,6 +138,8 @@ def run(args) -> list[dict]:
     rng = np.random.default_rng(0)
     for kind in args.models:
         model, path = build(kind, args.tiny)
+        if args.int4:
+            path = int4(path)
         for threads in args.threads:
             torch.set_num_threads(threads)
             options = ort.SessionOptions()
@@ -167,11 +184,13 @@ def run(args) -> list[dict]:
 
 
 def row(kind, threads, what, tokens, dlc_s, ort_s, torch_s, compile_s) -> dict:
-    return {"model": kind, "threads": threads, "what": what, "tokens": tokens,
+    return {"model": kind + (" int4" if ARGS.int4 else ""), "threads": threads, "what": what, "tokens": tokens,
             "dlc_tokens_per_s": tokens / dlc_s, "ort_tokens_per_s": tokens / ort_s,
             "torch_tokens_per_s": tokens / torch_s, "dlc/ort": dlc_s / ort_s,
             "dlc/torch": dlc_s / torch_s, "compile_s": compile_s}
 
+
+ARGS = argparse.Namespace(int4=False)
 
 HEADER = ("| model | threads | case | dlc tokens/s | onnxruntime | PyTorch | dlc/ort time "
           "| dlc/torch time |\n|---|---:|---|---:|---:|---:|---:|---:|")
@@ -192,7 +211,12 @@ def main() -> None:
     parser.add_argument("--chunk", type=int, default=128)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--tiny", action="store_true", help="2-layer models (a smoke run)")
+    parser.add_argument("--int4", action="store_true",
+                        help="the MatMuls quantized to 4 bits (MatMulNBits) for dlc and "
+                             "onnxruntime; PyTorch stays float32")
     args = parser.parse_args()
+    global ARGS
+    ARGS = args
     os.environ.setdefault("KMP_BLOCKTIME", "0")
     rows = run(args)
     print(HEADER)
