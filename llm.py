@@ -105,10 +105,14 @@ def find_decoder(proto: onnx.ModelProto) -> DecoderSpec:
             continue
         pairs.append(CachePair(past, output.name, axis % rank, node.name or node.output[0]))
     if not pairs:
+        fused = sorted({n.op_type for n in graph.node if n.op_type in (
+            "Attention", "GroupQueryAttention", "MultiHeadAttention")})
         raise DecoderError(
             "found no KV cache: no graph output is a Concat of a graph input (the past) and "
             "the new keys or values; CausalLM runs decoders exported with past_key_values "
-            "inputs and present outputs (optimum, torch.onnx.export)")
+            "inputs and present outputs (optimum, torch.onnx.export, dlc.llm.export_onnx)"
+            + (f"; this model's cache is inside {', '.join(fused)} nodes, which CausalLM does "
+               "not rewrite yet" if fused else ""))
     cached = {p.past for p in pairs}
     presents = {p.present for p in pairs}
 
@@ -125,7 +129,10 @@ def find_decoder(proto: onnx.ModelProto) -> DecoderSpec:
                    named("position_ids", ("position_ids",)))
     others = [n for n in inputs if n not in cached and n not in spec_inputs]
     if others:
-        raise DecoderError(f"the model has inputs CausalLM does not know how to fill: {others}")
+        hint = (" (optimum's merged decoder: export decoder_with_past_model.onnx, or the model "
+                "with dlc.llm.export_onnx)" if "use_cache_branch" in others else "")
+        raise DecoderError(f"the model has inputs CausalLM does not know how to fill: "
+                           f"{others}{hint}")
     rest = [o.name for o in graph.output if o.name not in presents]
     logits = next((n for n in rest if "logits" in n), rest[0] if len(rest) == 1 else None)
     if logits is None:
