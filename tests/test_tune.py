@@ -247,7 +247,7 @@ def test_the_compile_cache_keys_on_the_database(db, cache_dir, monkeypatch):
 # ----------------------------------------------------------------------------- dlc tune
 
 
-def test_tune_the_mlp_with_the_process_pool(tmp_path, db):
+def test_tune_the_mlp_with_the_process_pool(tmp_path, db, capsys):
     from dlc.tools.dlc_cli import main
 
     path = tmp_path / "mlp.onnx"
@@ -258,6 +258,8 @@ def test_tune_the_mlp_with_the_process_pool(tmp_path, db):
     compiled = dlc.compile(mlp())
     assert len(compiled.tuning.used) == 3
     run_both(mlp(), inputs_of(compiled), tolerances=MATMUL_TOLERANCES)
+    assert main(["tune", str(path), "--db", str(db)]) == 0  # (all known: nothing measured)
+    assert "nothing to tune" in capsys.readouterr().out
 
 
 def test_tune_the_mlp_on_a_local_ray_with_2_workers(tmp_path, db, capsys):

@@ -1,6 +1,7 @@
 """`dlc tune MODEL`: tune the schedules of a model's ops into the tuning database.
 
     dlc tune MODEL.onnx [--budget MINUTES] [--trials N] [--ray-address ADDR] [--db PATH]
+                        [--retune]
     dlc tune --merge OTHER.db [--merge ...] [--db PATH]   fold other machines' records in
     dlc tune --list [--db PATH]                           the database's records
 
@@ -8,7 +9,8 @@ Each distinct scheduled matmul of the model (weighted by count x multiply-adds) 
 alone with candidate parameters in worker processes (`--workers`, default 1: measurements on
 an otherwise idle machine), or as Ray tasks (`--ray-address local` starts a local Ray with
 `--workers` CPUs, default 2; `--ray-address HOST:PORT` joins a cluster); the best of each
-becomes a record. `dlc.compile` then uses the records of this CPU (`CompiledModel.tuning`,
+becomes a record; ops with a record already (of this CPU and dlc version) are skipped unless
+`--retune`. `dlc.compile` then uses the records of this CPU (`CompiledModel.tuning`,
 `dlc compile --timings` say which ops did). See `dlc.tuning`.
 """
 
@@ -37,6 +39,8 @@ def add_parser(commands, model_command) -> None:
                      "~/.cache/dlc/tuning.db)")
     sub.add_argument("--merge", action="append", default=[], metavar="OTHER.db",
                      help="merge the records of another database into --db (repeatable)")
+    sub.add_argument("--retune", action="store_true",
+                     help="tune ops the database already has a record of (default: skipped)")
     sub.add_argument("--list", action="store_true", help="print the database's records")
     sub.set_defaults(handler=run)
 
@@ -72,11 +76,14 @@ def run(args: argparse.Namespace) -> int:
 
     results = tune(args.model, path, args.budget, args.trials, args.ray_address, args.workers,
                    parse_shapes(args.input_shape) or None,
-                   log=lambda line: print(line, file=sys.stderr, flush=True))
+                   log=lambda line: print(line, file=sys.stderr, flush=True),
+                   retune=args.retune)
     before = sum(r.default_seconds * r.task.count for r in results if r.params)
     after = sum(min(r.best_seconds, r.default_seconds) * r.task.count
                 for r in results if r.params)
     if after:
         print(f"tuned {len(results)} ops into {path}: their time {before * 1e3:.3f} -> "
               f"{after * 1e3:.3f} ms ({before / after:.2f}x)")
+    elif not results:
+        print(f"nothing to tune: every tunable op of {args.model} has a record in {path}")
     return 0

@@ -107,13 +107,24 @@ def tune_task(task: Task, pool, trials: int, stop: Callable[[], bool] = lambda: 
 
 def tune(model, db: str | Path | None = None, budget_minutes: float = 30.0, trials: int = 48,
          ray_address: str | None = None, workers: int | None = None, input_shapes=None,
-         log: Callable[[str], None] = lambda line: None) -> list[TunedOp]:
-    """Tune `model`'s distinct tunable ops into the database `db` (default: `default_path`)."""
+         log: Callable[[str], None] = lambda line: None, retune: bool = False) -> list[TunedOp]:
+    """Tune `model`'s distinct tunable ops into the database `db` (default: `default_path`).
+    Ops the database has a record of for this CPU and dlc version are skipped (a layer
+    shared with a model tuned before), unless `retune`."""
     path = Path(db) if db is not None else database.default_path()
     if path is None:
         raise ValueError("no tuning database: DLC_TUNING_DB is off; pass --db PATH")
     found = tasks(model, input_shapes)
     log(f"{len(found)} distinct tunable ops; database {path}")
+    if not retune:
+        known = {r.key for r in database.Database(path).records(database.cpu_id(),
+                                                                database.version())}
+        for task in found:
+            if task.key in known:
+                log(f"{task.op} x{task.count}: has a record (--retune to tune it again)")
+        found = [t for t in found if t.key not in known]
+    if not found:
+        return []
     deadline = time.monotonic() + budget_minutes * 60
     pool = make_pool(ray_address, workers)
     results: list[TunedOp] = []
