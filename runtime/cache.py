@@ -199,7 +199,10 @@ def memory_bytes() -> int:
 
 def _weight_bytes(value: Any) -> int:
     """The bytes of the weights a compiled model holds (bound after the JIT), 0 if unknown."""
-    weights = getattr(getattr(value, "_function", None), "weights", None) or []
+    function = getattr(value, "_function", None)
+    if isinstance(getattr(function, "weight_bytes", None), int):  # (loaded from the disk)
+        return function.weight_bytes
+    weights = getattr(function, "weights", None) or []
     return sum(int(getattr(w, "nbytes", 0)) for w in weights)
 
 
@@ -472,6 +475,7 @@ def _read_weights(folder: Path, function: SharedObjectFunction, weights: dict) -
     """Copy the weights of weights.bin into the loaded shared object's globals (the table
     `_mlir_dlc_weights` says where); False if the file is not exactly the proved one."""
     sizes = weights["sizes"]
+    function.weight_bytes = sum(int(size) for size in sizes)  # (the memory level's bound)
     if not sizes:
         return True
     file = _open_private(folder / "weights.bin")

@@ -205,5 +205,7 @@ def test_int4_decoder_matches_onnxruntime_with_packed_weights(tmp_path):
     packed = sum(t.ByteSize() for t in quantized.graph.initializer)
     step = lm.model.specialize(next(s for s in lm.model.specializations
                                     if s["input_ids"] == (1, 1)))
-    held = sum(w.nbytes for w in step._function.weights)
-    assert held <= 1.3 * packed
+    from dlc.runtime.cache import _weight_bytes
+
+    held = _weight_bytes(step)  # (compiled here, or loaded from the compile cache)
+    assert 0 < held <= 1.3 * packed
