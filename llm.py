@@ -578,8 +578,14 @@ def _flat_cache_module():
 
 
 def _load(model: str | Path | bytes | onnx.ModelProto) -> onnx.ModelProto:
+    """The model as a ModelProto; `DecoderError` when it cannot be read as one."""
     if isinstance(model, onnx.ModelProto):
         return model
-    if isinstance(model, bytes):
-        return onnx.load_model_from_string(model)
-    return onnx.load(str(model))
+    what = "the model bytes" if isinstance(model, bytes) else f"'{model}'"
+    try:
+        if isinstance(model, bytes):
+            return onnx.load_model_from_string(model)
+        return onnx.load(str(model))
+    except Exception as error:  # (protobuf's DecodeError, OSError, ...)
+        raise DecoderError(f"cannot read {what} as an ONNX model: {type(error).__name__}: "
+                           f"{error}") from error

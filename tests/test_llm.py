@@ -166,6 +166,12 @@ def test_models_it_cannot_run_are_decoder_errors(decoder, tmp_path):
         [onnx.helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [2])]))
     with pytest.raises(DecoderError, match="found no KV cache"):
         CausalLM(plain)
+    # not a model at all
+    (tmp_path / "junk.onnx").write_bytes(b"\x08\x07junk" * 10)
+    with pytest.raises(DecoderError, match="cannot read"):
+        CausalLM(tmp_path / "junk.onnx")
+    with pytest.raises(DecoderError, match="cannot read"):
+        CausalLM(tmp_path / "missing.onnx")
 
 
 def test_int4_decoder_matches_onnxruntime_with_packed_weights(tmp_path):
