@@ -149,10 +149,13 @@ _NEEDS = {
 }
 
 
-def present_as_update(proto: onnx.ModelProto, spec: DecoderSpec) -> onnx.ModelProto:
-    """A copy of `proto` whose present outputs are the new tokens' keys and values only:
-    `present = Identity(new)`; the Concat keeps feeding the attention under another name."""
-    proto = onnx.ModelProto.FromString(proto.SerializeToString())
+def present_as_update(proto: onnx.ModelProto, spec: DecoderSpec, copy: bool = True
+                      ) -> onnx.ModelProto:
+    """`proto` (a copy, or itself rewritten in place with `copy=False`) whose present outputs
+    are the new tokens' keys and values only: `present = Identity(new)`; the Concat keeps
+    feeding the attention under another name."""
+    if copy:
+        proto = onnx.ModelProto.FromString(proto.SerializeToString())
     graph = proto.graph
     producers = _producers(graph)
     outputs = {o.name: o for o in graph.output}
@@ -182,13 +185,14 @@ def present_as_update(proto: onnx.ModelProto, spec: DecoderSpec) -> onnx.ModelPr
 LOGITS_INDEX = "dlc.logits_index"
 
 
-def logits_at_index(proto: onnx.ModelProto, spec: DecoderSpec
+def logits_at_index(proto: onnx.ModelProto, spec: DecoderSpec, copy: bool = True
                     ) -> tuple[onnx.ModelProto, DecoderSpec]:
     """`proto` computing the logits at one position, the input `dlc.logits_index` ([1]),
     instead of at every position (transformers' `logits_to_keep`): a prefill chunk of 128
     tokens multiplies one row by GPT-2's [768, 50257] head, not 128. Applies when the logits
     are MatMul(hidden [batch, sequence, hidden], weights) (then elementwise ops with
-    constants); the model unchanged, and the spec without the index, otherwise."""
+    constants); the model unchanged, and the spec without the index, otherwise. A copy is
+    rewritten, or `proto` itself with `copy=False`."""
     graph = proto.graph
     constants = {t.name for t in graph.initializer} | {
         o for n in graph.node if n.op_type == "Constant" for o in n.output}
@@ -202,7 +206,8 @@ def logits_at_index(proto: onnx.ModelProto, spec: DecoderSpec
     if (node is None or node.op_type != "MatMul" or node.input[1] not in constants
             or _rank(output) != 3):
         return proto, spec
-    proto = onnx.ModelProto.FromString(proto.SerializeToString())
+    if copy:
+        proto = onnx.ModelProto.FromString(proto.SerializeToString())
     graph = proto.graph
     matmul = next(n for n in graph.node if list(n.output) == list(node.output))
     gathered = matmul.input[0] + "/dlc.logits_row"
@@ -309,7 +314,9 @@ class CausalLM:
 
             proto = _load(model)
             spec = find_decoder(proto)
-            proto, self.spec = logits_at_index(present_as_update(proto, spec), spec)
+            # (rewritten in place: one copy, of a caller's ModelProto only)
+            proto = present_as_update(proto, spec, copy=isinstance(model, onnx.ModelProto))
+            proto, self.spec = logits_at_index(proto, spec, copy=False)
             self.model = dlc_compile(proto, opt_level=opt_level, num_threads=num_threads)
         signature = self.model.signature
         specs = {s.name: s for s in signature.inputs}

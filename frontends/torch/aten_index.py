@@ -62,39 +62,6 @@ def _broadcast_shape(n: AtenNode, shapes: list[list[int]]) -> list[int]:
         raise n.error(f"index tensors of shapes {shapes} do not broadcast together") from None
 
 
-def index(n: AtenNode, x: Value, indices: Sequence[Value | None]) -> Value:
-    indices = _integer_indices(n, indices)
-    rank = x.type.rank
-    if len(indices) > rank:
-        raise n.error(f"{len(indices)} indices for a rank-{rank} tensor")
-    axes = [a for a, index in enumerate(indices) if index is not None]
-    if not axes:
-        return x
-    if len(axes) == 1:  # x[..., i, ...]: B in place of the axis
-        index_ = n.cast(indices[axes[0]], torch.int64)
-        return n.build(GATHER, [x, index_], {"axis": axes[0]})
-    batch = _broadcast_shape(n, [list(indices[a].type.shape) for a in axes])
-    # stack the broadcast index tensors into [B..., k]
-    stacked = None
-    for a in axes:
-        part = n.cast(indices[a], torch.int64)
-        if list(part.type.shape) != batch:
-            part = n.build(BROADCAST, [part], {"shape": batch})
-        part = n.reshape(part, [*batch, 1])
-        stacked = part if stacked is None else \
-            n.build(CONCAT, [stacked, part], {"axis": len(batch)})
-    rest = [a for a in range(rank) if a not in axes]
-    # x with the indexed axes first: gather_nd gives [B..., rest...]
-    gathered = n.build(GATHER_ND, [permute(n, x, axes + rest), stacked], {"batch_dims": 0})
-    adjacent = axes == list(range(axes[0], axes[-1] + 1))
-    if not adjacent:  # numpy's rule: B first
-        return gathered
-    # B back in place of the indexed axes: [rest before, B..., rest after]
-    k, before = len(batch), axes[0]
-    perm = [*range(k, k + before), *range(k), *range(k + before, k + len(rest))]
-    return permute(n, gathered, perm)
-
-
 def _stacked_indices(n: AtenNode, indices: list[Value], axes: list[int]) -> tuple[Value, list[int]]:
     """The index tensors of `axes` broadcast together to B and stacked into [B..., k]."""
     batch = _broadcast_shape(n, [list(indices[a].type.shape) for a in axes])
@@ -107,6 +74,30 @@ def _stacked_indices(n: AtenNode, indices: list[Value], axes: list[int]) -> tupl
         stacked = part if stacked is None else \
             n.build(CONCAT, [stacked, part], {"axis": len(batch)})
     return stacked, batch
+
+
+def index(n: AtenNode, x: Value, indices: Sequence[Value | None]) -> Value:
+    indices = _integer_indices(n, indices)
+    rank = x.type.rank
+    if len(indices) > rank:
+        raise n.error(f"{len(indices)} indices for a rank-{rank} tensor")
+    axes = [a for a, index in enumerate(indices) if index is not None]
+    if not axes:
+        return x
+    if len(axes) == 1:  # x[..., i, ...]: B in place of the axis
+        index_ = n.cast(indices[axes[0]], torch.int64)
+        return n.build(GATHER, [x, index_], {"axis": axes[0]})
+    stacked, batch = _stacked_indices(n, indices, axes)
+    rest = [a for a in range(rank) if a not in axes]
+    # x with the indexed axes first: gather_nd gives [B..., rest...]
+    gathered = n.build(GATHER_ND, [permute(n, x, axes + rest), stacked], {"batch_dims": 0})
+    adjacent = axes == list(range(axes[0], axes[-1] + 1))
+    if not adjacent:  # numpy's rule: B first
+        return gathered
+    # B back in place of the indexed axes: [rest before, B..., rest after]
+    k, before = len(batch), axes[0]
+    perm = [*range(k, k + before), *range(k), *range(k + before, k + len(rest))]
+    return permute(n, gathered, perm)
 
 
 def index_put(n: AtenNode, x: Value, indices: Sequence[Value | None], values: Value,

@@ -57,6 +57,7 @@ from mlir import ir
 from mlir.dialects import arith, llvm
 
 from dlc.passes.codegen import matmul, target
+from dlc.passes.codegen.inline import inline_kernel
 from dlc.passes.codegen.script import Lines
 from dlc.passes.codegen.value_range import constant_range, is_op, value_range
 
@@ -323,30 +324,14 @@ def prepare(op: ir.Operation) -> ir.Operation:
     a, b, _ = op.operands
     (m, k), (_, n) = a.type.shape, b.type.shape
     packed = packed_b(_constant_b(b))
-    parsed = ir.Module.parse(kernel_text(m, n, k), context=op.context)
-    function = parsed.body.operations[0]
-    block = function.regions[0].blocks[0]
     with ir.InsertionPoint(op), op.location:
         constant = arith.ConstantOp(ir.RankedTensorType.get(list(packed.shape),
                                                             ir.IntegerType.get_signless(16)),
                                     ir.DenseElementsAttr.get(packed)).result
-    block.arguments[0].replace_all_uses_with(a)
-    block.arguments[1].replace_all_uses_with(constant)
-    operations = list(block.operations)
-    result = operations[-1].operands[0]
-    location = op.location
-
-    def locate(inner: ir.Operation) -> ir.WalkResult:
-        inner.location = location  # (the profiler and `dlc explore` name the op's node)
-        return ir.WalkResult.ADVANCE
-
-    for inner in operations[:-1]:
-        inner.move_before(op)
-        inner.walk(locate)
+    result = inline_kernel(op, kernel_text(m, n, k), [a, constant])
     op.results[0].replace_all_uses_with(result)
     producer = result.owner
     op.erase()
-    del parsed  # (its function, now holding only the return, goes with it)
     return producer
 
 

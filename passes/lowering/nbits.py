@@ -9,6 +9,7 @@ from __future__ import annotations
 from mlir import ir
 
 from dlc.dialects.nbits import MATMUL_NBITS
+from dlc.passes.codegen.inline import inline_kernel
 from dlc.passes.codegen.matmul_nbits import kernel_text
 
 
@@ -22,23 +23,8 @@ def lower_matmul_nbits(op: ir.OpView, rewriter) -> None:
     m, k = a.type.shape
     n, bits, block = _int(op, "n"), _int(op, "bits"), _int(op, "block_size")
     float_zero = str(zero_points.type.element_type) == "f32"
-    parsed = ir.Module.parse(kernel_text(m, k, n, bits, block, float_zero), context=op.context)
-    block_ops = parsed.body.operations[0].regions[0].blocks[0]
-    for argument, value in zip(block_ops.arguments, op.operands):
-        argument.replace_all_uses_with(value)
-    operations = list(block_ops.operations)
-    result = operations[-1].operands[0]
-    location = op.location
-
-    def locate(inner: ir.Operation) -> ir.WalkResult:
-        inner.location = location  # (the profiler and `dlc explore` name the op's node)
-        return ir.WalkResult.ADVANCE
-
-    for inner in operations[:-1]:
-        inner.move_before(op)
-        inner.walk(locate)
+    result = inline_kernel(op, kernel_text(m, k, n, bits, block, float_zero), op.operands)
     rewriter.replace_op(op, [result])
-    del parsed  # (its function, now holding only the return, goes with it)
 
 
 PATTERNS = {MATMUL_NBITS: lower_matmul_nbits}
