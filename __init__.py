@@ -13,6 +13,7 @@ from importlib import import_module
 from typing import Any
 
 _EXPORTS = {
+    "ArgumentError": "dlc.errors",
     "CausalLM": "dlc.llm",
     "CompileError": "dlc.compiler",
     "CompiledModel": "dlc.compiler",

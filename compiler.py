@@ -28,7 +28,7 @@ import onnx
 from mlir import ir
 
 from dlc.dialects import make_context
-from dlc.errors import DlcError
+from dlc.errors import ArgumentError, DlcError
 from dlc.frontends.onnx_importer import DynamicShapesError, ImportedModel, import_model
 from dlc.frontends.torch.tensors import (
     call_with_tensors,
@@ -110,7 +110,7 @@ class CompiledModel:
             lowered = self._relower()
             self._context, self._snapshots = lowered._context, lowered._snapshots
         if stage not in (self._snapshots or {}):
-            raise ValueError(f"unknown stage {stage!r}; stages are {', '.join(STAGES)}")
+            raise ArgumentError(f"unknown stage {stage!r}; stages are {', '.join(STAGES)}")
         with self._context:
             return self._snapshots[stage].get_asm(large_elements_limit=large_elements_limit)
 
@@ -259,7 +259,7 @@ class LoweredModel:
         """The IR after `stage` (default: the last stage run) as text."""
         stage = self.stages[-1] if stage is None else stage
         if stage not in self._snapshots:
-            raise ValueError(f"stage {stage!r} was not run; this model was lowered through "
+            raise ArgumentError(f"stage {stage!r} was not run; this model was lowered through "
                              f"{', '.join(self.stages)} (of {', '.join(STAGES)})")
         with self._context:
             return self._snapshots[stage].get_asm(large_elements_limit=large_elements_limit)
@@ -279,7 +279,7 @@ def lower(
     no machine code is generated and the compile cache is not used. The arguments are
     `compile`'s; `.ir()` is the IR after `stage`, `.ir(earlier)` after an earlier stage."""
     if stage not in STAGES:
-        raise ValueError(f"unknown stage {stage!r}; stages are {', '.join(STAGES)}")
+        raise ArgumentError(f"unknown stage {stage!r}; stages are {', '.join(STAGES)}")
     num_threads = _threads(num_threads)
     stage_pipelines(opt_level)  # (rejects an unknown opt level before importing)
     timer = Timer(memory=timings)
@@ -296,7 +296,7 @@ def lower(
 def _threads(num_threads: int | None) -> int:
     num_threads = default_threads() if num_threads is None else num_threads
     if num_threads < 1:
-        raise ValueError(f"num_threads must be at least 1, got {num_threads}")
+        raise ArgumentError(f"num_threads must be at least 1, got {num_threads}")
     return num_threads
 
 

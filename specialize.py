@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 import onnx
 
-from dlc.errors import DlcError
+from dlc.errors import ArgumentError, DlcError
 from dlc.frontends.onnx_importer import symbolic_shape
 from dlc.frontends.torch.tensors import call_with_tensors, holds_torch_tensors
 from dlc.runtime.signature import Signature, TensorSpec
@@ -48,9 +48,9 @@ def default_max_specializations() -> int:
     try:
         value = int(text)
     except ValueError:
-        raise ValueError(f"DLC_MAX_SPECIALIZATIONS must be an integer, got {text!r}") from None
+        raise ArgumentError(f"DLC_MAX_SPECIALIZATIONS must be an integer, got {text!r}") from None
     if value < 1:
-        raise ValueError(f"DLC_MAX_SPECIALIZATIONS must be at least 1, got {value}")
+        raise ArgumentError(f"DLC_MAX_SPECIALIZATIONS must be at least 1, got {value}")
     return value
 
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from dlc.errors import ArgumentError
+
 STAGES = ("dlc", "linalg", "bufferized", "llvm")
 OPT_LEVELS = (0, 1, 2, 3)
 
@@ -72,7 +74,7 @@ def stage_pipelines(opt_level: int = 2, num_threads: int = 1) -> dict[str, str]:
     """The pipeline text of each stage, in order, for `opt_level` (0 to 3); with
     num_threads > 1 (at -O2/-O3) the scheduled tile loops run on that many threads."""
     if opt_level not in OPT_LEVELS:
-        raise ValueError(f"opt_level must be one of {OPT_LEVELS}, got {opt_level!r}")
+        raise ArgumentError(f"opt_level must be one of {OPT_LEVELS}, got {opt_level!r}")
     dlc = "dlc-verify" if opt_level == 0 else _DLC_O1 if opt_level == 1 else _DLC_O2
     linalg = "dlc-to-linalg"
     if opt_level >= 1:
@@ -115,10 +117,10 @@ def extend_stage(stage: str, passes: str, opt_levels: Sequence[int] = OPT_LEVELS
     from dlc.passes.pipeline import build_pass_manager
 
     if stage not in STAGES:
-        raise ValueError(f"unknown stage {stage!r}; stages are {', '.join(STAGES)}")
+        raise ArgumentError(f"unknown stage {stage!r}; stages are {', '.join(STAGES)}")
     levels = tuple(opt_levels)
     if not levels or any(level not in OPT_LEVELS for level in levels):
-        raise ValueError(f"opt_levels must be some of {OPT_LEVELS}, got {opt_levels!r}")
+        raise ArgumentError(f"opt_levels must be some of {OPT_LEVELS}, got {opt_levels!r}")
     passes = passes.strip().strip(",")
     with make_context():  # (PipelineError for an unknown pass or a bad option)
         build_pass_manager(f"builtin.module({passes})")
@@ -158,7 +160,7 @@ def extension_key() -> str:
 def pipeline(opt_level: int = 2, until: str = "llvm", num_threads: int = 1) -> str:
     """The whole pipeline of `opt_level` up to and including stage `until`, as MLIR text."""
     if until not in STAGES:
-        raise ValueError(f"unknown stage {until!r}; stages are {', '.join(STAGES)}")
+        raise ArgumentError(f"unknown stage {until!r}; stages are {', '.join(STAGES)}")
     stages = stage_pipelines(opt_level, num_threads)
     parts = [stages[s] for s in STAGES[: STAGES.index(until) + 1]]
     return f"builtin.module({','.join(parts)})"

@@ -22,8 +22,9 @@ from mlir import ir
 from dlc.errors import DlcError
 
 
-class PassFailure(Exception):
-    """Raised by a pass to fail with a diagnostic at `location` (the module's when None)."""
+class PassFailure(DlcError):
+    """Raised by a pass to fail with a diagnostic at `location` (the module's when None); a
+    DlcError, since one that escapes a pass manager is dlc telling the user something."""
 
     def __init__(self, message: str, location: ir.Location | None = None):
         super().__init__(message)

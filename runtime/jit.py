@@ -22,7 +22,7 @@ import numpy as np
 from mlir import ir
 from mlir.execution_engine import ExecutionEngine
 
-from dlc.errors import IndexOutOfRangeError
+from dlc.errors import DlcError, IndexOutOfRangeError
 from dlc.runtime.signature import Signature, TensorSpec, numpy_dtype  # noqa: F401 (re-exported)
 
 
@@ -66,7 +66,7 @@ def runtime_libraries(threads: bool = False) -> list[str]:
     return found + ([openmp_library()] if threads else [])
 
 
-class ThreadsUnavailable(RuntimeError):
+class ThreadsUnavailable(DlcError, RuntimeError):
     """num_threads > 1 needs the OpenMP runtime of the intel-openmp wheel (libiomp5.so)."""
 
 

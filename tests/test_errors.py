@@ -8,6 +8,8 @@ raise ValueError naming the input and the expected signature, before any native 
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 
 import numpy as np
 import onnx
@@ -309,15 +311,66 @@ def test_output_without_a_shape():
 # ----------------------------------------------------------------------------- API misuse
 
 
-@pytest.mark.parametrize("opt_level", [-1, 4, "2"])
+@pytest.mark.parametrize("opt_level", [-1, 4, 7, "2"])
 def test_bad_opt_level(opt_level):
-    with pytest.raises(ValueError, match="opt_level must be one of"):
+    with pytest.raises(dlc.ArgumentError, match=r"opt_level must be one of \(0, 1, 2, 3\), got"):
         dlc.compile(node_model("Relu", [np.zeros(2, np.float32)]), opt_level=opt_level)
 
 
+BAD_ARGUMENTS = {
+    "num_threads=0": (lambda model: dlc.compile(model, num_threads=0),
+                      "num_threads must be at least 1, got 0"),
+    "lower: opt_level=7": (lambda model: dlc.lower(model, "dlc", opt_level=7),
+                           "opt_level must be one of"),
+    "lower: unknown stage": (lambda model: dlc.lower(model, "tiled"), "unknown stage 'tiled'"),
+    "pipeline: opt_level=5": (lambda model: dlc.pipeline(5), "opt_level must be one of"),
+}
+
+
+@pytest.mark.parametrize("call, message", list(BAD_ARGUMENTS.values()), ids=list(BAD_ARGUMENTS))
+def test_bad_argument_is_an_argument_error(call, message):
+    with pytest.raises(dlc.ArgumentError, match=message) as caught:
+        call(node_model("Relu", [np.zeros(2, np.float32)]))
+    assert isinstance(caught.value, dlc.DlcError) and isinstance(caught.value, ValueError)
+
+
 def test_unknown_stage(add_model):
-    with pytest.raises(ValueError, match="unknown stage 'tiled'; stages are dlc, linalg"):
+    with pytest.raises(dlc.ArgumentError, match="unknown stage 'tiled'; stages are dlc, linalg"):
         add_model.ir("tiled")
+
+
+# every module of the package imported in a fresh process (importing them all here would leave
+# plugins, torch and the tools loaded in the suite's workers); prints module, class, is-DlcError
+_EXCEPTION_CLASSES = """
+import importlib, inspect, pkgutil
+import dlc
+from dlc.errors import DlcError
+SKIPPED = ("dlc.tests", "dlc.benchmarks", "dlc.examples", "dlc.docs", "dlc.lit_tests",
+           "dlc.build")
+for info in pkgutil.walk_packages(dlc.__path__, "dlc."):
+    if info.name.startswith(SKIPPED):
+        continue
+    module = importlib.import_module(info.name)
+    for name, value in vars(module).items():
+        if (inspect.isclass(value) and issubclass(value, BaseException)
+                and value.__module__ == module.__name__):
+            print(module.__name__, name, issubclass(value, DlcError),
+                  issubclass(value, Warning))
+"""
+
+
+def test_every_exception_class_of_the_package_is_a_dlc_error():
+    # the README's promise: `except dlc.DlcError` catches every error dlc raises on purpose
+    # (ThreadsUnavailable, PassFailure and dlc-opt's UsageError were plain exceptions)
+    out = subprocess.run([sys.executable, "-c", _EXCEPTION_CLASSES], capture_output=True,
+                         text=True, check=True, timeout=300).stdout
+    classes = [line.split() for line in out.splitlines()]
+    names = {name for _, name, _, _ in classes}
+    assert {"ShapeError", "PipelineError", "ThreadsUnavailable", "CompileError",
+            "FrontendError", "PassFailure"} <= names  # (the walk found the package)
+    strays = [f"{module}.{name}" for module, name, is_dlc, is_warning in classes
+              if is_dlc == "False" and is_warning == "False" and not name.startswith("_")]
+    assert strays == []
 
 
 def test_failing_stage_raises_compile_error_with_the_location():

@@ -62,6 +62,7 @@ import mlir
 from mlir import ir
 
 from dlc.dialects import make_context, verify
+from dlc.errors import DlcError
 from dlc.passes import (
     OPT_LEVELS,
     STAGES,
@@ -82,7 +83,7 @@ _SPLIT_LINE = re.compile(r"^[ \t]*//[ \t]*-----[ \t]*$")
 _CURRENT_OPERATION_NOTE = "see current operation:"
 
 
-class UsageError(Exception):
+class UsageError(DlcError):
     """Bad input the user can fix (unreadable file, invalid pipeline): one line, exit 1."""
 
 

@@ -24,7 +24,6 @@ from mlir import ir
 from mlir.rewrite import RewritePatternSet, apply_patterns_and_fold_greedily
 
 from dlc.dialects import ShapeError, build, check_op, op_def, ops
-from dlc.errors import DlcError
 from dlc.passes.registry import PassFailure
 from dlc.runtime.jit import numpy_dtype
 
@@ -160,8 +159,9 @@ def erase_dead(module: ir.Operation) -> None:
                 op.erase()
 
 
-class RuleError(DlcError, PassFailure):
-    """A rule failed, or returned values that cannot replace its op: a bug in the rule.
+class RuleError(PassFailure):
+    """A rule failed, or returned values that cannot replace its op: a bug in the rule (a
+    PassFailure, so a DlcError).
 
     Raised by the driver before MLIR sees the replacement (MLIR asserts, and the process
     aborts, on a wrong count); the message names the rule (its function name) and the op, and
