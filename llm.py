@@ -185,17 +185,28 @@ def present_as_update(proto: onnx.ModelProto, spec: DecoderSpec, copy: bool = Tr
 LOGITS_INDEX = "dlc.logits_index"
 
 
+def _constant_values(graph: onnx.GraphProto) -> set[str]:
+    """The values computed from initializers and Constant nodes alone (a weight behind a
+    DequantizeLinear, a Transpose or a Cast is one)."""
+    constants = {t.name for t in graph.initializer}
+    for node in graph.node:  # (in topological order, as ONNX requires)
+        if node.op_type == "Constant" or (
+                node.input and all(not i or i in constants for i in node.input)
+                and not node.op_type.startswith("Random")):
+            constants.update(node.output)
+    return constants
+
+
 def logits_at_index(proto: onnx.ModelProto, spec: DecoderSpec, copy: bool = True
                     ) -> tuple[onnx.ModelProto, DecoderSpec]:
     """`proto` computing the logits at one position, the input `dlc.logits_index` ([1]),
     instead of at every position (transformers' `logits_to_keep`): a prefill chunk of 128
     tokens multiplies one row by GPT-2's [768, 50257] head, not 128. Applies when the logits
-    are MatMul(hidden [batch, sequence, hidden], weights) (then elementwise ops with
-    constants); the model unchanged, and the spec without the index, otherwise. A copy is
+    are MatMul(hidden [batch, sequence, hidden], weights) or a quantized head (MatMulNBits, or
+    MatMul of constant DequantizeLinear weights), then elementwise ops with constants; the model unchanged, and the spec without the index, otherwise. A copy is
     rewritten, or `proto` itself with `copy=False`."""
     graph = proto.graph
-    constants = {t.name for t in graph.initializer} | {
-        o for n in graph.node if n.op_type == "Constant" for o in n.output}
+    constants = _constant_values(graph)
     producers = _producers(graph)
     chain, node = [], producers.get(_through_identities(spec.logits, producers))
     while node is not None and node.op_type in ("Add", "Mul", "Div", "Sub") and len(
@@ -203,8 +214,8 @@ def logits_at_index(proto: onnx.ModelProto, spec: DecoderSpec, copy: bool = True
         chain.append(node)
         node = producers.get(next(i for i in node.input if i not in constants))
     output = next(o for o in graph.output if o.name == spec.logits)
-    if (node is None or node.op_type != "MatMul" or node.input[1] not in constants
-            or _rank(output) != 3):
+    if (node is None or node.op_type not in ("MatMul", "MatMulNBits")
+            or any(i and i not in constants for i in node.input[1:]) or _rank(output) != 3):
         return proto, spec
     if copy:
         proto = onnx.ModelProto.FromString(proto.SerializeToString())

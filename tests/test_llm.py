@@ -174,12 +174,64 @@ def test_models_it_cannot_run_are_decoder_errors(decoder, tmp_path):
         CausalLM(tmp_path / "missing.onnx")
 
 
+def _onnxruntime_greedy(path, prompt: np.ndarray, new_tokens: int, optimize: bool = True
+                        ) -> list[int]:
+    """Greedy tokens of onnxruntime's own loop on a decoder of `_model("llama")`'s geometry
+    (`optimize=False`: without its graph rewrites, which quantize the activations of a
+    MatMul of DequantizeLinear weights to int8)."""
+    ort = pytest.importorskip("onnxruntime")
+    options = ort.SessionOptions()
+    if not optimize:
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    session = ort.InferenceSession(str(path), options)
+    tokens = list(prompt[0])
+    past = {v.name: np.zeros((1, 2, 0, 16), np.float32) for v in session.get_inputs()
+            if v.name.startswith("past")}
+    names = [o.name for o in session.get_outputs()]
+    for _ in range(new_tokens):
+        length = len(tokens)
+        new = tokens if not past or next(iter(past.values())).shape[2] == 0 else tokens[-1:]
+        outputs = dict(zip(names, session.run(None, {
+            "input_ids": np.array([new]), "attention_mask": np.ones((1, length), np.int64),
+            "position_ids": np.arange(length - len(new), length)[None], **past})))
+        tokens.append(int(outputs["logits"][0, -1].argmax()))
+        past = {n.replace("present", "past_key_values"): v for n, v in outputs.items()
+                if n.startswith("present")}
+    return tokens
+
+
+def test_dequantized_head_computes_one_row(tmp_path):
+    """A head whose weights are int8 codes behind a DequantizeLinear (a constant, but not an
+    initializer) still gets the logits at one position; tokens equal onnxruntime's (exact:
+    its graph rewrites off)."""
+    export_onnx(_model("llama"), tmp_path / "llama.onnx")
+    proto = onnx.load(tmp_path / "llama.onnx")
+    head = next(n for n in proto.graph.node
+                if n.op_type == "MatMul" and "logits" in list(n.output) + [
+                    o for m in proto.graph.node if n.output[0] in m.input for o in m.output])
+    weights = next(t for t in proto.graph.initializer if t.name == head.input[1])
+    values = onnx.numpy_helper.to_array(weights)
+    scale = np.float32(np.abs(values).max() / 127)
+    codes = np.round(values / scale).astype(np.int8)
+    proto.graph.initializer.remove(weights)
+    proto.graph.initializer.extend([onnx.numpy_helper.from_array(codes, "head_codes"),
+                                    onnx.numpy_helper.from_array(scale, "head_scale")])
+    proto.graph.node.insert(0, onnx.helper.make_node(
+        "DequantizeLinear", ["head_codes", "head_scale"], [head.input[1]]))
+    path = tmp_path / "llama_dq_head.onnx"
+    onnx.save(proto, path)
+    lm = CausalLM(path, max_length=48, chunk=8)
+    assert lm.spec.logits_index is not None
+    assert list(lm.generate(PROMPT, 16).tokens[0]) == _onnxruntime_greedy(path, PROMPT, 16,
+                                                                           optimize=False)
+
+
 def test_int4_decoder_matches_onnxruntime_with_packed_weights(tmp_path):
     """A Llama quantized by onnxruntime's MatMulNBitsQuantizer (4 bits, blocks of 32): greedy
     tokens equal onnxruntime's own greedy loop on the same model, and the compiled model holds
     the packed weights, not a float copy of them."""
     quantizer = pytest.importorskip("onnxruntime.quantization.matmul_nbits_quantizer")
-    ort = pytest.importorskip("onnxruntime")
+    pytest.importorskip("onnxruntime")
     model = _model("llama")
     export_onnx(model, tmp_path / "llama.onnx")
     q = quantizer.MatMulNBitsQuantizer(onnx.load(tmp_path / "llama.onnx"), block_size=32,
@@ -191,22 +243,9 @@ def test_int4_decoder_matches_onnxruntime_with_packed_weights(tmp_path):
     assert sum(n.op_type == "MatMulNBits" for n in quantized.graph.node) == 15
 
     lm = CausalLM(path, max_length=48, chunk=8)
+    assert lm.spec.logits_index is not None  # (the quantized head multiplies one row)
     result = lm.generate(PROMPT, 24)
-    session = ort.InferenceSession(str(path))
-    tokens = list(PROMPT[0])
-    past = {v.name: np.zeros((1, 2, 0, 16), np.float32) for v in session.get_inputs()
-            if v.name.startswith("past")}
-    names = [o.name for o in session.get_outputs()]
-    for _ in range(24):
-        length = len(tokens)
-        new = tokens if not past or next(iter(past.values())).shape[2] == 0 else tokens[-1:]
-        outputs = dict(zip(names, session.run(None, {
-            "input_ids": np.array([new]), "attention_mask": np.ones((1, length), np.int64),
-            "position_ids": np.arange(length - len(new), length)[None], **past})))
-        tokens.append(int(outputs["logits"][0, -1].argmax()))
-        past = {n.replace("present", "past_key_values"): v for n, v in outputs.items()
-                if n.startswith("present")}
-    assert list(result.tokens[0]) == tokens
+    assert list(result.tokens[0]) == _onnxruntime_greedy(path, PROMPT, 24)
     # the weights the compiled decode step holds: the packed bytes (no float copy of them)
     packed = sum(t.ByteSize() for t in quantized.graph.initializer)
     step = lm.model.specialize(next(s for s in lm.model.specializations
