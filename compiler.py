@@ -454,20 +454,59 @@ def _run_stages(module: ir.Module, opt_level: int, num_threads: int, until: str,
     return snapshots
 
 
+def verify_each() -> bool:
+    """Whether every pipeline element's IR is verified after it runs ($DLC_VERIFY_EACH=1), not
+    only after dlc's own (Python) passes and at the end of each stage (the default)."""
+    return os.environ.get("DLC_VERIFY_EACH", "").strip() not in ("", "0")
+
+
+def _runs_dlc_pass(element, passes: Mapping[str, object]) -> bool:
+    """Whether pipeline `element` is or holds one of dlc's (Python) passes."""
+    if element.children is None:
+        return element.name in passes
+    return any(_runs_dlc_pass(child, passes) for child in element.children)
+
+
 def run_stage(module: ir.Module, stage: str, text: str, timer: Timer | None = None) -> None:
     """Run the pipeline `text` of `stage` on `module`, each module-level element by a
-    PassManager of its own, timed in `timer` (when given) under the element's name."""
+    PassManager of its own, timed in `timer` (when given) under the element's name.
+
+    The IR is verified after each of dlc's own (Python) passes, the ones a bug of ours (or a
+    plugin's) could leave invalid, and once at the end of the stage; upstream MLIR passes are
+    not verified one by one (verifying a BERT-size module after each of the llvm stage's twenty
+    conversions cost a quarter of the stage) unless $DLC_VERIFY_EACH=1. dlc-opt verifies after
+    every pass, as mlir-opt does (`--verify-each`)."""
+    from dlc.passes import registered_passes
+
+    each = verify_each()
+    passes = registered_passes()
     with timer.span("(build pass managers)") if timer else contextlib.nullcontext():
         # (all built before any runs: a bad element fails first; an anchor is named with
         # its passes, a pass without its options)
-        elements = [(e.text() if e.children is not None else e.name, build_pass_manager(e.text()))
-                    for e in parse_pipeline(text)]
+        elements = []
+        for element in parse_pipeline(text):
+            pm = build_pass_manager(element.text())
+            pm.enable_verifier(each or _runs_dlc_pass(element, passes))
+            elements.append((element.text() if element.children is not None else element.name,
+                             pm))
     for name, pm in elements:
         try:
             with timer.span(name) if timer else contextlib.nullcontext():
                 pm.run(module.operation)
         except ir.MLIRError as error:
             raise CompileError(f"stage '{stage}' failed:\n{format_diagnostics(error)}") from None
+    if elements and not each:
+        with timer.span("(verify)") if timer else contextlib.nullcontext():
+            _verify(module, stage)
+
+
+def _verify(module: ir.Module, stage: str) -> None:
+    """CompileError (with MLIR's diagnostics) unless `module` verifies after `stage`."""
+    try:
+        module.operation.verify()
+    except ir.MLIRError as error:
+        raise CompileError(f"stage '{stage}' failed: its IR does not verify:\n"
+                           f"{format_diagnostics(error)}") from None
 
 
 def _signature(main: ir.Operation, input_names: list[str], output_names: list[str]) -> Signature:
