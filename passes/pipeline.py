@@ -12,19 +12,30 @@ Hostile text is refused with a PipelineError, never a crash: anchors nest at mos
 `MAX_PIPELINE_DEPTH` deep (the parser recurses once per level, and so does MLIR's), and every
 anchor must name a registered operation (`builtin.module`, `func.func`, `gpu.module`, any
 `dialect.op` of a dialect registered in the context) or be `any`; a misspelled anchor would
-otherwise be accepted and its passes silently never run.
+otherwise be accepted and its passes silently never run. A misspelled anchor, pass (dlc's or
+upstream's) or option gets the closest name as a suggestion (`; did you mean 'cse'?`), the
+upstream names as `mlir-opt --help` lists them (`upstream_passes()`).
 """
 
 from __future__ import annotations
 
-import difflib
 import re
+import subprocess
 from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
 
+import mlir
 from mlir import ir
 from mlir.passmanager import PassManager
 
-from dlc.passes.registry import ModulePass, PipelineError, make_pass, registered_passes
+from dlc.passes.registry import (
+    ModulePass,
+    PipelineError,
+    did_you_mean,
+    make_pass,
+    registered_passes,
+)
 
 MAX_PIPELINE_DEPTH = 64  # nested anchors; real pipelines use 2 or 3
 KNOWN_ANCHORS = ("builtin.module", "func.func", "gpu.module", "gpu.func", "llvm.func",
@@ -156,20 +167,48 @@ def _segments(elements: list[Element], passes: dict[str, type[ModulePass]]) -> l
 
 
 _UNKNOWN_PASS = re.compile(r"'([^']+)' does not refer to a registered pass or pass pipeline")
+_NO_OPTION = re.compile(r"no such option ([\w-]+).*?failed to add `([\w.-]+)`", re.DOTALL)
+
+
+@cache
+def upstream_passes() -> dict[str, list[str]]:
+    """Upstream pass and pipeline names with their options, from `mlir-opt --help` ({} if
+    the tool is missing: suggestions are a courtesy)."""
+    tool = Path(mlir.__path__[0]) / "bin" / "mlir-opt"
+    try:
+        text = subprocess.run([str(tool), "--help"], capture_output=True, text=True,
+                              timeout=30, check=False).stdout
+    except (OSError, subprocess.SubprocessError):
+        return {}
+    passes: dict[str, list[str]] = {}
+    current: list[str] = []
+    for line in text.splitlines():
+        found = re.match(r"^( {6}| {8})--([\w.-]+)", line)
+        if not found:
+            continue
+        if len(found[1]) == 6:
+            current = passes.setdefault(found[2], [])
+        else:
+            current.append(found[2])
+    return passes
 
 
 def _upstream_error(joined: str, message: str) -> PipelineError:
-    """One line out of MLIR's multi-line pipeline error (whose caret points into `joined`)."""
+    """One line out of MLIR's multi-line pipeline error (whose caret points into `joined`),
+    with the closest pass or option name when one is misspelled."""
     unknown = _UNKNOWN_PASS.search(message)
     if unknown:
         known = ", ".join(registered_passes())
+        hint = did_you_mean(unknown[1], [*registered_passes(), *upstream_passes()])
         return PipelineError(
             f"unknown pass '{unknown[1]}': neither a dlc pass ({known}) "
-            "nor a registered MLIR pass or pass pipeline"
+            f"nor a registered MLIR pass or pass pipeline{hint}"
         )
     lines = [line.strip() for line in message.splitlines()]
     lines = [line for line in lines if line and line != "^" and line != joined]
-    return PipelineError(f"invalid pipeline '{joined}': {'; '.join(lines)}")
+    no_option = _NO_OPTION.search(message)
+    hint = did_you_mean(no_option[1], upstream_passes().get(no_option[2], [])) if no_option else ""
+    return PipelineError(f"invalid pipeline '{joined}': {'; '.join(lines)}{hint}")
 
 
 def check_anchors(elements: list[Element], context: ir.Context) -> None:
@@ -183,11 +222,9 @@ def check_anchors(elements: list[Element], context: ir.Context) -> None:
         pending[:0] = element.children  # depth first, so the first bad anchor is reported
         if element.name == "any" or context.is_registered_operation(element.name):
             continue
-        close = difflib.get_close_matches(element.name, KNOWN_ANCHORS, n=1, cutoff=0.6)
-        hint = f"; did you mean '{close[0]}'?" if close else ""
         raise PipelineError(
             f"'{element.name}(...)' in the pipeline names no registered operation: the passes "
-            f"nested in it would never run{hint}"
+            f"nested in it would never run{did_you_mean(element.name, KNOWN_ANCHORS)}"
         )
 
 

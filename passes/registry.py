@@ -10,10 +10,12 @@ cannot nest a Python pass under another anchor.
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import importlib
 import pkgutil
 import sys
 import traceback
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -40,6 +42,12 @@ class PassFailure(DlcError):
 
 class PipelineError(DlcError, ValueError):
     """A pass pipeline text names an unknown pass or option, or does not parse."""
+
+
+def did_you_mean(name: str, candidates: Iterable[str]) -> str:
+    """`; did you mean 'x'?` with the candidate closest to a misspelled `name`, else ''."""
+    close = difflib.get_close_matches(name, list(candidates), n=1, cutoff=0.6)
+    return f"; did you mean '{close[0]}'?" if close else ""
 
 
 @dataclass(frozen=True)
@@ -121,7 +129,8 @@ def make_pass(name: str, options_text: str | None) -> ModulePass:
         key, _, raw = item.partition("=")
         if key not in fields:
             known = ", ".join(fields) or "none"
-            raise PipelineError(f"pass '{name}' has no option '{key}' (options: {known})")
+            raise PipelineError(f"pass '{name}' has no option '{key}' (options: {known})"
+                                f"{did_you_mean(key, fields)}")
         values[fields[key].name] = _convert(name, key, fields[key], raw if _ else "true")
     return cls(**values)
 

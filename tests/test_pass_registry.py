@@ -245,6 +245,41 @@ def test_unknown_pass_is_named_with_the_known_ones(text: str) -> None:
     assert "\n" not in message
 
 
+MISSPELLED = {
+    "dlc pass": ("builtin.module(dlc-canonicalise)", "unknown pass 'dlc-canonicalise'",
+                 "dlc-canonicalize"),
+    "upstream pass": ("builtin.module(csee)", "unknown pass 'csee'", "cse"),
+    "nested upstream pass": ("builtin.module(func.func(cse,canonicalze))",
+                             "unknown pass 'canonicalze'", "canonicalize"),
+    "anchor": ("builtin.module(fun.func(cse))",
+               "'fun.func(...)' in the pipeline names no registered operation", "func.func"),
+    "upstream option": ("builtin.module(canonicalize{max-iteratons=3})",
+                        "no such option max-iteratons", "max-iterations"),
+    "nested upstream option": ("builtin.module(func.func(canonicalize{max-iteratons=3}))",
+                               "no such option max-iteratons", "max-iterations"),
+    "dlc option": ("builtin.module(dlc-split-functions{min-op=2})",
+                   "pass 'dlc-split-functions' has no option 'min-op'", "min-ops"),
+}
+
+
+@pytest.mark.parametrize("text, message, closest", list(MISSPELLED.values()), ids=list(MISSPELLED))
+def test_misspelled_name_is_a_pipeline_error_with_the_closest_name(text: str, message: str,
+                                                                   closest: str) -> None:
+    # the library suggests (not only dlc-opt): `dlc.compile` after `extend_stage`, plugins'
+    # pipelines and the tools all report the same one line
+    with pytest.raises(PipelineError) as caught:
+        build_pass_manager(text, make_context())
+    assert message in str(caught.value)
+    assert str(caught.value).endswith(f"; did you mean '{closest}'?")
+    assert "\n" not in str(caught.value)
+
+
+def test_no_suggestion_when_nothing_is_close() -> None:
+    with pytest.raises(PipelineError, match="unknown pass 'qqqqqq'") as caught:
+        build_pass_manager("builtin.module(qqqqqq)", make_context())
+    assert "did you mean" not in str(caught.value)
+
+
 # ----------------------------------------------------------------------------- failures
 
 

@@ -45,20 +45,16 @@ Contract:
 from __future__ import annotations
 
 import argparse
-import difflib
 import os
 import re
-import subprocess
 import sys
 import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import cache
 from importlib import metadata
 from pathlib import Path
 from typing import TextIO
 
-import mlir
 from mlir import ir
 
 from dlc.dialects import make_context, verify
@@ -74,6 +70,7 @@ from dlc.passes import (
     pipeline,
     registered_passes,
 )
+from dlc.passes.pipeline import upstream_passes
 from dlc.tools.opt_guards import nesting_problems, oversized_types
 
 EXIT_OK, EXIT_ERROR, EXIT_INTERNAL = 0, 1, 2
@@ -437,7 +434,7 @@ def chosen_pipeline(args: argparse.Namespace) -> str | None:
         if args.dump_pass_pipeline:
             print(describe(text), file=sys.stderr)
     except PipelineError as error:
-        raise UsageError(f"{error}{suggestion(str(error))}") from None
+        raise UsageError(str(error)) from None  # (with its did-you-mean)
     return text
 
 
@@ -461,54 +458,6 @@ def nest_implicitly(passes: list[str]) -> list[str]:
                 element = f"{anchor[1]}({element})"
         elements.append(element)
     return elements
-
-
-# ----------------------------------------------------------------------------- suggestions
-
-_UNKNOWN = re.compile(r"unknown pass '([^']+)'")
-_NO_OPTION = re.compile(r"invalid pipeline '(?:.*[(,])?([\w.-]+)\{.*no such option ([\w-]+)")
-
-
-@cache
-def upstream_passes() -> dict[str, list[str]]:
-    """Upstream pass and pipeline names with their options, from `mlir-opt --help` ({} if
-    the tool is missing: suggestions are a courtesy)."""
-    tool = Path(mlir.__path__[0]) / "bin" / "mlir-opt"
-    try:
-        text = subprocess.run([str(tool), "--help"], capture_output=True, text=True,
-                              timeout=30, check=False).stdout
-    except (OSError, subprocess.SubprocessError):
-        return {}
-    passes: dict[str, list[str]] = {}
-    current: list[str] = []
-    for line in text.splitlines():
-        found = re.match(r"^( {6}| {8})--([\w.-]+)", line)
-        if not found:
-            continue
-        if len(found[1]) == 6:
-            current = passes.setdefault(found[2], [])
-        else:
-            current.append(found[2])
-    return passes
-
-
-def closest(name: str, candidates) -> str | None:
-    matches = difflib.get_close_matches(name, list(candidates), n=1, cutoff=0.6)
-    return matches[0] if matches else None
-
-
-def suggestion(message: str) -> str:
-    """`; did you mean 'x'?` for an unknown pass or upstream option name, else ''."""
-    unknown = _UNKNOWN.search(message)
-    if unknown:
-        match = closest(unknown[1], [*registered_passes(), *upstream_passes()])
-        return f"; did you mean '{match}'?" if match else ""
-    no_option = _NO_OPTION.search(message)
-    if no_option:
-        options = upstream_passes().get(no_option[1], [])
-        match = closest(no_option[2], options)
-        return f"; did you mean '{match}'?" if match else ""
-    return ""
 
 
 def read_input(path: str) -> tuple[str, str]:
