@@ -42,22 +42,10 @@ from dlc.passes.graph.match import (
     attributes,
     constant_array,
     producer,
+    single_use,
     size,
 )
 from dlc.passes.registry import ModulePass, register
-
-
-def _live(op: ir.Operation, depth: int = 8) -> bool:
-    """Whether `op` is used (dlc ops whose results nobody reads, such as what an earlier rewrite
-    replaced, wait for the end of the pass to be erased)."""
-    if not op.name.startswith("dlc.") or depth == 0:
-        return True
-    return any(_live(use.owner, depth - 1) for result in op.results for use in result.uses)
-
-
-def single_use(value: ir.Value) -> bool:
-    """Whether `value` has one live use."""
-    return sum(1 for use in value.uses if _live(use.owner)) == 1
 
 
 def _swaps_last_two(perm: list[int]) -> bool:
@@ -201,7 +189,7 @@ def _feeds_matmul(value: ir.Value) -> bool:
     """Whether `value`'s one use is a matmul, directly or through a transpose."""
     if not single_use(value):
         return False
-    user = next(use.owner for use in value.uses if _live(use.owner))
+    user = next(use.owner for use in value.uses)
     if user.name == "dlc.transpose":
         return _feeds_matmul(user.results[0])
     return user.name == "dlc.matmul"

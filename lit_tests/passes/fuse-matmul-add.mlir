@@ -34,3 +34,18 @@ func.func @test_no_fusion(%a: tensor<2x4x3xf32>, %b: tensor<2x3x5xf32>, %c: tens
   %7 = "dlc.add"(%6, %k) : (tensor<4x5xi32>, tensor<5xi32>) -> tensor<4x5xi32>
   return %1, %2, %3, %5, %7 : tensor<2x4x5xf32>, tensor<4x5xf32>, tensor<4x5xf32>, tensor<2x4x5xf32>, tensor<4x5xi32>
 }
+
+// -----
+
+// A product whose other user is dead (nothing reads the relu) has one live use: it fuses, and
+// the dead relu is gone (the rule driver erases dead dlc ops before counting uses).
+
+// CHECK-LABEL: func.func @test_dead_user_does_not_count
+// CHECK-NEXT:    %[[G:.*]] = "dlc.gemm"
+// CHECK-NEXT:    return %[[G]]
+func.func @test_dead_user_does_not_count(%a: tensor<4x3xf32>, %b: tensor<3x5xf32>, %c: tensor<5xf32>) -> tensor<4x5xf32> {
+  %0 = "dlc.matmul"(%a, %b) : (tensor<4x3xf32>, tensor<3x5xf32>) -> tensor<4x5xf32>
+  %1 = "dlc.relu"(%0) : (tensor<4x5xf32>) -> tensor<4x5xf32>
+  %2 = "dlc.add"(%0, %c) : (tensor<4x5xf32>, tensor<5xf32>) -> tensor<4x5xf32>
+  return %2 : tensor<4x5xf32>
+}

@@ -5,7 +5,8 @@ The passes themselves are top-level modules of `dlc.passes` (one per pipeline ar
 subpackage holds what several of them use:
 
 - `match`: reading the graph (producers, constant values, uses) and the rule driver
-  `apply_rules`, which runs a table {OpDef: [rule, ...]} greedily and then erases dead dlc ops;
+  `apply_rules`, which runs a table {OpDef: [rule, ...]} greedily and erases dead dlc ops
+  as it goes (so rules count live uses only);
 - `evaluate`: numpy evaluators of dlc ops, the table constant folding uses;
 - `report`: op counts, intermediate-memory liveness and the Graphviz picture of a dlc graph
   (`dlc compile --stats`, `--emit=dot`).

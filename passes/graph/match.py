@@ -5,7 +5,9 @@ op), returns None when it does not apply, or builds the replacement (with `build
 loc=op.location)`, the insertion point is already set before `op`) and returns the values that
 replace `op`'s results. All checks come before the first op is built. `apply_rules(module,
 table)` runs a table {OpDef: [rule, ...]} with MLIR's greedy driver (so rules chain until
-nothing applies) and then erases the dlc ops left dead: upstream DCE does not touch IRDL ops.
+nothing applies). Upstream DCE does not touch IRDL ops, so the driver erases dead dlc ops
+itself: those dead before the pass, and as it goes the producers a replacement leaves unused.
+So `uses` and `single_use` count live uses in a rule, never a consumer already replaced.
 
 The driver checks what a rule returns before MLIR sees it (a list with one `ir.Value` per
 result of the op, of the result's type, not the op's own result) and raises `RuleError` (a
@@ -56,10 +58,12 @@ def attributes(op: ir.Operation | ir.OpView) -> dict[str, Any]:
 
 
 def uses(value: ir.Value) -> int:
+    """How many ops read `value` (all live in a rule: the driver erases dead dlc ops)."""
     return sum(1 for _ in value.uses)
 
 
 def single_use(value: ir.Value) -> bool:
+    """Whether one op reads `value` (so a rewrite of that op may consume it)."""
     return uses(value) == 1
 
 
@@ -227,13 +231,36 @@ def _apply(rule: Rule, op: ir.OpView) -> list[ir.Value] | None:
         raise
 
 
+def _erase_unused_producers(values: list[ir.Value], rewriter) -> None:
+    """Erase the dlc ops producing `values` that nothing reads any more, and theirs in turn."""
+    pending: list[ir.Operation] = []
+
+    def push(value: ir.Value) -> None:
+        owner = defining_op(value)
+        if owner is not None and op_def(owner) is not None and owner not in pending:
+            pending.append(owner)
+
+    for value in values:
+        push(value)
+    while pending:
+        op = pending.pop()
+        if any(uses(r) for r in op.results):
+            continue
+        operands = list(op.operands)
+        rewriter.erase_op(op)  # (nothing reads it, so no op still pending reads it)
+        for value in operands:
+            push(value)
+
+
 def _dispatch(rules: Sequence[Rule]) -> Callable:
     def rewrite(op: ir.OpView, rewriter) -> bool | None:
         with rewriter.ip, op.location:  # what rules build is located at the op they replace
             for rule in rules:
                 values = _apply(rule, op)
                 if values is not None:
+                    operands = list(op.operands)
                     rewriter.replace_op(op, values)
+                    _erase_unused_producers(operands, rewriter)
                     return None
         return True
 
@@ -241,10 +268,12 @@ def _dispatch(rules: Sequence[Rule]) -> Callable:
 
 
 def apply_rules(module: ir.Operation, table: RuleTable) -> None:
-    """Apply the rules of `table` until none applies, then erase the dead dlc ops."""
+    """Apply the rules of `table` until none applies, erasing dead dlc ops before and as it
+    goes (so that rules count live uses only), and those left dead after."""
     patterns = RewritePatternSet()
     for definition, rules in table.items():
         patterns.add(definition.name, _dispatch(rules))
+    erase_dead(module)
     apply_patterns_and_fold_greedily(module, patterns.freeze())
     erase_dead(module)
 
