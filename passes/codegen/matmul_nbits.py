@@ -220,10 +220,10 @@ def _block_sums(t: _Text, m: int, k: int, block: int, types: dict[str, str]) -> 
     t.emit("}")
 
 
-def _dequantize_rows(t: _Text, tag: str, scratch: str, k0: str, blk0: str, full: int,
-                     part: int, block: int, types: dict[str, str], bits: int) -> str:
+def _dequantize_rows(t: _Text, tag: str, scratch: str, slot: int, k0: str, blk0: str,
+                     full: int, part: int, block: int, types: dict[str, str], bits: int) -> str:
     """Rows [k0, k0 + full * block + part) of the panel (from K block `blk0`) dequantized
-    into the f32 `scratch` [rows, 16]; returns the new scratch."""
+    into slot `slot` of the f32 `scratch` [group, rows, 16]; returns the new scratch."""
     scr = types["scratch"]
     current = scratch
     pieces = [(f"%g{tag}", t.c(full), block)] if full else []
@@ -254,8 +254,8 @@ def _dequantize_rows(t: _Text, tag: str, scratch: str, k0: str, blk0: str, full:
         weights = _weights(t, sub, f"%k{sub}", halves, types, bits)
         written = f"%rs{sub}"
         for h, w in enumerate(weights):
-            t.emit(f"  %x{sub}w{h} = vector.transfer_write {w}, {written}[%row{sub}, "
-                   f"{t.c(8 * h)}] {{in_bounds = [true]}} : {V8}, {scr}")
+            t.emit(f"  %x{sub}w{h} = vector.transfer_write {w}, {written}[{t.c(slot)}, "
+                   f"%row{sub}, {t.c(8 * h)}] {{in_bounds = [true]}} : {V8}, {scr}")
             written = f"%x{sub}w{h}"
         t.emit(f"  scf.yield {written} : {scr}")
         t.emit("}")
@@ -278,9 +278,9 @@ def _weights(t: _Text, tag: str, k: str, halves: list[tuple[str, str]],
     return out
 
 
-def _tile_rows(t: _Text, tag: str, row0: str, count: int, strip: str, scratch: str, k0: str,
-               rows: int, types: dict[str, str], col: int = 0) -> str:
-    """C[row0 : row0 + count, col : col + 16] += A[rows, k0 : k0 + rows] x scratch (f32
+def _tile_rows(t: _Text, tag: str, row0: str, count: int, strip: str, scratch: str,
+               slot: int, k0: str, rows: int, types: dict[str, str], col: int = 0) -> str:
+    """C[row0 : row0 + count, col : col + 16] += A[rows, k0 : k0 + rows] x scratch[slot] (f32
     [rows, 16]); returns the new strip."""
     strip_type, scr = types["strip"], types["scratch"]
     names, accs = [], []
@@ -298,7 +298,8 @@ def _tile_rows(t: _Text, tag: str, row0: str, count: int, strip: str, scratch: s
            f"iter_args({carried}) -> ({types_list}) {{")
     t.emit(f"  %k{tag} = arith.addi {k0}, %j{tag} : index")
     for h in range(2):
-        t.emit(f"  %w{tag}{h} = vector.transfer_read {scratch}[%j{tag}, {t.c(8 * h)}], %zf "
+        t.emit(f"  %w{tag}{h} = vector.transfer_read {scratch}[{t.c(slot)}, %j{tag}, "
+               f"{t.c(8 * h)}], %zf "
                f"{{in_bounds = [true]}} : {scr}, {V8}")
     out = []
     for r, row in enumerate(names):
@@ -324,26 +325,25 @@ def _on_panel(t: _Text, start: int, panel: str) -> None:
     t.lines[start:] = [line.replace("[%p, ", f"[{panel}, ") for line in t.lines[start:]]
 
 
-def _chunk(t: _Text, tag: str, strip: str, scratches: list[str], k0: str, blk0: str,
-           full: int, part: int, m: int, block: int, types: dict[str, str], bits: int
-           ) -> tuple[str, list[str]]:
+def _chunk(t: _Text, tag: str, strip: str, scratch: str, k0: str, blk0: str, full: int,
+           part: int, m: int, block: int, group: int, types: dict[str, str], bits: int
+           ) -> tuple[str, str]:
     """One chunk of K (`full` blocks and `part` rows) of each panel of the group:
-    dequantized into the panel's scratch, then multiplied into every row of the strip,
-    PREFILL_MR rows at a time, each block of rows through every panel (its A rows stay in
-    L1). Returns (strip, scratches)."""
-    written = []
-    for j, scratch in enumerate(scratches):
+    dequantized into the panel's slot of the scratch, then multiplied into every row of the
+    strip, PREFILL_MR rows at a time, each block of rows through every panel (its A rows stay
+    in L1). Returns (strip, scratch)."""
+    for j in range(group):
         start = len(t.lines)
-        written.append(_dequantize_rows(t, f"{tag}d{j}", scratch, k0, blk0, full, part,
-                                        block, types, bits))
+        scratch = _dequantize_rows(t, f"{tag}d{j}", scratch, j, k0, blk0, full, part, block,
+                                   types, bits)
         _on_panel(t, start, f"%pj{j}")
     rows = full * block + part
     main = m - m % PREFILL_MR
     strip_type = types["strip"]
 
     def tiles(sub: str, row0: str, count: int, current: str) -> str:
-        for j, scratch in enumerate(written):
-            current = _tile_rows(t, f"{sub}p{j}", row0, count, current, scratch, k0, rows,
+        for j in range(group):
+            current = _tile_rows(t, f"{sub}p{j}", row0, count, current, scratch, j, k0, rows,
                                  types, PANEL * j)
         return current
 
@@ -356,7 +356,7 @@ def _chunk(t: _Text, tag: str, strip: str, scratches: list[str], k0: str, blk0: 
         strip = f"%M{tag}"
     if m % PREFILL_MR:
         strip = tiles(f"{tag}t", t.c(main), m % PREFILL_MR, strip)
-    return strip, written
+    return strip, scratch
 
 
 def group_size(panels: int) -> int:
@@ -384,27 +384,25 @@ def _prefill_group(t: _Text, m: int, k: int, block: int, group: int, types: dict
     per_chunk = max(1, CHUNK // block)  # K blocks a chunk
     rows = per_chunk * block
     chunks, rest = divmod(k, rows)
-    scratches = []
-    for j in range(group):
-        t.emit(f"%scratch{j} = tensor.empty() : {types['scratch']}")
-        scratches.append(f"%scratch{j}")
+    # (one scratch for the group's panels: distinct tensor.empty ops of one type are one value
+    # after CSE, and two loop-carried copies of it were bufferized into one buffer)
+    t.emit(f"%scratch = tensor.empty() : {types['scratch']}")
+    scratch = "%scratch"
     strip = "%Z"
     if chunks:
-        carried = [strip_type] + [types["scratch"]] * group
-        inits = ", ".join([f"%cs = {strip}"] + [f"%cc{j} = {x}" for j, x in enumerate(scratches)])
-        t.emit(f"%C:{group + 1} = scf.for %ch = {t.c(0)} to {t.c(chunks)} step {t.c(1)} "
-               f"iter_args({inits}) -> ({', '.join(carried)}) {{")
+        carried = f"{strip_type}, {types['scratch']}"
+        t.emit(f"%C:2 = scf.for %ch = {t.c(0)} to {t.c(chunks)} step {t.c(1)} "
+               f"iter_args(%cs = {strip}, %cc = {scratch}) -> ({carried}) {{")
         t.emit(f"  %ck0 = arith.muli %ch, {t.c(rows)} : index")
         t.emit(f"  %cb0 = arith.muli %ch, {t.c(per_chunk)} : index")
-        strip_out, scratch_out = _chunk(t, "c", "%cs", [f"%cc{j}" for j in range(group)],
-                                        "%ck0", "%cb0", per_chunk, 0, m, block, types, bits)
-        t.emit(f"  scf.yield {', '.join([strip_out] + scratch_out)} : {', '.join(carried)}")
+        strip_out, scratch_out = _chunk(t, "c", "%cs", "%cc", "%ck0", "%cb0", per_chunk, 0, m,
+                                        block, group, types, bits)
+        t.emit(f"  scf.yield {strip_out}, {scratch_out} : {carried}")
         t.emit("}")
-        strip = "%C#0"
-        scratches = [f"%C#{j + 1}" for j in range(group)]
+        strip, scratch = "%C#0", "%C#1"
     if rest:
-        strip, _ = _chunk(t, "r", strip, scratches, t.c(chunks * rows), t.c(chunks * per_chunk),
-                          rest // block, rest % block, m, block, types, bits)
+        strip, _ = _chunk(t, "r", strip, scratch, t.c(chunks * rows), t.c(chunks * per_chunk),
+                          rest // block, rest % block, m, block, group, types, bits)
     return strip
 
 
@@ -449,6 +447,7 @@ def kernel_text(m: int, k: int, n: int, bits: int, block: int, float_zero_points
     group = group_size(panels) if m > DECODE_ROWS else 1
     width = PANEL * group
     types["strip"] = f"tensor<{m}x{width}xf32>"
+    types["scratch"] = f"tensor<{group}x{max(1, CHUNK // block) * block}x{PANEL}xf32>"
     t.emit(f"%e = tensor.empty() : {out_type}")
     t.emit(f"%out = scf.forall (%g) in ({panels // group}) shared_outs(%o = %e) -> "
            f"({out_type}) {{")

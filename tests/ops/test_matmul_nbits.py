@@ -75,6 +75,8 @@ def test_matmul_nbits_batched_a():
     (13, 600, 40, 4, 32),  # two chunks of 256 rows, then 2 blocks and 24 rows
     (20, 300, 33, 8, 128),  # one chunk, then a partial block of 44 rows
     (9, 512, 16, 4, 16),
+    (20, 512, 64, 4, 32),  # two whole chunks of a group of 4 panels (one scratch buffer each)
+    (12, 768, 48, 8, 32),  # three chunks, a group of 3
 ])
 def test_prefill_rows(m, k, n, bits, block):
     # more than 8 rows: the kernel dequantizes chunks of K into a scratch (codegen)
