@@ -173,3 +173,54 @@ def test_outputs_that_are_one_value(opt_level):
     for i, first in enumerate(outputs):
         for second in outputs[i + 1:]:
             assert not np.shares_memory(first, second)
+
+
+# ----------------------------------------------------------------------------- the checker
+
+
+def big_weight_model(**node_attributes) -> onnx.ModelProto:
+    """x [4, 1024] + w (a 16 KiB initializer), a node with `node_attributes`."""
+    w = np.arange(4 * 1024, dtype=np.float32).reshape(4, 1024)
+    return make_model([helper.make_node("Add", ["x", "w"], ["y"], name="add", **node_attributes)],
+                      {"x": (np.float32, [4, 1024])}, {"y": (np.float32, [4, 1024])},
+                      initializers={"w": w}, check=False)
+
+
+def test_the_checker_sees_large_initializers_as_stand_ins():
+    from dlc.frontends import onnx_importer
+
+    model = big_weight_model()
+    skeleton = onnx_importer._skeleton(model)
+    (stub,) = skeleton.graph.initializer
+    assert (stub.name, stub.data_type, list(stub.dims)) == ("w", onnx.TensorProto.FLOAT, [0])
+    assert not stub.HasField("raw_data")
+    assert skeleton.ByteSize() < 1024 < model.ByteSize() // 16
+    # everything else is the model's
+    del model.graph.initializer[:]
+    del skeleton.graph.initializer[:]
+    assert skeleton.SerializeToString() == model.SerializeToString()
+
+
+def test_the_checker_still_rejects_a_bad_node_beside_large_initializers():
+    from dlc.frontends.onnx_node import ModelValidationError
+
+    with pytest.raises(ModelValidationError, match=r"node 'add'.*Unrecognized attribute"):
+        load_model(big_weight_model(bogus=1))
+
+
+def test_a_large_initializer_of_the_wrong_size_is_still_rejected():
+    from dlc.frontends.onnx_node import ModelValidationError
+
+    model = big_weight_model()
+    model.graph.initializer[0].raw_data = model.graph.initializer[0].raw_data[:-4]
+    with pytest.raises(ModelValidationError, match=r"initializer 'w' declares shape \[4, 1024\] "
+                                                   r"of float \(16384 bytes\) but holds 16380"):
+        load_model(model)
+
+
+def test_checking_does_not_change_the_model():
+    model = big_weight_model()
+    model.graph.output[0].ClearField("type")  # (the checker's copy gets a type, not the model)
+    before = model.SerializeToString()
+    load_model(model)
+    assert model.SerializeToString() == before
