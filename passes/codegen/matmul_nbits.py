@@ -38,6 +38,7 @@ nodes that ask for it.
 from __future__ import annotations
 
 from dlc.dialects.nbits import PANEL, panel_bytes
+from dlc.passes.codegen import target
 
 MR = 4  # rows of A per decode register block: 2 x MR accumulators
 DECODE_ROWS = 8  # up to this many rows of A, the decode variant (codes times A, per block)
@@ -425,10 +426,324 @@ def _decode_panel(t: _Text, m: int, k: int, block: int, types: dict[str, str],
     return strip
 
 
+# The AVX-512 kernel (`target.current().lanes` = 16): a row of a panel is one vector of 16 f32.
+
+V16 = "vector<16xf32>"
+WIDE_MR = 8  # rows of the AVX-512 prefill register tile
+WIDE_PANELS = 2  # panels of that tile: 8 x 32 columns, 16 zmm accumulators
+WIDE_CHAINS = 8  # decode: accumulator chains in flight (sets of rows k unrolled)
+DUPLICATE = ", ".join(map(str, list(range(8)) * 2))  # 8 bytes -> 16, [0..7, 0..7]
+
+
+def _codes16(t: _Text, tag: str, k: str, types: dict[str, str], bits: int) -> str:
+    """Row k of the panel's codes (not dequantized), one vector of 16 f32: the 8 bytes of 4
+    bits twice, shifted right by 0 (columns 0-7) and 4 (columns 8-15), and 15."""
+    b_type = types["b"]
+    if bits == 4:
+        t.emit(f"  %q{tag} = vector.transfer_read %b[%p, {k}, {t.c(0)}], %z8 "
+               f"{{in_bounds = [true]}} : {b_type}, vector<8xi8>")
+        t.emit(f"  %Q{tag} = vector.shuffle %q{tag}, %q{tag} [{DUPLICATE}] : vector<8xi8>, "
+               "vector<8xi8>")
+        t.emit(f"  %x{tag} = arith.extui %Q{tag} : vector<16xi8> to vector<16xi32>")
+        t.emit(f"  %h{tag} = arith.shrui %x{tag}, %wsh : vector<16xi32>")
+        t.emit(f"  %n{tag} = arith.andi %h{tag}, %w15 : vector<16xi32>")
+    else:
+        t.emit(f"  %q{tag} = vector.transfer_read %b[%p, {k}, {t.c(0)}], %z8 "
+               f"{{in_bounds = [true]}} : {b_type}, vector<16xi8>")
+        t.emit(f"  %n{tag} = arith.extui %q{tag} : vector<16xi8> to vector<16xi32>")
+    t.emit(f"  %f{tag} = arith.sitofp %n{tag} : vector<16xi32> to {V16}")
+    return f"%f{tag}"
+
+
+def _scale_offset16(t: _Text, tag: str, blk: str, types: dict[str, str]) -> tuple[str, str]:
+    """The block's scales (%s<tag>) and offsets -(zp * scale) (%o<tag>), 16 columns."""
+    t.emit(f"%s{tag} = vector.transfer_read %s[%p, {blk}, {t.c(0)}], %zf "
+           f"{{in_bounds = [true]}} : {types['s']}, {V16}")
+    if types["z"].endswith("xf32>"):
+        t.emit(f"%e{tag} = vector.transfer_read %c[%p, {blk}, {t.c(0)}], %zf "
+               f"{{in_bounds = [true]}} : {types['z']}, {V16}")
+    else:
+        t.emit(f"%d{tag} = vector.transfer_read %c[%p, {blk}, {t.c(0)}], %z8 "
+               f"{{in_bounds = [true]}} : {types['z']}, vector<16xi8>")
+        t.emit(f"%j{tag} = arith.extui %d{tag} : vector<16xi8> to vector<16xi32>")
+        t.emit(f"%e{tag} = arith.sitofp %j{tag} : vector<16xi32> to {V16}")
+    t.emit(f"%E{tag} = arith.mulf %e{tag}, %s{tag} : {V16}")
+    t.emit(f"%o{tag} = arith.negf %E{tag} : {V16}")
+    return f"%s{tag}", f"%o{tag}"
+
+
+def _block_dots16(t: _Text, tag: str, rows: list[str], k_lo: str, k_hi: str, unroll: int,
+                  types: dict[str, str], bits: int) -> list[str]:
+    """sum over k in [k_lo, k_hi) of a[row][k] * codes[k], one vector a row; `unroll` rows k
+    a step, each into its own accumulators, summed at the end."""
+    width = len(rows)
+    sets = width * unroll
+    carried = ", ".join(f"%i{tag}_{j} = %zw" for j in range(sets))
+    types_list = ", ".join([V16] * sets)
+    t.emit(f"%r{tag}:{sets} = scf.for %k{tag} = {k_lo} to {k_hi} step {t.c(unroll)} "
+           f"iter_args({carried}) -> ({types_list}) {{")
+    out = []
+    for u in range(unroll):
+        k = f"%k{tag}"
+        if u:
+            t.emit(f"  %k{tag}u{u} = arith.addi %k{tag}, {t.c(u)} : index")
+            k = f"%k{tag}u{u}"
+        sub = f"{tag}u{u}"
+        codes = _codes16(t, sub, k, types, bits)
+        for r, row in enumerate(rows):
+            j = u * width + r
+            t.emit(f"  %a{sub}{r} = tensor.extract %a[{row}, {k}] : {types['a']}")
+            t.emit(f"  %v{sub}{r} = vector.broadcast %a{sub}{r} : f32 to {V16}")
+            t.emit(f"  %y{sub}_{j} = vector.fma %v{sub}{r}, {codes}, %i{tag}_{j} : {V16}")
+            out.append(f"%y{sub}_{j}")
+    t.emit(f"  scf.yield {', '.join(out)} : {types_list}")
+    t.emit("}")
+    dots = [f"%r{tag}#{j}" for j in range(width)]
+    for u in range(1, unroll):  # the sets summed
+        for j in range(width):
+            t.emit(f"%S{tag}_{u}_{j} = arith.addf {dots[j]}, %r{tag}#{u * width + j} : {V16}")
+            dots[j] = f"%S{tag}_{u}_{j}"
+    return dots
+
+
+def _apply_block16(t: _Text, tag: str, rows: list[str], blk: str, dots: list[str],
+                   accs: list[str], types: dict[str, str]) -> list[str]:
+    """accs + dots * scale + sum(a over the block) * offset, the block's scales and offsets."""
+    scale, offset = _scale_offset16(t, f"{tag}z", blk, types)
+    out = []
+    for r, row in enumerate(rows):
+        t.emit(f"%u{tag}{r} = tensor.extract %asum[{row}, {blk}] : {types['asum']}")
+        t.emit(f"%U{tag}{r} = vector.broadcast %u{tag}{r} : f32 to {V16}")
+        t.emit(f"%P{tag}_{r} = vector.fma {dots[r]}, {scale}, {accs[r]} : {V16}")
+        t.emit(f"%Q{tag}_{r} = vector.fma %U{tag}{r}, {offset}, %P{tag}_{r} : {V16}")
+        out.append(f"%Q{tag}_{r}")
+    return out
+
+
+def _unroll16(rows: int, block: int) -> int:
+    """Rows k a step: `rows` accumulator chains a set, enough sets for WIDE_CHAINS chains (a
+    power of 2 dividing the block)."""
+    unroll = max(1, WIDE_CHAINS // rows)
+    while block % unroll:
+        unroll //= 2
+    return unroll
+
+
+def _row_block16(t: _Text, tag: str, row0: str, count: int, strip: str, k: int, block: int,
+                 types: dict[str, str], bits: int) -> str:
+    """`count` rows from `row0`: accumulate over K, write into `strip`; returns the new strip."""
+    rows = []
+    for r in range(count):
+        t.emit(f"%row{tag}{r} = arith.addi {row0}, {t.c(r)} : index")
+        rows.append(f"%row{tag}{r}")
+    accs = ["%zw"] * count
+    full = k // block
+    if full:
+        carried = ", ".join(f"%b{tag}_{j} = %zw" for j in range(count))
+        types_list = ", ".join([V16] * count)
+        t.emit(f"%B{tag}:{count} = scf.for %blk{tag} = {t.c(0)} to {t.c(full)} step "
+               f"{t.c(1)} iter_args({carried}) -> ({types_list}) {{")
+        t.emit(f"  %k0{tag} = arith.muli %blk{tag}, {t.c(block)} : index")
+        t.emit(f"  %k1{tag} = arith.addi %k0{tag}, {t.c(block)} : index")
+        dots = _block_dots16(t, f"{tag}f", rows, f"%k0{tag}", f"%k1{tag}",
+                             _unroll16(count, block), types, bits)
+        new = _apply_block16(t, f"{tag}f", rows, f"%blk{tag}", dots,
+                             [f"%b{tag}_{j}" for j in range(count)], types)
+        t.emit(f"  scf.yield {', '.join(new)} : {types_list}")
+        t.emit("}")
+        accs = [f"%B{tag}#{j}" for j in range(count)]
+    if k % block:
+        dots = _block_dots16(t, f"{tag}t", rows, t.c(full * block), t.c(k), 1, types, bits)
+        accs = _apply_block16(t, f"{tag}t", rows, t.c(full), dots, accs, types)
+    current = strip
+    for r, row in enumerate(rows):
+        t.emit(f"%W{tag}_{r} = vector.transfer_write {accs[r]}, {current}[{row}, {t.c(0)}] "
+               f"{{in_bounds = [true]}} : {V16}, {types['strip']}")
+        current = f"%W{tag}_{r}"
+    return current
+
+
+def _decode_panel16(t: _Text, m: int, k: int, block: int, types: dict[str, str],
+                    bits: int) -> str:
+    """The panel's strip for few rows (`_decode_panel`), one vector of 16 a row."""
+    strip = "%strip"
+    mr = min(m, MR)
+    main = m - m % mr
+    if main:
+        t.emit(f"%rows = scf.for %ib = {t.c(0)} to {t.c(main)} step {t.c(mr)} "
+               f"iter_args(%st = {strip}) -> ({types['strip']}) {{")
+        written = _row_block16(t, "m", "%ib", mr, "%st", k, block, types, bits)
+        t.emit(f"scf.yield {written} : {types['strip']}")
+        t.emit("}")
+        strip = "%rows"
+    if m % mr:
+        strip = _row_block16(t, "t", t.c(main), m % mr, strip, k, block, types, bits)
+    return strip
+
+
+def _dequantize_rows16(t: _Text, tag: str, scratch: str, slot: int, k0: str, blk0: str,
+                       full: int, part: int, block: int, types: dict[str, str],
+                       bits: int) -> str:
+    """`_dequantize_rows`, one vector of 16 a row."""
+    scr = types["scratch"]
+    current = scratch
+    pieces = [(f"%g{tag}", t.c(full), block)] if full else []
+    if part:
+        pieces.append((None, None, part))
+    for index, (loop, count, rows) in enumerate(pieces):
+        sub = f"{tag}{index}"
+        if loop is not None:
+            t.emit(f"%D{sub} = scf.for {loop} = {t.c(0)} to {count} step {t.c(1)} "
+                   f"iter_args(%ds{sub} = {current}) -> ({scr}) {{")
+            t.emit(f"  %blk{sub} = arith.addi {blk0}, {loop} : index")
+            t.emit(f"  %r0{sub} = arith.muli {loop}, {t.c(block)} : index")
+            inside = f"%ds{sub}"
+        else:
+            t.emit(f"%blk{sub} = arith.addi {blk0}, {t.c(full)} : index")
+            t.emit(f"%r0{sub} = arith.constant {full * block} : index")
+            inside = current
+        scale, offset = _scale_offset16(t, f"{sub}z", f"%blk{sub}", types)
+        t.emit(f"%R{sub} = scf.for %j{sub} = {t.c(0)} to {t.c(rows)} step {t.c(1)} "
+               f"iter_args(%rs{sub} = {inside}) -> ({scr}) {{")
+        t.emit(f"  %row{sub} = arith.addi %r0{sub}, %j{sub} : index")
+        t.emit(f"  %k{sub} = arith.addi {k0}, %row{sub} : index")
+        code = _codes16(t, sub, f"%k{sub}", types, bits)
+        t.emit(f"  %w{sub} = vector.fma {code}, {scale}, {offset} : {V16}")
+        t.emit(f"  %x{sub}w = vector.transfer_write %w{sub}, %rs{sub}[{t.c(slot)}, %row{sub}, "
+               f"{t.c(0)}] {{in_bounds = [true]}} : {V16}, {scr}")
+        t.emit(f"  scf.yield %x{sub}w : {scr}")
+        t.emit("}")
+        if loop is not None:
+            t.emit(f"  scf.yield %R{sub} : {scr}")
+            t.emit("}")
+            current = f"%D{sub}"
+        else:
+            current = f"%R{sub}"
+    return current
+
+
+def _tile16(t: _Text, tag: str, row0: str, count: int, strip: str, scratch: str,
+            slots: list[int], k0: str, rows: int, types: dict[str, str]) -> str:
+    """C[row0 : row0 + count, panels `slots` of the group] += A[rows, k0 : k0 + rows] x
+    scratch[slots] (count x len(slots) accumulators); returns the new strip."""
+    strip_type, scr = types["strip"], types["scratch"]
+    names, accs = [], []
+    for r in range(count):
+        t.emit(f"%row{tag}{r} = arith.addi {row0}, {t.c(r)} : index")
+        names.append(f"%row{tag}{r}")
+        for slot in slots:
+            t.emit(f"%l{tag}_{r}_{slot} = vector.transfer_read {strip}[%row{tag}{r}, "
+                   f"{t.c(PANEL * slot)}], %zf {{in_bounds = [true]}} : {strip_type}, {V16}")
+            accs.append(f"%l{tag}_{r}_{slot}")
+    carried = ", ".join(f"%i{tag}_{j} = {x}" for j, x in enumerate(accs))
+    types_list = ", ".join([V16] * len(accs))
+    t.emit(f"%T{tag}:{len(accs)} = scf.for %j{tag} = {t.c(0)} to {t.c(rows)} step {t.c(1)} "
+           f"iter_args({carried}) -> ({types_list}) {{")
+    t.emit(f"  %k{tag} = arith.addi {k0}, %j{tag} : index")
+    for slot in slots:
+        t.emit(f"  %w{tag}{slot} = vector.transfer_read {scratch}[{t.c(slot)}, %j{tag}, "
+               f"{t.c(0)}], %zf {{in_bounds = [true]}} : {scr}, {V16}")
+    out = []
+    for r, row in enumerate(names):
+        t.emit(f"  %a{tag}{r} = tensor.extract %a[{row}, %k{tag}] : {types['a']}")
+        t.emit(f"  %v{tag}{r} = vector.broadcast %a{tag}{r} : f32 to {V16}")
+        for slot in slots:
+            j = len(out)
+            t.emit(f"  %y{tag}_{j} = vector.fma %v{tag}{r}, %w{tag}{slot}, %i{tag}_{j} : {V16}")
+            out.append(f"%y{tag}_{j}")
+    t.emit(f"  scf.yield {', '.join(out)} : {types_list}")
+    t.emit("}")
+    current = strip
+    j = 0
+    for r, row in enumerate(names):
+        for slot in slots:
+            t.emit(f"%W{tag}_{j} = vector.transfer_write %T{tag}#{j}, {current}"
+                   f"[{row}, {t.c(PANEL * slot)}] {{in_bounds = [true]}} : {V16}, {strip_type}")
+            current = f"%W{tag}_{j}"
+            j += 1
+    return current
+
+
+def _chunk16(t: _Text, tag: str, strip: str, scratch: str, k0: str, blk0: str, full: int,
+             part: int, m: int, block: int, group: int, types: dict[str, str], bits: int
+             ) -> tuple[str, str]:
+    """`_chunk` with the AVX-512 tile: WIDE_MR rows x WIDE_PANELS panels."""
+    for j in range(group):
+        start = len(t.lines)
+        scratch = _dequantize_rows16(t, f"{tag}d{j}", scratch, j, k0, blk0, full, part, block,
+                                     types, bits)
+        _on_panel(t, start, f"%pj{j}")
+    rows = full * block + part
+    main = m - m % WIDE_MR
+    strip_type = types["strip"]
+    runs = [list(range(j, min(group, j + WIDE_PANELS))) for j in range(0, group, WIDE_PANELS)]
+
+    def tiles(sub: str, row0: str, count: int, current: str) -> str:
+        for i, slots in enumerate(runs):
+            current = _tile16(t, f"{sub}p{i}", row0, count, current, scratch, slots, k0, rows,
+                              types)
+        return current
+
+    if main:
+        t.emit(f"%M{tag} = scf.for %ib{tag} = {t.c(0)} to {t.c(main)} step {t.c(WIDE_MR)} "
+               f"iter_args(%st{tag} = {strip}) -> ({strip_type}) {{")
+        result = tiles(f"{tag}m", f"%ib{tag}", WIDE_MR, f"%st{tag}")
+        t.emit(f"  scf.yield {result} : {strip_type}")
+        t.emit("}")
+        strip = f"%M{tag}"
+    if m % WIDE_MR:
+        strip = tiles(f"{tag}t", t.c(main), m % WIDE_MR, strip)
+    return strip, scratch
+
+
+def _prefill_group16(t: _Text, m: int, k: int, block: int, group: int, types: dict[str, str],
+                     bits: int) -> str:
+    """`_prefill_group` with the AVX-512 tile."""
+    strip_type = types["strip"]
+    for j in range(group):
+        t.emit(f"%pj{j} = arith.addi %p0, {t.c(j)} : index")
+    t.emit(f"%Z = scf.for %zr = {t.c(0)} to {t.c(m)} step {t.c(1)} iter_args(%zs = %strip) "
+           f"-> ({strip_type}) {{")
+    current = "%zs"
+    for j in range(group):
+        t.emit(f"  %zw{j} = vector.transfer_write %zw, {current}[%zr, {t.c(PANEL * j)}] "
+               f"{{in_bounds = [true]}} : {V16}, {strip_type}")
+        current = f"%zw{j}"
+    t.emit(f"  scf.yield {current} : {strip_type}")
+    t.emit("}")
+    per_chunk = max(1, CHUNK // block)
+    rows = per_chunk * block
+    chunks, rest = divmod(k, rows)
+    t.emit(f"%scratch = tensor.empty() : {types['scratch']}")
+    scratch = "%scratch"
+    strip = "%Z"
+    if chunks:
+        carried = f"{strip_type}, {types['scratch']}"
+        t.emit(f"%C:2 = scf.for %ch = {t.c(0)} to {t.c(chunks)} step {t.c(1)} "
+               f"iter_args(%cs = {strip}, %cc = {scratch}) -> ({carried}) {{")
+        t.emit(f"  %ck0 = arith.muli %ch, {t.c(rows)} : index")
+        t.emit(f"  %cb0 = arith.muli %ch, {t.c(per_chunk)} : index")
+        strip_out, scratch_out = _chunk16(t, "c", "%cs", "%cc", "%ck0", "%cb0", per_chunk, 0,
+                                          m, block, group, types, bits)
+        t.emit(f"  scf.yield {strip_out}, {scratch_out} : {carried}")
+        t.emit("}")
+        strip, scratch = "%C#0", "%C#1"
+    if rest:
+        strip, _ = _chunk16(t, "r", strip, scratch, t.c(chunks * rows),
+                            t.c(chunks * per_chunk), rest // block, rest % block, m, block,
+                            group, types, bits)
+    return strip
+
+
 def kernel_text(m: int, k: int, n: int, bits: int, block: int, float_zero_points: bool = False,
-                name: str = "matmul_nbits") -> str:
+                name: str = "matmul_nbits", lanes: int | None = None) -> str:
     """A private function (A [m, k] f32, packed b, scales, zero points) -> [m, n] f32 (module
-    docstring), as MLIR text; zero points are i8 (holding 0..255) unless `float_zero_points`."""
+    docstring), as MLIR text; zero points are i8 (holding 0..255) unless `float_zero_points`.
+    `lanes`: the f32 lanes of a vector register (default: the target's, `target.current()`);
+    16 (AVX-512) builds the kernel on vectors of 16, others the AVX2 kernel (vectors of 8)."""
+    if lanes is None:
+        lanes = target.current().lanes
+    wide = lanes >= 16
     panels, blocks = -(-n // PANEL), -(-k // block)
     cols = panels * PANEL
     types = {
@@ -456,11 +771,13 @@ def kernel_text(m: int, k: int, n: int, bits: int, block: int, float_zero_points
     t.emit(f"%strip = tensor.extract_slice %o[0, %n0] [{m}, {width}] [1, 1] : "
            f"{out_type} to {types['strip']}")
     if m > DECODE_ROWS:
-        strip = _prefill_group(t, m, k, block, group, types, bits)
+        prefill = _prefill_group16 if wide else _prefill_group
+        strip = prefill(t, m, k, block, group, types, bits)
     else:
         t.emit("%p = arith.addi %p0, %c0 : index")
         t.indices.add(0)
-        strip = _decode_panel(t, m, k, block, types, bits)
+        decode = _decode_panel16 if wide else _decode_panel
+        strip = decode(t, m, k, block, types, bits)
     t.emit("scf.forall.in_parallel {")
     t.emit(f"tensor.parallel_insert_slice {strip} into %o[0, %n0] [{m}, {width}] [1, 1] : "
            f"{types['strip']} into {out_type}")
@@ -479,5 +796,10 @@ def kernel_text(m: int, k: int, n: int, bits: int, block: int, float_zero_points
             f"%zv = arith.constant dense<0.0> : {V8}",
             "%m15 = arith.constant dense<15> : vector<8xi32>",
             "%m4 = arith.constant dense<4> : vector<8xi32>"]
+    if wide:
+        shifts = ", ".join(["0"] * 8 + ["4"] * 8)
+        head += [f"%zw = arith.constant dense<0.0> : {V16}",
+                 "%w15 = arith.constant dense<15> : vector<16xi32>",
+                 f"%wsh = arith.constant dense<[{shifts}]> : vector<16xi32>"]
     head += [f"%c{v} = arith.constant {v} : index" for v in sorted(t.indices)]
     return "\n".join(head + t.lines + ["}"])
