@@ -19,6 +19,7 @@ trims the output to it (`dlc.runtime.signature`). Such a value may not feed othe
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -125,8 +126,8 @@ def _check(proto: onnx.ModelProto) -> None:
 
 
 def _skeleton(proto: onnx.ModelProto) -> onnx.ModelProto:
-    """A copy of `proto` whose main graph's large initializers (raw data, over `STUB_BYTES`)
-    are stand-ins of the same name and type, of shape [0] and without data. The checker's only
+    """A copy of `proto` whose main graph's large initializers (raw data, at least
+    `STUB_ELEMENTS` elements) are stand-ins of the same name and type, of shape [0] and without data. The checker's only
     use of their bytes is to compare their size with the shape, which
     `validate.check_initializers` did already (with a better message); but `check_model`
     serializes the whole model to hand it to C++: BERT-base's 435 MB took 1.2 s, for nothing
@@ -141,8 +142,9 @@ def _skeleton(proto: onnx.ModelProto) -> onnx.ModelProto:
             _copy_field(graph, descriptor, value)
     for tensor in proto.graph.initializer:
         stub = graph.initializer.add()
+        # (by its shape: upb's ByteSize serializes the tensor, and raw_data is read as a copy)
         if not tensor.HasField("raw_data") or tensor.data_type == onnx.TensorProto.STRING or \
-                tensor.ByteSize() < STUB_BYTES:
+                math.prod(tensor.dims) < STUB_ELEMENTS:
             stub.CopyFrom(tensor)
             continue
         stub.name, stub.data_type = tensor.name, tensor.data_type
@@ -150,7 +152,7 @@ def _skeleton(proto: onnx.ModelProto) -> onnx.ModelProto:
     return skeleton
 
 
-STUB_BYTES = 4096
+STUB_ELEMENTS = 1024
 
 
 def _copy_field(message, descriptor, value) -> None:
