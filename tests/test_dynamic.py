@@ -9,7 +9,8 @@ from onnx import TensorProto, helper, numpy_helper
 import dlc
 import dlc.backend
 from dlc.specialize import DynamicModel
-from dlc.tools import conformance, dlc_cli
+from dlc.testing import conformance
+from dlc.tools import dlc_cli
 
 RNG = np.random.default_rng(7)
 W = RNG.standard_normal([8, 4]).astype(np.float32)

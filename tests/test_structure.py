@@ -38,9 +38,9 @@ ALLOWED_EDGES: dict[tuple[str, str], str] = {
     ("dlc.compiler", "dlc.profiler"):
         "CompiledModel.profile() is a shortcut to dlc.profiler.profile, which compiles the "
         "model again through the compiler's stage functions (_import, run_stage, _signature)",
-    ("dlc.tools.fuzz", "dlc.tools.fuzz_index"):
+    ("dlc.testing.fuzz", "dlc.testing.fuzz_index"):
         "the fuzz driver runs its index mode, a module built on fuzz's graph Builder and Value",
-    ("dlc.tools.fuzz", "dlc.tools.fuzz_mutate"):
+    ("dlc.testing.fuzz", "dlc.testing.fuzz_mutate"):
         "the fuzz driver runs its mutate mode, a module built on fuzz's graph builder",
 }
 
@@ -64,6 +64,8 @@ LAYERS: list[tuple[str, tuple[str, ...], str]] = [
 ]
 LIBRARY = ("dlc.dialects", "dlc.passes", "dlc.runtime", "dlc.frontends", "dlc.compiler",
            "dlc.profiler", "dlc.backend", "dlc.errors", "dlc.timings")  # ... never import tools
+# nor the QA harnesses (dlc.testing: fuzzers, conformance runner), which only the command line
+# (`dlc fuzz`, `dlc conformance`, bisect's comparison) and the harnesses themselves import
 
 
 @dataclass(frozen=True)
@@ -241,7 +243,7 @@ def test_the_graph_sees_the_package(graph) -> None:
     """(A scanner that finds nothing passes every other test.)"""
     nodes, edges = graph
     assert {"dlc", "dlc.compiler", "dlc.passes.codegen.conv", "dlc.passes.codegen.conv_common",
-            "dlc.tools.dlc_cli"} <= nodes
+            "dlc.tools.dlc_cli", "dlc.testing.fuzz"} <= nodes
     assert not any(n.startswith(("dlc.tests", "dlc.benchmarks", "dlc.examples", "dlc..venv",
                                  "dlc.build")) for n in nodes)
     pairs = {(e.source, e.target) for e in edges}
@@ -279,6 +281,10 @@ def test_layering(graph) -> None:
     broken += [f"{e}: only dlc.tools imports dlc.tools (the command line sits on top)"
                for e in edges if any(under(e.source, p) for p in LIBRARY)
                and under(e.target, "dlc.tools")]
+    broken += [f"{e}: only dlc.tools and dlc.testing import dlc.testing (QA harnesses are no "
+               "part of the library)"
+               for e in edges if under(e.target, "dlc.testing")
+               and not any(under(e.source, p) for p in ("dlc.tools", "dlc.testing"))]
     assert not broken, "layering rules broken:\n" + "\n".join(broken)
 
 

@@ -32,7 +32,7 @@ import numpy as np
 import onnx
 from onnx import helper, numpy_helper
 
-from dlc.tools.fuzz import compare
+from dlc.testing.fuzz import compare
 
 
 @dataclass
@@ -54,7 +54,7 @@ def oracle_outputs(model: onnx.ModelProto, inputs: dict[str, np.ndarray], agains
 
         values = ReferenceEvaluator(model).run(names, inputs)
     else:
-        from dlc.tools.fuzz import ort_session
+        from dlc.testing.fuzz import ort_session
 
         values = ort_session(model).run(names, inputs)
     return {n: np.asarray(v) for n, v in zip(names, values)}

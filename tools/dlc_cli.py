@@ -255,7 +255,7 @@ def cmd_pipeline(args) -> int:
 
 
 def cmd_conformance(args) -> int:
-    from dlc.tools import conformance
+    from dlc.testing import conformance
 
     argv = ["-k", args.filter, "-j", str(args.jobs)] + (["-v"] if args.verbose else [])
     argv += ["--json", args.json] if args.json else []
@@ -263,7 +263,7 @@ def cmd_conformance(args) -> int:
 
 
 def cmd_fuzz(args) -> int:
-    from dlc.tools import fuzz
+    from dlc.testing import fuzz
 
     return fuzz.run(args)
 
@@ -374,7 +374,7 @@ def build_parser() -> argparse.ArgumentParser:
     conf.add_argument("--json", metavar="FILE", help="write every outcome to FILE")
     conf.set_defaults(handler=cmd_conformance)
 
-    from dlc.tools.fuzz import make_parser as fuzz_parser
+    from dlc.testing.fuzz import make_parser as fuzz_parser
 
     fuzz = commands.add_parser("fuzz", parents=[fuzz_parser(add_help=False)],
                                help="random graphs through dlc -O0/-O3 against onnxruntime")

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from dlc.tools.conformance import light_model_names, read_expected, run_light
+from dlc.testing.conformance import light_model_names, read_expected, run_light
 
 MODELS = light_model_names()
 EXPECTED = read_expected(str(Path(__file__).with_name("expected_failures.txt")))

@@ -1,6 +1,6 @@
 """The ONNX backend node test cases through `dlc.backend`, with the suite's own tolerances.
 
-Every in-scope case (see `dlc.tools.conformance.in_scope_cases`) runs; a case listed in
+Every in-scope case (see `dlc.testing.conformance.in_scope_cases`) runs; a case listed in
 expected_failures.txt must fail and any other case must pass, so the list stays true.
 """
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from dlc.tools.conformance import in_scope_cases, light_model_names, read_expected, run_case
+from dlc.testing.conformance import in_scope_cases, light_model_names, read_expected, run_case
 
 EXPECTED = read_expected(str(Path(__file__).with_name("expected_failures.txt")))
 CASES = in_scope_cases()

@@ -15,7 +15,7 @@ import pytest
 
 from dlc.errors import IndexOutOfRangeError
 from dlc.frontends.onnx_node import FrontendError
-from dlc.tools import fuzz, fuzz_index, fuzz_mutate
+from dlc.testing import fuzz, fuzz_index, fuzz_mutate
 
 SEED = 7
 

@@ -1,12 +1,13 @@
 """`dlc-opt` on broken input: a diagnostic and exit status 1, never a traceback; and the
-mutation fuzzer that looks for the exceptions (tools/opt_fuzz.py; long run in the README)."""
+mutation fuzzer that looks for the exceptions (testing/opt_fuzz.py; long run in the README)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from dlc.tools import dlc_opt, opt_fuzz
+from dlc.testing import opt_fuzz
+from dlc.tools import dlc_opt
 
 GOOD = """func.func @f(%a: tensor<2x3xf32>) -> tensor<2x3xf32> {
   %0 = "dlc.relu"(%a) : (tensor<2x3xf32>) -> tensor<2x3xf32>

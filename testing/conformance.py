@@ -190,7 +190,7 @@ def _run_chunk(cases_file: str, names: list[str]) -> list[Outcome]:
     remaining = list(names)
     while remaining:
         process = subprocess.run(
-            [sys.executable, "-m", "dlc.tools.conformance", "--cases-file", cases_file,
+            [sys.executable, "-m", "dlc.testing.conformance", "--cases-file", cases_file,
              "--opt-level", str(OPT_LEVEL), "--worker", *remaining],
             capture_output=True, text=True,
         )
@@ -252,7 +252,7 @@ EXPECTED_HEADER = """\
 # ONNX backend node test cases that dlc is expected to fail, one per line: NAME  # reason.
 # tests/onnx_backend/test_node_suite.py fails on a listed case that passes (remove its line)
 # and on an unlisted case that fails. Regenerate after a change with:
-#   .venv/bin/python -m dlc.tools.conformance --write-expected tests/onnx_backend/expected_failures.txt
+#   .venv/bin/python -m dlc.testing.conformance --write-expected tests/onnx_backend/expected_failures.txt
 """
 
 

@@ -32,7 +32,7 @@ import numpy as np
 import onnx
 from onnx import helper
 
-from dlc.tools import fuzz
+from dlc.testing import fuzz
 
 MAX_DEPTH = 6  # small graphs: a mutation's effect stays visible and a case stays fast
 BAD_INTS = (-1, -7, 0, 99, 2**40, -(2**40), 2**62)

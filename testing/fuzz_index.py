@@ -26,8 +26,8 @@ from dataclasses import dataclass
 import numpy as np
 import onnx
 
-from dlc.tools import fuzz
-from dlc.tools.fuzz import F32, F64, I32, I64, Builder, Value
+from dlc.testing import fuzz
+from dlc.testing.fuzz import F32, F64, I32, I64, Builder, Value
 
 FEEDS = 3  # calls per compiled model: each model compiles twice (-O0, -O3), calls are cheap
 OUT_OF_RANGE = 0.35  # the chance that a feed holds out-of-range indices

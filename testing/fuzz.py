@@ -12,7 +12,7 @@ Contract:
   Unsqueeze/Expand/Pad, Cast, comparisons and Where, Clip. Values stay finite by construction
   (Exp, Sin and Cos of a Tanh, Log of |x|+1, divisors away from zero, comparisons and rounding
   only on exact values) so that a mismatch means a bug, not a rounding tie.
-- Each case runs in a worker process (`python -m dlc.tools.fuzz --worker`), so a case that kills
+- Each case runs in a worker process (`python -m dlc.testing.fuzz --worker`), so a case that kills
   the process (a signal) is recorded as `crash` and one that runs past `--timeout` as `hang`;
   the worker is restarted and the run goes on. Outcomes: pass, mismatch (dlc's output differs
   from onnxruntime's beyond tolerance), error (dlc raised on a valid model), crash, hang, and
@@ -647,7 +647,7 @@ def run_task(task: dict) -> dict:
     """The outcome of a task: a case of a mode by seed and index, or a saved one by path."""
     mode = task.get("mode", "graph")
     if mode == "index":
-        from dlc.tools import fuzz_index
+        from dlc.testing import fuzz_index
 
         if "path" in task:
             return fuzz_index.run_case(onnx.load(task["path"]), load_feeds(task["inputs"]))
@@ -655,7 +655,7 @@ def run_task(task: dict) -> dict:
                                                    task["max_depth"])
         return fuzz_index.run_case(model, feeds, spoilt)
     if mode == "mutate":
-        from dlc.tools import fuzz_mutate
+        from dlc.testing import fuzz_mutate
 
         if "path" in task:
             return fuzz_mutate.run_case(Path(task["path"]).read_bytes(),
@@ -696,7 +696,7 @@ def load_feeds(path: str | Path) -> list[dict[str, np.ndarray]]:
 class Worker:
     """A worker process; `run(task)` returns its outcome, restarting it after a crash/hang."""
 
-    def __init__(self, timeout: float, module: str = "dlc.tools.fuzz"):
+    def __init__(self, timeout: float, module: str = "dlc.testing.fuzz"):
         self.timeout = timeout
         self.module = module  # whose `--worker` runs the tasks
         self.process: subprocess.Popen | None = None
@@ -848,7 +848,7 @@ def save_failure(seed: int, index: int, outcome: dict, args, worker: Worker,
     stem = out / f"{seed}-{index}{tag}-{outcome['status']}"
     meta: dict = {"mode": mode}
     if mode == "mutate":  # (no minimizing: the mutant of a small graph, as it was)
-        from dlc.tools import fuzz_mutate
+        from dlc.testing import fuzz_mutate
 
         mutant = fuzz_mutate.generate(seed, index, args.max_depth)
         stem.with_suffix(".onnx").write_bytes(mutant.data)
@@ -862,7 +862,7 @@ def save_failure(seed: int, index: int, outcome: dict, args, worker: Worker,
     stem.with_suffix(".json").write_text(json.dumps(meta))
     stem.with_suffix(".txt").write_text(
         f"seed {seed} index {index} ({mode}): {outcome['status']}: {outcome['detail']}\n"
-        f"{note}\nreplay: python -m dlc.tools.fuzz --replay {stem.with_suffix('.onnx')}\n")
+        f"{note}\nreplay: python -m dlc.testing.fuzz --replay {stem.with_suffix('.onnx')}\n")
     return stem.with_suffix(".onnx")
 
 
@@ -870,7 +870,7 @@ def _failing_case(seed: int, index: int, outcome: dict, args, worker: Worker, mo
                   out: Path) -> tuple[onnx.ModelProto, list[dict], str]:
     """A failing graph or index-value case, minimized: (model, feeds, a note on it)."""
     if mode == "index":
-        from dlc.tools import fuzz_index
+        from dlc.testing import fuzz_index
 
         model, feeds, _ = fuzz_index.generate(seed, index, args.max_depth)
     else:
@@ -949,7 +949,7 @@ def _run_jobs(args, advance) -> Report:
                         "mode": mode}
                 outcome = worker.run(task)
                 if mode == "mutate" and "category" not in outcome:  # (the worker died)
-                    from dlc.tools import fuzz_mutate
+                    from dlc.testing import fuzz_mutate
 
                     mutant = fuzz_mutate.generate(args.seed, index, args.max_depth)
                     outcome["category"] = mutant.category

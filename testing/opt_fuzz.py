@@ -1,6 +1,6 @@
 """A mutation fuzzer for `dlc-opt`: mutated lit test inputs must never crash it.
 
-    python -m dlc.tools.opt_fuzz [-n COUNT] [--seed S] [-j JOBS] [--out DIR] [--timeout SECONDS]
+    python -m dlc.testing.opt_fuzz [-n COUNT] [--seed S] [-j JOBS] [--out DIR] [--timeout SECONDS]
 
 Contract:
 - The corpus is every `lit_tests/**/*.mlir` (without `Output/`). Mutant `i` of seed `s` is drawn
@@ -34,7 +34,7 @@ from pathlib import Path
 
 import numpy as np
 
-from dlc.tools.fuzz import Worker
+from dlc.testing.fuzz import Worker
 
 LIT_DIR = Path(__file__).resolve().parents[1] / "lit_tests"
 INVOCATIONS = (
@@ -240,7 +240,7 @@ def main(argv: list[str] | None = None) -> int:
     start = time.perf_counter()
 
     def job(indices: list[int]) -> None:
-        runner = Worker(args.timeout, module="dlc.tools.opt_fuzz")
+        runner = Worker(args.timeout, module="dlc.testing.opt_fuzz")
         try:
             for index in indices:
                 outcome = runner.run({"seed": args.seed, "index": index})
