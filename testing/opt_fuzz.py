@@ -1,9 +1,12 @@
 """A mutation fuzzer for `dlc-opt`: mutated lit test inputs must never crash it.
 
     python -m dlc.testing.opt_fuzz [-n COUNT] [--seed S] [-j JOBS] [--out DIR] [--timeout SECONDS]
+                                   [--corpus DIR]
 
 Contract:
-- The corpus is every `lit_tests/**/*.mlir` (without `Output/`). Mutant `i` of seed `s` is drawn
+- The corpus is every `**/*.mlir` (without `Output/`) of `--corpus`, by default the repository's
+  `lit_tests/` beside the package (an installed, not editable, dlc has none: name the folder of
+  a checkout). Mutant `i` of seed `s` is drawn
   from `numpy.random.default_rng([s, i])`: one lit file, one to three mutations (truncate,
   delete lines, duplicate a line, swap two tokens, change an element type, change a number,
   rename an op, insert stray characters, nest brackets thousands deep, make a dimension so
@@ -55,8 +58,9 @@ _ELEMENT_TYPE = re.compile(r"(?<![A-Za-wyz0-9_])(bf16|f16|f32|f64|i1|i8|i16|i32|
 TOKEN = re.compile(r"[%@^#!]?[\w.$-]+|\S")
 
 
-def corpus() -> list[Path]:
-    return sorted(p for p in LIT_DIR.rglob("*.mlir") if "Output" not in p.parts)
+def corpus(folder: Path = LIT_DIR) -> list[Path]:
+    """The .mlir files of `folder` (none when it does not exist)."""
+    return sorted(p for p in Path(folder).rglob("*.mlir") if "Output" not in p.parts)
 
 
 # ----------------------------------------------------------------------------- mutations
@@ -162,7 +166,7 @@ def mutant(seed: int, index: int, files: list[Path]) -> tuple[str, list[str], st
         text = mutation(text, rng)
         applied.append(mutation.__name__)
     invocation = list(INVOCATIONS[int(rng.integers(len(INVOCATIONS)))])
-    return text, invocation, str(source.relative_to(LIT_DIR)), applied
+    return text, invocation, str(source), applied
 
 
 # ----------------------------------------------------------------------------- worker
@@ -195,12 +199,13 @@ def run_dlc_opt(path: str, invocation: list[str]) -> dict:
 def worker() -> int:
     out = os.fdopen(os.dup(1), "w")
     os.dup2(2, 1)
-    files = corpus()
+    files: dict[str, list[Path]] = {}
     with tempfile.TemporaryDirectory() as folder:
         path = os.path.join(folder, "mutant.mlir")
         for line in sys.stdin:
             task = json.loads(line)
-            text, invocation, _, _ = mutant(task["seed"], task["index"], files)
+            found = files.setdefault(task["corpus"], corpus(Path(task["corpus"])))
+            text, invocation, _, _ = mutant(task["seed"], task["index"], found)
             with open(path, "w", encoding="utf-8", errors="surrogatepass") as file:
                 file.write(text)
             out.write(json.dumps(run_dlc_opt(path, invocation)) + "\n")
@@ -232,18 +237,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--out", default="opt-fuzz-failures")
     parser.add_argument("--timeout", type=float, default=60, help="seconds per mutant")
+    parser.add_argument("--corpus", type=Path, default=LIT_DIR,
+                        help="folder of .mlir files to mutate (default: the repository's "
+                             "lit_tests)")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.worker:
         return worker()
-    files, counts, saved, lock = corpus(), Counter(), [], threading.Lock()
+    files, counts, saved, lock = corpus(args.corpus), Counter(), [], threading.Lock()
+    if not files:
+        parser.error(f"no .mlir file under {args.corpus}: --corpus names a folder of MLIR "
+                     "inputs, such as a dlc checkout's lit_tests")
     start = time.perf_counter()
 
     def job(indices: list[int]) -> None:
         runner = Worker(args.timeout, module="dlc.testing.opt_fuzz")
         try:
             for index in indices:
-                outcome = runner.run({"seed": args.seed, "index": index})
+                outcome = runner.run({"seed": args.seed, "index": index,
+                                      "corpus": str(args.corpus.resolve())})
                 with lock:
                     counts[outcome["status"]] += 1
                     if outcome["status"] in FLAGGED:

@@ -76,6 +76,18 @@ def test_each_mutation_changes_the_text(mutation):
     assert changed >= 10
 
 
+def test_the_corpus_is_any_folder(tmp_path, capsys):
+    # (an installed dlc has no lit_tests beside it: the harness reads a checkout's, or any)
+    (tmp_path / "corpus").mkdir()
+    (tmp_path / "corpus" / "one.mlir").write_text(GOOD)
+    assert opt_fuzz.main(["-n", "4", "-j", "1", "--corpus", str(tmp_path / "corpus"),
+                          "--out", str(tmp_path / "out")]) == 0
+    assert "0 internal, 0 crash, 0 hang" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        opt_fuzz.main(["-n", "1", "--corpus", str(tmp_path / "missing")])
+    assert "no .mlir file under" in capsys.readouterr().err
+
+
 def test_a_short_seeded_run_flags_nothing(tmp_path, capsys):
     assert opt_fuzz.main(["-n", "40", "-j", "2", "--seed", "11", "--out",
                           str(tmp_path)]) == 0
