@@ -347,12 +347,14 @@ def import_model(
             for name, tensor in initializers.items():
                 array = tensor if isinstance(tensor, np.ndarray) else \
                     numpy_helper.to_array(tensor)
-                constants[name] = array
                 location = ir.Location.name(name)
                 try:
-                    values[name] = build(ops.CONSTANT, [], {"value": dense(array)}, loc=location)
+                    value = dense(array)
+                    values[name] = build(ops.CONSTANT, [], {"value": value}, loc=location)
                 except FrontendError as error:
                     raise FrontendError(f"initializer '{name}': {error}") from None
+                constants[name] = _constant_view(value, array) if tensor is not array \
+                    else array
             for index, node in enumerate(graph.node):
                 _import_node(node, index, opset, values, constants)
             missing = [o.name for o in graph.output if o.name not in values]
@@ -371,6 +373,24 @@ def import_model(
         )
     output_names = [o.name for o in graph.output] + [name for name, _ in counts]
     return ImportedModel(module, [v.name for v in inputs], output_names, opset, constants)
+
+
+VIEW_BYTES = 65536
+
+
+def _constant_view(value: ir.DenseElementsAttr, array: np.ndarray) -> np.ndarray:
+    """A large initializer's values as a read-only view of its attribute's storage (in the
+    context), not as the array read from the model: that copy of the weights (BERT-base:
+    435 MB) would otherwise stay alive in `ImportedModel.constants` for the whole compile."""
+    if array.nbytes < VIEW_BYTES:
+        return array
+    try:
+        view = np.asarray(value)
+    except (TypeError, ValueError, RuntimeError):
+        return array
+    if view.dtype != array.dtype or view.shape != array.shape or view.flags.writeable:
+        return array  # (a copy, or another layout: i1, 4-bit types)
+    return view
 
 
 def _check_static(proto: onnx.ModelProto, inputs: Sequence[onnx.ValueInfoProto],

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import onnx
 import pytest
+from mlir import ir
 from onnx import helper
 
 import dlc
@@ -224,3 +225,26 @@ def test_checking_does_not_change_the_model():
     before = model.SerializeToString()
     load_model(model)
     assert model.SerializeToString() == before
+
+
+def test_large_initializers_are_kept_once_as_views_of_their_attributes():
+    big = np.arange(128 * 256, dtype=np.float32).reshape(128, 256)  # 128 KiB
+    small = np.arange(4, dtype=np.float32)
+    model = make_model([helper.make_node("MatMul", ["x", "w"], ["p"]),
+                        helper.make_node("Add", ["p", "b"], ["y"])],
+                       {"x": (np.float32, [2, 128])}, ["y"],
+                       initializers={"w": big, "b": np.resize(small, 256)})
+    result = import_model(model, make_context())
+    w, b = result.constants["w"], result.constants["b"]
+    np.testing.assert_array_equal(w, big)
+    np.testing.assert_array_equal(b, np.resize(small, 256))
+    assert not w.flags.writeable and not w.flags.owndata  # (the attribute's storage)
+    with result.module.context:
+        constant = next(op for op in result.module.body.operations[0].regions[0].blocks[0]
+                        .operations if op.operation.name == "dlc.constant"
+                        and ir.ShapedType(op.results[0].type).shape == [128, 256])
+        attribute = constant.attributes["value"]
+        assert np.asarray(attribute).ctypes.data == w.ctypes.data
+    np.testing.assert_allclose(dlc.compile(model)(np.ones((2, 128), np.float32))[0],
+                               np.ones((2, 128), np.float32) @ big + np.resize(small, 256),
+                               rtol=1e-5)
