@@ -432,6 +432,7 @@ V16 = "vector<16xf32>"
 WIDE_MR = 8  # rows of the AVX-512 prefill register tile
 WIDE_PANELS = 2  # panels of that tile: 8 x 32 columns, 16 zmm accumulators
 WIDE_CHAINS = 8  # decode: accumulator chains in flight (sets of rows k unrolled)
+A_BLOCK_BYTES = 1 << 20  # prefill: larger A are split into blocks of rows of about this size
 DUPLICATE = ", ".join(map(str, list(range(8)) * 2))  # 8 bytes -> 16, [0..7, 0..7]
 
 
@@ -628,9 +629,14 @@ def _tile16(t: _Text, tag: str, row0: str, count: int, strip: str, scratch: str,
     scratch[slots] (count x len(slots) accumulators); returns the new strip."""
     strip_type, scr = types["strip"], types["scratch"]
     names, accs = [], []
+    a_rows = []
     for r in range(count):
         t.emit(f"%row{tag}{r} = arith.addi {row0}, {t.c(r)} : index")
         names.append(f"%row{tag}{r}")
+        a_rows.append(f"%row{tag}{r}")
+        if "m0" in types:  # (a block of the rows of A)
+            t.emit(f"%arow{tag}{r} = arith.addi %m0, %row{tag}{r} : index")
+            a_rows[-1] = f"%arow{tag}{r}"
         for slot in slots:
             t.emit(f"%l{tag}_{r}_{slot} = vector.transfer_read {strip}[%row{tag}{r}, "
                    f"{t.c(PANEL * slot)}], %zf {{in_bounds = [true]}} : {strip_type}, {V16}")
@@ -644,7 +650,7 @@ def _tile16(t: _Text, tag: str, row0: str, count: int, strip: str, scratch: str,
         t.emit(f"  %w{tag}{slot} = vector.transfer_read {scratch}[{t.c(slot)}, %j{tag}, "
                f"{t.c(0)}], %zf {{in_bounds = [true]}} : {scr}, {V16}")
     out = []
-    for r, row in enumerate(names):
+    for r, row in enumerate(a_rows):
         t.emit(f"  %a{tag}{r} = tensor.extract %a[{row}, %k{tag}] : {types['a']}")
         t.emit(f"  %v{tag}{r} = vector.broadcast %a{tag}{r} : f32 to {V16}")
         for slot in slots:
@@ -735,6 +741,18 @@ def _prefill_group16(t: _Text, m: int, k: int, block: int, group: int, types: di
     return strip
 
 
+def a_blocks(m: int, k: int) -> int:
+    """Blocks of rows of A of the AVX-512 prefill kernel: 1 where A takes at most
+    A_BLOCK_BYTES, else the fewest blocks of equal rows (at least 64) that take at most that,
+    or the most such blocks: the iterations of a block's panel groups run in turn on a
+    thread and find its rows of A in L2 (the weights are dequantized once per block)."""
+    if m * k * 4 <= A_BLOCK_BYTES:
+        return 1
+    counts = [count for count in range(2, m // 64 + 1) if m % count == 0]
+    return next((count for count in counts if m // count * k * 4 <= A_BLOCK_BYTES),
+                counts[-1] if counts else 1)
+
+
 def kernel_text(m: int, k: int, n: int, bits: int, block: int, float_zero_points: bool = False,
                 name: str = "matmul_nbits", lanes: int | None = None) -> str:
     """A private function (A [m, k] f32, packed b, scales, zero points) -> [m, n] f32 (module
@@ -761,25 +779,36 @@ def kernel_text(m: int, k: int, n: int, bits: int, block: int, float_zero_points
         _block_sums(t, m, k, block, types)
     group = group_size(panels) if m > DECODE_ROWS else 1
     width = PANEL * group
-    types["strip"] = f"tensor<{m}x{width}xf32>"
+    mblocks = a_blocks(m, k) if wide and m > DECODE_ROWS else 1
+    rows, row0 = m // mblocks, "0"
+    types["strip"] = f"tensor<{rows}x{width}xf32>"
     types["scratch"] = f"tensor<{group}x{max(1, CHUNK // block) * block}x{PANEL}xf32>"
     t.emit(f"%e = tensor.empty() : {out_type}")
-    t.emit(f"%out = scf.forall (%g) in ({panels // group}) shared_outs(%o = %e) -> "
-           f"({out_type}) {{")
+    if mblocks == 1:
+        t.emit(f"%out = scf.forall (%g) in ({panels // group}) shared_outs(%o = %e) -> "
+               f"({out_type}) {{")
+    else:  # (the block of rows of A outer: its iterations in turn on one thread)
+        t.emit(f"%out = scf.forall (%it) in ({mblocks * (panels // group)}) shared_outs(%o = "
+               f"%e) -> ({out_type}) {{")
+        t.emit(f"%mb = arith.divui %it, {t.c(panels // group)} : index")
+        t.emit(f"%g = arith.remui %it, {t.c(panels // group)} : index")
+        t.emit(f"%m0 = arith.muli %mb, {t.c(rows)} : index")
+        types["m0"], row0 = "%m0", "%m0"
     t.emit(f"%p0 = arith.muli %g, {t.c(group)} : index")
     t.emit(f"%n0 = arith.muli %g, {t.c(width)} : index")
-    t.emit(f"%strip = tensor.extract_slice %o[0, %n0] [{m}, {width}] [1, 1] : "
+    t.emit(f"%strip = tensor.extract_slice %o[{row0}, %n0] [{rows}, {width}] [1, 1] : "
            f"{out_type} to {types['strip']}")
     if m > DECODE_ROWS:
         prefill = _prefill_group16 if wide else _prefill_group
-        strip = prefill(t, m, k, block, group, types, bits)
+        strip = prefill(t, rows, k, block, group, types, bits)
     else:
         t.emit("%p = arith.addi %p0, %c0 : index")
         t.indices.add(0)
         decode = _decode_panel16 if wide else _decode_panel
         strip = decode(t, m, k, block, types, bits)
     t.emit("scf.forall.in_parallel {")
-    t.emit(f"tensor.parallel_insert_slice {strip} into %o[0, %n0] [{m}, {width}] [1, 1] : "
+    t.emit(f"tensor.parallel_insert_slice {strip} into %o[{row0}, %n0] [{rows}, {width}] "
+           f"[1, 1] : "
            f"{types['strip']} into {out_type}")
     t.emit("}")
     t.emit("}")

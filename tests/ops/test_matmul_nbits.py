@@ -77,6 +77,7 @@ def test_matmul_nbits_batched_a():
     (9, 512, 16, 4, 16),
     (20, 512, 64, 4, 32),  # two whole chunks of a group of 4 panels (one scratch buffer each)
     (12, 768, 48, 8, 32),  # three chunks, a group of 3
+    (130, 2048, 40, 4, 32),  # (AVX-512: A in 2 blocks of 65 rows, the weights read twice)
 ])
 def test_prefill_rows(m, k, n, bits, block):
     # more than 8 rows: the kernel dequantizes chunks of K into a scratch (codegen)
@@ -207,3 +208,20 @@ def test_the_benchmark_runs(capsys):
     (row,) = run(["--rows", "1", "--shapes", "64x32", "--bits", "4", "--repeat", "1"])
     assert row["dlc"] > 0 and row["ort"] > 0 and row["ort_int8"] > 0
     assert "| 1 | 64 x 32 | 4 |" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("cpu", ["avx2", "avx512"])
+@pytest.mark.parametrize("m, k, n, bits", [(1, 200, 35, 4), (3, 96, 33, 8), (20, 600, 40, 4),
+                                           (13, 520, 64, 8)])
+def test_kernel_of_each_target(cpu, m, k, n, bits):
+    # the AVX2 kernel (vectors of 8 f32) and the AVX-512 one (vectors of 16, an 8 x 32 tile)
+    # whatever the host (both run on an AVX-512 CPU)
+    from dlc.passes.codegen import target
+    from dlc.passes.codegen.matmul_nbits import kernel_text
+
+    lanes = target.named(cpu).lanes
+    fmas = [line for line in kernel_text(m, k, n, bits, 32, lanes=lanes).splitlines()
+            if "vector.fma" in line]
+    assert fmas and all(line.endswith(f"vector<{lanes}xf32>") for line in fmas)
+    with target.use(cpu):
+        _check(matmul_nbits_model(m, k, n, bits, 32, "packed", True), [m, k])
