@@ -432,22 +432,28 @@ V16 = "vector<16xf32>"
 WIDE_MR = 8  # rows of the AVX-512 prefill register tile
 WIDE_PANELS = 2  # panels of that tile: 8 x 32 columns, 16 zmm accumulators
 WIDE_CHAINS = 8  # decode: accumulator chains in flight (sets of rows k unrolled)
+PAIRS = True  # decode, 4 bits: two rows k a step (`_block_dots16_pairs`)
 A_BLOCK_BYTES = 1 << 20  # prefill: larger A are split into blocks of rows of about this size
-DUPLICATE = ", ".join(map(str, list(range(8)) * 2))  # 8 bytes -> 16, [0..7, 0..7]
+CONCAT = ", ".join(map(str, range(16)))
 
 
 def _codes16(t: _Text, tag: str, k: str, types: dict[str, str], bits: int) -> str:
     """Row k of the panel's codes (not dequantized), one vector of 16 f32: the 8 bytes of 4
     bits twice, shifted right by 0 (columns 0-7) and 4 (columns 8-15), and 15."""
     b_type = types["b"]
-    if bits == 4:
+    if bits == 4 and "bflat" in types:  # (the pairs' view of the codes: its only reader)
+        t.emit(f"  %K{tag} = arith.muli {k}, {t.c(8)} : index")
+        t.emit(f"  %q{tag} = vector.transfer_read %bflat[%p, %K{tag}], %z8 "
+               f"{{in_bounds = [true]}} : {types['bflat']}, vector<8xi8>")
+    elif bits == 4:
         t.emit(f"  %q{tag} = vector.transfer_read %b[%p, {k}, {t.c(0)}], %z8 "
                f"{{in_bounds = [true]}} : {b_type}, vector<8xi8>")
-        t.emit(f"  %Q{tag} = vector.shuffle %q{tag}, %q{tag} [{DUPLICATE}] : vector<8xi8>, "
+    if bits == 4:
+        t.emit(f"  %h{tag} = arith.shrui %q{tag}, %b4 : vector<8xi8>")
+        t.emit(f"  %Q{tag} = vector.shuffle %q{tag}, %h{tag} [{CONCAT}] : vector<8xi8>, "
                "vector<8xi8>")
-        t.emit(f"  %x{tag} = arith.extui %Q{tag} : vector<16xi8> to vector<16xi32>")
-        t.emit(f"  %h{tag} = arith.shrui %x{tag}, %wsh : vector<16xi32>")
-        t.emit(f"  %n{tag} = arith.andi %h{tag}, %w15 : vector<16xi32>")
+        t.emit(f"  %x{tag} = arith.andi %Q{tag}, %b15 : vector<16xi8>")
+        t.emit(f"  %n{tag} = arith.extui %x{tag} : vector<16xi8> to vector<16xi32>")
     else:
         t.emit(f"  %q{tag} = vector.transfer_read %b[%p, {k}, {t.c(0)}], %z8 "
                f"{{in_bounds = [true]}} : {b_type}, vector<16xi8>")
@@ -507,6 +513,82 @@ def _block_dots16(t: _Text, tag: str, rows: list[str], k_lo: str, k_hi: str, unr
     return dots
 
 
+def _pair_sums(t: _Text, m: int, k: int, types: dict[str, str]) -> None:
+    """%apair [m, k / 2, 16] f32: a[row][2i] in lanes 0-7 and a[row][2i + 1] in lanes 8-15
+    (the factors of two rows k of 4-bit codes read at once, `_block_dots16_pairs`)."""
+    pairs = types["apair"]
+    spread = ", ".join(["0"] * 8 + ["1"] * 8)
+    t.emit(f"%ape = tensor.empty() : {pairs}")
+    t.emit(f"%apair = scf.for %pm = {t.c(0)} to {t.c(m)} step {t.c(1)} iter_args(%pt = %ape) "
+           f"-> ({pairs}) {{")
+    t.emit(f"  %pP = scf.for %pk = {t.c(0)} to {t.c(k // 2)} step {t.c(1)} "
+           f"iter_args(%pu = %pt) -> ({pairs}) {{")
+    t.emit(f"    %pk2 = arith.muli %pk, {t.c(2)} : index")
+    t.emit(f"    %pv = vector.transfer_read %a[%pm, %pk2], %zf {{in_bounds = [true]}} : "
+           f"{types['a']}, vector<2xf32>")
+    t.emit(f"    %pw = vector.shuffle %pv, %pv [{spread}] : vector<2xf32>, vector<2xf32>")
+    t.emit(f"    %px = vector.transfer_write %pw, %pu[%pm, %pk, {t.c(0)}] {{in_bounds = [true]}} "
+           f": {V16}, {pairs}")
+    t.emit(f"    scf.yield %px : {pairs}")
+    t.emit("  }")
+    t.emit(f"  scf.yield %pP : {pairs}")
+    t.emit("}")
+
+
+def _block_dots16_pairs(t: _Text, tag: str, rows: list[str], k_lo: str, k_hi: str,
+                        unroll: int, types: dict[str, str]) -> list[str]:
+    """`_block_dots16` for 4 bits, two rows k a step (k_lo, k_hi even): their 16 bytes
+    zero-extended at once, the low nibbles (columns 0-7 of both rows) and the high ones
+    (columns 8-15) converted and multiplied by %apair; the halves summed at the end."""
+    width = len(rows)
+    sets = 2 * width * unroll
+    carried = ", ".join(f"%i{tag}_{j} = %zw" for j in range(sets))
+    types_list = ", ".join([V16] * sets)
+    t.emit(f"%kl{tag} = arith.divui {k_lo}, {t.c(2)} : index")
+    t.emit(f"%kh{tag} = arith.divui {k_hi}, {t.c(2)} : index")
+    t.emit(f"%r{tag}:{sets} = scf.for %k{tag} = %kl{tag} to %kh{tag} step {t.c(unroll)} "
+           f"iter_args({carried}) -> ({types_list}) {{")
+    out = []
+    for u in range(unroll):
+        kk = f"%k{tag}"
+        if u:
+            t.emit(f"  %k{tag}u{u} = arith.addi %k{tag}, {t.c(u)} : index")
+            kk = f"%k{tag}u{u}"
+        sub = f"{tag}u{u}"
+        t.emit(f"  %K{sub} = arith.muli {kk}, {t.c(16)} : index")
+        t.emit(f"  %q{sub} = vector.transfer_read %bflat[%p, %K{sub}], %z8 "
+               f"{{in_bounds = [true]}} : {types['bflat']}, vector<16xi8>")
+        t.emit(f"  %x{sub} = arith.extui %q{sub} : vector<16xi8> to vector<16xi32>")
+        t.emit(f"  %n{sub}0 = arith.andi %x{sub}, %w15 : vector<16xi32>")
+        t.emit(f"  %n{sub}1 = arith.shrui %x{sub}, %w4 : vector<16xi32>")
+        for h in range(2):
+            t.emit(f"  %f{sub}{h} = arith.sitofp %n{sub}{h} : vector<16xi32> to {V16}")
+        for r, row in enumerate(rows):
+            t.emit(f"  %v{sub}{r} = vector.transfer_read %apair[{row}, {kk}, {t.c(0)}], %zf "
+                   f"{{in_bounds = [true]}} : {types['apair']}, {V16}")
+            for h in range(2):
+                j = u * 2 * width + 2 * r + h
+                t.emit(f"  %y{sub}_{j} = vector.fma %v{sub}{r}, %f{sub}{h}, %i{tag}_{j} : {V16}")
+                out.append(f"%y{sub}_{j}")
+    t.emit(f"  scf.yield {', '.join(out)} : {types_list}")
+    t.emit("}")
+    sums = [f"%r{tag}#{j}" for j in range(2 * width)]
+    for u in range(1, unroll):  # the sets summed
+        for j in range(2 * width):
+            t.emit(f"%S{tag}_{u}_{j} = arith.addf {sums[j]}, %r{tag}#{u * 2 * width + j} : {V16}")
+            sums[j] = f"%S{tag}_{u}_{j}"
+    low = ", ".join(map(str, list(range(8)) + list(range(16, 24))))
+    high = ", ".join(map(str, list(range(8, 16)) + list(range(24, 32))))
+    dots = []
+    for r in range(width):
+        lo, hi = sums[2 * r], sums[2 * r + 1]
+        t.emit(f"%H{tag}_{r}a = vector.shuffle {lo}, {hi} [{low}] : {V16}, {V16}")
+        t.emit(f"%H{tag}_{r}b = vector.shuffle {lo}, {hi} [{high}] : {V16}, {V16}")
+        t.emit(f"%H{tag}_{r} = arith.addf %H{tag}_{r}a, %H{tag}_{r}b : {V16}")
+        dots.append(f"%H{tag}_{r}")
+    return dots
+
+
 def _apply_block16(t: _Text, tag: str, rows: list[str], blk: str, dots: list[str],
                    accs: list[str], types: dict[str, str]) -> list[str]:
     """accs + dots * scale + sum(a over the block) * offset, the block's scales and offsets."""
@@ -546,8 +628,15 @@ def _row_block16(t: _Text, tag: str, row0: str, count: int, strip: str, k: int, 
                f"{t.c(1)} iter_args({carried}) -> ({types_list}) {{")
         t.emit(f"  %k0{tag} = arith.muli %blk{tag}, {t.c(block)} : index")
         t.emit(f"  %k1{tag} = arith.addi %k0{tag}, {t.c(block)} : index")
-        dots = _block_dots16(t, f"{tag}f", rows, f"%k0{tag}", f"%k1{tag}",
-                             _unroll16(count, block), types, bits)
+        if "apair" in types:
+            unroll = max(1, WIDE_CHAINS // (2 * count))
+            while block // 2 % unroll:
+                unroll //= 2
+            dots = _block_dots16_pairs(t, f"{tag}f", rows, f"%k0{tag}", f"%k1{tag}", unroll,
+                                       types)
+        else:
+            dots = _block_dots16(t, f"{tag}f", rows, f"%k0{tag}", f"%k1{tag}",
+                                 _unroll16(count, block), types, bits)
         new = _apply_block16(t, f"{tag}f", rows, f"%blk{tag}", dots,
                              [f"%b{tag}_{j}" for j in range(count)], types)
         t.emit(f"  scf.yield {', '.join(new)} : {types_list}")
@@ -777,6 +866,12 @@ def kernel_text(m: int, k: int, n: int, bits: int, block: int, float_zero_points
     t = _Text()
     if m <= DECODE_ROWS:
         _block_sums(t, m, k, block, types)
+        if wide and bits == 4 and PAIRS and block % 2 == 0 and k >= block:
+            types["apair"] = f"tensor<{m}x{k // block * block // 2}x16xf32>"
+            _pair_sums(t, m, k // block * block, types)
+            types["bflat"] = f"tensor<{panels}x{k * 8}xi8>"
+            t.emit(f"%bflat = tensor.collapse_shape %b [[0], [1, 2]] : {types['b']} into "
+                   f"{types['bflat']}")
     group = group_size(panels) if m > DECODE_ROWS else 1
     width = PANEL * group
     mblocks = a_blocks(m, k) if wide and m > DECODE_ROWS else 1
@@ -829,6 +924,9 @@ def kernel_text(m: int, k: int, n: int, bits: int, block: int, float_zero_points
         shifts = ", ".join(["0"] * 8 + ["4"] * 8)
         head += [f"%zw = arith.constant dense<0.0> : {V16}",
                  "%w15 = arith.constant dense<15> : vector<16xi32>",
-                 f"%wsh = arith.constant dense<[{shifts}]> : vector<16xi32>"]
+                 f"%wsh = arith.constant dense<[{shifts}]> : vector<16xi32>",
+                 "%b4 = arith.constant dense<4> : vector<8xi8>",
+                 "%b15 = arith.constant dense<15> : vector<16xi8>",
+                 "%w4 = arith.constant dense<4> : vector<16xi32>"]
     head += [f"%c{v} = arith.constant {v} : index" for v in sorted(t.indices)]
     return "\n".join(head + t.lines + ["}"])
