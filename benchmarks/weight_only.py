@@ -8,7 +8,9 @@ are dequantized in registers; f32 arithmetic whatever the node's accuracy_level)
 onnxruntime (its MLAS kernels) twice: with `accuracy_level` 0 (f32 compute, the attribute's
 default) and 4 (A quantized to int8 per block, integer dot products: what onnxruntime-genai's
 CPU int4 exports ask for, and what its DequantizeLinear + MatMul fusion uses), for decode (M =
-1) and prefill (M = 128). Times are the best of `--repeat` runs; the ratios are dlc /
+1) and prefill (M = 128; `--rows 1,128,1024` adds long prompts). Times are the best of
+`--repeat` rounds, each round running dlc and the two onnxruntime sessions in turn
+(`--cpu-time`: the process's CPU time, steadier on a shared machine); the ratios are dlc /
 onnxruntime (< 1: dlc is faster).
 
 The module also builds the test models (tests/ops/test_matmul_nbits.py): `quantize_blocks`,
@@ -146,13 +148,22 @@ def ort_session(model: onnx.ModelProto, threads: int = 1, optimize: bool = True)
 
 
 def best(fn: Callable[[], object], repeat: int) -> float:
-    fn()
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
+    return interleaved([fn], repeat)[0]
+
+
+def interleaved(fns: list[Callable[[], object]], repeat: int, clock=time.perf_counter
+                ) -> list[float]:
+    """The best time of each function over `repeat` rounds, each round calling them in turn
+    (on a shared machine, a busy moment slows all of them, not one)."""
+    for fn in fns:
         fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
+    times = [[] for _ in fns]
+    for _ in range(repeat):
+        for fn, spent in zip(fns, times):
+            start = clock()
+            fn()
+            spent.append(clock() - start)
+    return [min(spent) for spent in times]
 
 
 def run(argv: list[str] | None = None) -> list[dict]:
@@ -162,6 +173,9 @@ def run(argv: list[str] | None = None) -> list[dict]:
     parser.add_argument("--shapes", default=",".join(f"{k}x{n}" for k, n in SHAPES))
     parser.add_argument("--rows", default=",".join(map(str, ROWS)))
     parser.add_argument("--bits", default=",".join(map(str, BITS)))
+    parser.add_argument("--cpu-time", action="store_true",
+                        help="time with the process's CPU time (time.process_time), not the "
+                             "wall clock: steadier where other processes share the cores")
     args = parser.parse_args(argv)
     import dlc
 
@@ -179,13 +193,14 @@ def run(argv: list[str] | None = None) -> list[dict]:
                 repeat = max(3, args.repeat if m == 1 else args.repeat // 4)
                 compiled = dlc.compile(matmul_nbits_model(m, k, n, bits, BLOCK),
                                        num_threads=args.threads)
-                mine = best(lambda c=compiled, x=a: c(x), repeat)
-                peers = []
+                fns = [lambda c=compiled, x=a: c(x)]
                 for level in (0, 4):
                     session = ort_session(matmul_nbits_model(m, k, n, bits, BLOCK,
                                                              accuracy_level=level),
                                           args.threads)
-                    peers.append(best(lambda s=session, x=a: s.run(None, {"A": x}), repeat))
+                    fns.append(lambda s=session, x=a: s.run(None, {"A": x}))
+                clock = time.process_time if args.cpu_time else time.perf_counter
+                mine, *peers = interleaved(fns, repeat, clock)
                 rows.append({"m": m, "k": k, "n": n, "bits": bits, "dlc": mine,
                              "ort": peers[0], "ort_int8": peers[1]})
                 print(f"| {m} | {k} x {n} | {bits} | {mine * 1e3:.3f} | {peers[0] * 1e3:.3f} | "
