@@ -21,18 +21,52 @@ byte zero points). Two variants:
   sequentially. (M = 1, 4096 x 4096, 4 bits: 1.33 ms, unrolled 1.06, per-block scaling 0.85.)
 - prefill (more rows): an iteration of the forall computes a group of GROUP = 4 panels
   (fewer where 4 does not divide their count). Per chunk of CHUNK = 256 rows of K, each
-  panel's chunk is dequantized once into a [256, 16] f32 scratch (16 KB, in L1/L2: never more
-  than one chunk of a few panels per thread), then every block of PREFILL_MR = 6 rows of A
+  panel's chunk is dequantized once into its [256, 16] slot of an f32 scratch [group, 256,
+  16] (16 KB a panel, in L1/L2: never more than one chunk of a few panels per thread; one
+  tensor, as per-panel tensor.empty ops were one value after CSE and their loop-carried
+  copies were bufferized into one buffer: wrong results until 2026-12-05), then every block of PREFILL_MR = 6 rows of A
   runs the 6 x 16 FMA tile over each panel's scratch in turn (12 accumulators, loaded from and
   stored to the strip once per chunk; the block's A rows stay in L1 for the 4 panels: with one
   panel an iteration, A was read from L3 once per panel, 1.17 -> ~1.05x onnxruntime at M = 1024,
   4096 x 4096). Dequantizing in the FMA loop instead cost 2 FMAs and 4 other ops per 12 FMAs,
   each weight dequantized M / 6 times: 1.2-1.3x onnxruntime's time at M = 128.
-Single thread, 2026-12-05, dlc / onnxruntime (MatMulNBits, int4, block 32; onnxruntime's f32
-accuracy_level 0 | its int8-activation level 4), `benchmarks/weight_only.py`: M = 1, 4096 x
-4096 0.24 | 1.08; M = 128, 4096 x 4096 0.94 | 1.03. Level 4 is faster for decode because it
-quantizes A to int8 and uses integer dot products (`vpmaddubsw`): the next step here, for
-nodes that ask for it.
+That is the AVX2 kernel (`target.current().lanes` = 8: vectors of 8 f32, a panel row in two
+halves). On AVX-512 (16 lanes, 32 zmm registers) a panel row is one vector<16xf32>:
+- a row k of 4-bit codes: its 8 bytes and the same shifted right by 4 (a byte shift: one
+  `vgf2p8affineqb`) concatenated, `and 15`, zero-extended to 16 x i32 (`vpmovzxbd`) and
+  converted (8 bits: 16 bytes, `vpmovzxbd` from memory). (Shuffling the 8 bytes to 16 and
+  shifting the i32 lanes by [0 x8, 4 x8] was narrowed by LLVM to i16 shifts and a
+  `vpmovwb`: 7 ops a row instead of 5.)
+- decode: one accumulator a row (WIDE_CHAINS = 8 chains in flight: M = 1 unrolls 8 rows k,
+  or 4 pairs); for 4 bits, two rows k a step: their 16 bytes (adjacent in the panel) read
+  at once from a flat view of the codes and zero-extended, `and 15` gives columns 0-7 of
+  both rows and `shr 4` columns 8-15, each multiplied by a precomputed [a_k x8, a_k+1 x8]
+  (`%apair`, [M, K / 2, 16]); the halves are summed per block before the scaling: 8 vector
+  ops per 32 weights instead of 12 (M = 1, 768 x 3072 int4, in L2: 0.165 -> 0.123 ms).
+- prefill: the register tile is WIDE_MR = 8 rows x WIDE_PANELS = 2 panels (8 x 32, 16 zmm
+  accumulators; 12 x 32, 10 x 32 and 6 x 64 measured within 2 %, 8 x 64 spills: 1.8x), over
+  one scratch [group, 256, 16] of the group's dequantized chunks. An A of more than
+  A_BLOCK_BYTES = 1 MiB is split into blocks of rows (`a_blocks`: the forall iterates
+  block-major, so a thread runs all panel groups of a block while its rows of A are in L2;
+  the weights are dequantized once per block): M = 1024, 4096 x 4096 int4 ~1.25 -> ~1.05x
+  onnxruntime's time.
+Single thread, 2026-12-05, an Intel Xeon with AVX-512 (2 cores shared with other jobs: CPU
+time, dlc and onnxruntime interleaved, best of 4-40 rounds), MatMulNBits with zero points,
+block 32, ms; "before" is the AVX2 kernel on this CPU, onnxruntime's accuracy_level 0 (f32)
+| 4 (A quantized to int8):
+| M | K x N | bits | before | AVX-512 | ort 0 | ort 4 | before / ort 0 | after / ort 0 | after / ort 4 |
+| 1 | 768 x 3072 | 4 | 0.165 | 0.123 | 0.243 | 0.083 | 0.68 | 0.51 | 1.48 |
+| 1 | 4096 x 4096 | 4 | 2.05 | 1.87 | 2.42 | 1.51 | 0.85 | 0.77 | 1.24 |
+| 1 | 4096 x 4096 | 8 | 2.74 | 2.50 | 85.7 | 1.87 | 0.03 | 0.03 | 1.33 |
+| 128 | 768 x 3072 | 4 | 10.4 | 7.00 | 6.76 | 7.06 | 1.54 | 1.04 | 0.99 |
+| 128 | 4096 x 4096 | 4 | 59.5 | 32.7 | 34.4 | 40.7 | 1.73 | 0.95 | 0.80 |
+| 128 | 4096 x 4096 | 8 | 56.5 | 32.4 | 129.6 | 35.3 | 0.44 | 0.25 | 0.92 |
+| 1024 | 768 x 3072 | 4 | 67.2 | 37.0 | 32.7 | 54.0 | 2.06 | 1.13 | 0.68 |
+| 1024 | 4096 x 4096 | 4 | 538 | 258 | 222 | 309 | 2.43 | 1.17 | 0.84 |
+(repeated runs of a row vary by +-10 % on this shared machine.) onnxruntime's level 4 is
+faster for decode (M = 1) because it quantizes A to int8 and uses integer dot products
+(AVX512-VNNI `vpdpbusd`): the next step here, for nodes that ask for it. (The AVX2 kernel on
+an AMD EPYC, earlier: M = 1, 4096 x 4096 int4 0.24 | 1.08; M = 128 0.94 | 1.03.)
 """
 
 from __future__ import annotations
@@ -438,8 +472,8 @@ CONCAT = ", ".join(map(str, range(16)))
 
 
 def _codes16(t: _Text, tag: str, k: str, types: dict[str, str], bits: int) -> str:
-    """Row k of the panel's codes (not dequantized), one vector of 16 f32: the 8 bytes of 4
-    bits twice, shifted right by 0 (columns 0-7) and 4 (columns 8-15), and 15."""
+    """Row k of the panel's codes (not dequantized), one vector of 16 f32: 4 bits, the 8 bytes
+    (columns 0-7) then the same shifted right by 4 (columns 8-15), and 15; 8 bits, 16 bytes."""
     b_type = types["b"]
     if bits == 4 and "bflat" in types:  # (the pairs' view of the codes: its only reader)
         t.emit(f"  %K{tag} = arith.muli {k}, {t.c(8)} : index")
@@ -921,10 +955,8 @@ def kernel_text(m: int, k: int, n: int, bits: int, block: int, float_zero_points
             "%m15 = arith.constant dense<15> : vector<8xi32>",
             "%m4 = arith.constant dense<4> : vector<8xi32>"]
     if wide:
-        shifts = ", ".join(["0"] * 8 + ["4"] * 8)
         head += [f"%zw = arith.constant dense<0.0> : {V16}",
                  "%w15 = arith.constant dense<15> : vector<16xi32>",
-                 f"%wsh = arith.constant dense<[{shifts}]> : vector<16xi32>",
                  "%b4 = arith.constant dense<4> : vector<8xi8>",
                  "%b15 = arith.constant dense<15> : vector<16xi8>",
                  "%w4 = arith.constant dense<4> : vector<16xi32>"]
