@@ -104,6 +104,14 @@ class CompiledModel:
             return call_with_tensors(self._function, args, kwargs)
         return self._function(*args, **kwargs)
 
+    def release_ir(self, relower: Callable[[], object]) -> None:
+        """Drop the IR kept for `ir` (its MLIR context holds the weights' values, once per
+        stage that rewrote them: more than the compiled code's own copy); `relower()` (a
+        `LoweredModel` or a `CompiledModel`) builds it again when `ir` is asked for."""
+        if self._snapshots is not None:
+            self._context = self._snapshots = None
+            self._relower = relower
+
     def ir(self, stage: str = "dlc", large_elements_limit: int | None = None) -> str:
         """The IR after `stage` (dlc, linalg, bufferized, llvm) as text."""
         if self._snapshots is None and self._relower is not None:
@@ -174,8 +182,13 @@ def _onnx_dynamic_model(model, error: DynamicShapesError, opt_level: int, consta
     loaded proto and the inputs' shapes): `compile` with `input_shapes` makes each
     specialization (from `model` as the user gave it: a path keeps external data findable)."""
     def compile_for(input_shapes: dict[str, list[int]]) -> CompiledModel:
-        return compile(model, opt_level, input_shapes=input_shapes, constants=constants,
-                       num_threads=num_threads)
+        compiled = compile(model, opt_level, input_shapes=input_shapes, constants=constants,
+                           num_threads=num_threads)
+        # (a specialization keeps no IR: built again for `ir`; its weights are the process's
+        # one copy, shared with the other specializations: dlc-external-weights)
+        compiled.release_ir(lambda: lower(model, STAGES[-1], opt_level, input_shapes,
+                                          constants, num_threads=num_threads))
+        return compiled
 
     return DynamicModel(symbolic_signature(error.proto, error.symbolic), compile_for,
                         opt_level, num_threads)
@@ -348,9 +361,9 @@ def _cached(key: str | None, model, opt_level: int, input_shapes, constants,
     if function is None:
         return None
 
-    def relower() -> CompiledModel:
-        with cache.disabled():
-            return compile(model, opt_level, input_shapes, constants, num_threads=num_threads)
+    def relower() -> LoweredModel:  # (the stages again, no machine code)
+        return lower(model, STAGES[-1], opt_level, input_shapes, constants,
+                     num_threads=num_threads)
 
     compiled = CompiledModel(None, None, function, opt_level, time.perf_counter() - start,
                              relower=relower, num_threads=num_threads)
@@ -375,17 +388,19 @@ def compile_imported(context: ir.Context, imported: ImportedModel, opt_level: in
         descriptions = checks.descriptions(module.operation)
         # LLVM: translation, -O2 and code generation (the JIT compiles on the entry's lookup,
         # which the constructor does; a module whose main was split: in parallel processes,
-        # dlc.runtime.native); the weights are not in the object code but copied into its
-        # zero-initialized globals once it is loaded (dlc-external-weights)
+        # dlc.runtime.native); the weights are not in the object code: it reads them through
+        # pointers bound once it is loaded to the process's one copy of each (dlc-external-
+        # weights: the specializations of a model share them)
         with timer.span(MACHINE_CODE):
             external_weights.externalize(module.operation, EXTERNAL_WEIGHT_BYTES)
             weights = external_weights.take(module.operation)
             function = native.compile_module(module, signature, threads=num_threads > 1,
                                              checks=descriptions, timer=timer)
             with timer.span("(bind weights)"):
-                external_weights.bind(
+                # (held by the function; the disk cache saves them beside the object code)
+                function.weights = external_weights.bind(
                     function._global_address(external_weights.TABLE_LOOKUP), weights)
-            function.weights = weights  # (the disk cache saves them beside the object code)
+            del weights
     compiled = CompiledModel(context, snapshots, function, opt_level,
                              time.perf_counter() - start, num_threads=num_threads,
                              timings=timer.result())

@@ -5,25 +5,36 @@ dense elements. Translated to LLVM IR they are copied into LLVM constants, and L
 generator writes a float constant one element at a time into the object file, which the JIT
 copies once more: for BERT-base (435 MB of weights) that was half of the 31 s of machine code
 and four copies of the weights at the compile's peak (issue 20). This pass (on the llvm
-dialect, just before the JIT: `compile_imported` runs it on its own module after the `llvm`
-snapshot, so `ir("llvm")`, `dlc-opt` and exports keep the weights in their globals) makes each
-constant global of at least `min-bytes` bytes a mutable zero-initialized one (LLVM puts it in
-`.bss`: no bytes in the object) and moves its value, in order, into the module attribute
-`dlc.weights` (an array of dense elements). One external global, `_mlir_dlc_weights`, holds
-their addresses in the same order: the loader (`bind`) reads it, from the JIT
-(`raw_lookup("dlc_weights")`) or from a shared object, and copies each value into place.
+dialect, just before code generation: `compile_imported` runs it on its own module after the
+`llvm` snapshot, so `ir("llvm")`, `dlc-opt` and exports keep the weights in their globals)
+makes each constant global of at least `min-bytes` bytes a pointer: the global holds the
+address of the weight's data (zero until bound), each function that used the data's address
+loads it from there (an invariant load), and the value moves, in order, into the module
+attribute `dlc.weights` (an array of dense elements). One external global,
+`_mlir_dlc_weights`, holds the addresses of these pointers in the same order: the loader
+(`bind`) reads it, from the JIT (`raw_lookup("dlc_weights")`) or from a shared object, and
+points each at its weight's memory.
 
-The globals stay private: only the table names them, and since their addresses escape into
-it, LLVM cannot assume that they stay zero. (Mutable rather than constant memory did not slow
-ResNet-50 down: its kernels keep weights in registers, not behind loads LLVM would hoist.)
-Globals under `min-bytes` stay constants that LLVM may fold. Element types that are not whole
-bytes (i1) or that numpy cannot view are left alone.
+The weights' memory is not the compiled code's: `bind` takes it from a process-wide table of
+read-only, 64-byte-aligned arrays keyed by their bytes' sha256 (`share`), so that the
+specializations of one model (a decoder's prefill chunk and decode step, the shapes of a
+`DynamicModel`), and two compiles of it, hold one copy of each weight; an array lives as long
+as a compiled function points at it. (Before, each compiled model's .bss held a copy: a
+decoder's two specializations held its weights twice; the copy per model is gone too.)
+
+The pointers stay private: only the table names them, and since their addresses escape into
+it, LLVM cannot assume that they stay zero. Globals under `min-bytes` stay constants that LLVM
+may fold. Element types that are not whole bytes (i1) or that numpy cannot view are left
+alone.
 """
 
 from __future__ import annotations
 
 import ctypes
-from collections.abc import Callable, Sequence
+import hashlib
+import threading
+import weakref
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -35,16 +46,6 @@ from dlc.passes.registry import ModulePass, register
 TABLE = "_mlir_dlc_weights"  # (ExecutionEngine.raw_lookup adds the `_mlir_` prefix)
 TABLE_LOOKUP = TABLE.removeprefix("_mlir_")
 ATTRIBUTE = "dlc.weights"
-
-
-def _zero(tensor_type: ir.RankedTensorType) -> ir.Attribute | None:
-    """A splat zero of `tensor_type` (whole-byte integers and floats only), else None."""
-    element = tensor_type.element_type
-    if isinstance(element, ir.IntegerType) and element.width % 8 == 0:
-        return ir.DenseElementsAttr.get_splat(tensor_type, ir.IntegerAttr.get(element, 0))
-    if isinstance(element, ir.FloatType) and element.width % 8 == 0:
-        return ir.DenseElementsAttr.get_splat(tensor_type, ir.FloatAttr.get(element, 0.0))
-    return None
 
 
 def _bytes(value: ir.Attribute) -> int | None:
@@ -62,27 +63,32 @@ def _bytes(value: ir.Attribute) -> int | None:
 
 
 def externalize(module: ir.Operation, min_bytes: int) -> int:
-    """Make the constant globals of at least min_bytes zero-initialized and mutable, their
-    values the module's `dlc.weights`, their addresses the table `_mlir_dlc_weights`; how many."""
+    """Make the constant globals of at least min_bytes pointers to their data (loaded where
+    their address was taken), their values the module's `dlc.weights`, the pointers' addresses
+    the table `_mlir_dlc_weights`; how many."""
     body = module.regions[0].blocks[0]
     moved: list[tuple[str, ir.Attribute]] = []
-    for op in body.operations:
+    pointer = llvm.PointerType.get()
+    for op in list(body.operations):
         op = op.operation
         if op.name != "llvm.mlir.global" or "constant" not in op.attributes \
                 or "value" not in op.attributes:
             continue
         value = op.attributes["value"]
         size = _bytes(value)
-        with op.location:
-            zero = _zero(ir.RankedTensorType(value.type)) if size is not None else None
-        if size is None or size < min_bytes or zero is None:
+        if size is None or size < min_bytes:
             continue
-        op.attributes["value"] = zero
-        del op.attributes["constant"]
-        moved.append((ir.StringAttr(op.attributes["sym_name"]).value, value))
+        name = ir.StringAttr(op.attributes["sym_name"]).value
+        with ir.InsertionPoint(op), op.location:
+            slot = llvm.GlobalOp(pointer, name, ir.Attribute.parse("#llvm.linkage<private>"),
+                                 alignment=8)
+            with ir.InsertionPoint(slot.regions[0].blocks.append()):
+                llvm.ReturnOp(arg=llvm.ZeroOp(pointer).result)
+        op.erase()
+        moved.append((name, value))
     if not moved:
         return 0
-    pointer = llvm.PointerType.get()
+    _load_through_slots(module, {name for name, _ in moved})
     table_type = ir.Type.parse(f"!llvm.array<{len(moved)} x ptr>")
     with ir.InsertionPoint(body), module.location:
         table = llvm.GlobalOp(table_type, TABLE, ir.Attribute.parse("#llvm.linkage<external>"),
@@ -98,6 +104,25 @@ def externalize(module: ir.Operation, min_bytes: int) -> int:
     return len(moved)
 
 
+def _load_through_slots(module: ir.Operation, names: set[str]) -> None:
+    """Each `llvm.mlir.addressof @name` in a function (the data's address, before) becomes the
+    address loaded from the pointer global @name."""
+    found: list[ir.Operation] = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if op.name == "llvm.mlir.addressof" and \
+                ir.FlatSymbolRefAttr(op.attributes["global_name"]).value in names:
+            found.append(op)
+        return ir.WalkResult.ADVANCE
+
+    module.walk(visit)
+    pointer = llvm.PointerType.get()
+    for op in found:
+        with ir.InsertionPoint.after(op), op.location:
+            loaded = llvm.LoadOp(pointer, op.result, alignment=8, invariant=True)
+        op.result.replace_all_uses_except(loaded.result, loaded.operation)
+
+
 def take(module: ir.Operation) -> list[np.ndarray]:
     """The values `externalize` moved, in table order (views of the context's attributes: the
     arrays keep it alive); the module attribute is removed (LLVM does not see it)."""
@@ -108,20 +133,56 @@ def take(module: ir.Operation) -> list[np.ndarray]:
     return values
 
 
+_SHARED: weakref.WeakValueDictionary[tuple[bytes, int], np.ndarray] = \
+    weakref.WeakValueDictionary()
+_SHARED_LOCK = threading.Lock()
+ALIGNMENT = 64
+
+
+def aligned_empty(nbytes: int) -> np.ndarray:
+    """Uninitialized bytes ([nbytes] uint8) whose first byte is ALIGNMENT-aligned."""
+    raw = np.empty(nbytes + ALIGNMENT, np.uint8)
+    start = -raw.ctypes.data % ALIGNMENT
+    return raw[start:start + nbytes]
+
+
+def share(weight: np.ndarray, digest: bytes | None = None) -> np.ndarray:
+    """The process's read-only, aligned copy of `weight`'s bytes ([nbytes] uint8): the same
+    array for every weight of the same bytes (`digest`: their sha256, when known) while some
+    compiled function holds it."""
+    data = memoryview(np.ascontiguousarray(weight)).cast("B")
+    key = (digest or hashlib.sha256(data).digest(), data.nbytes)
+    with _SHARED_LOCK:
+        held = _SHARED.get(key)
+        if held is not None:
+            return held
+        copy = aligned_empty(data.nbytes)
+        copy[:] = np.frombuffer(data, np.uint8)
+        copy.flags.writeable = False
+        _SHARED[key] = copy
+        return copy
+
+
+def shared_bytes() -> int:
+    """The bytes of the weights compiled functions of this process hold (each once)."""
+    with _SHARED_LOCK:
+        return sum(array.nbytes for array in _SHARED.values())
+
+
 def bind(table: int | None, weights: Sequence[np.ndarray],
-         fill: Callable[[int, np.ndarray], None] | None = None) -> None:
-    """Copy each weight to the address at the same position of the table at `table` (the
-    address of `_mlir_dlc_weights` in loaded code); `fill(address, weight)` replaces the copy."""
+         digests: Sequence[bytes] | None = None) -> list[np.ndarray]:
+    """Point each pointer of the table at `table` (the address of `_mlir_dlc_weights` in
+    loaded code) at the shared copy (`share`) of the weight at the same position; the arrays
+    the code now reads, which its function must keep."""
     if not weights:
-        return
+        return []
     if not table:
         raise RuntimeError(f"the compiled module has no weight table ({TABLE})")
-    addresses = (ctypes.c_void_p * len(weights)).from_address(table)
-    for address, weight in zip(addresses, weights, strict=True):
-        if fill is not None:
-            fill(address, weight)
-        else:
-            ctypes.memmove(address, weight.ctypes.data, weight.nbytes)
+    slots = (ctypes.c_void_p * len(weights)).from_address(table)
+    held = [share(w, digests[i] if digests else None) for i, w in enumerate(weights)]
+    for slot, array in zip(slots, held, strict=True):
+        ctypes.c_void_p.from_address(slot).value = array.ctypes.data
+    return held
 
 
 @register

@@ -9,9 +9,9 @@ same key in the same process returns the same `CompiledModel` (`remember`/`recal
 
 On disk, an entry is a folder `<DLC_CACHE_DIR or ~/.cache/dlc>/<key>/` holding `model.so` (the
 ExecutionEngine's object code, dumped with `dump_to_object_file` and linked with the system's
-`cc`), `weights.bin` (the values of the large constant globals the object code leaves
-zero-initialized, `dlc.passes.external_weights`: each padded to 64 bytes, copied into place
-after the dlopen) and `entry.json`: the format, the full key, the shared object's sha256, the
+`cc`), `weights.bin` (the values of the large constant globals the object code reads through
+pointers, `dlc.passes.external_weights`: each padded to 64 bytes, read after the dlopen into
+the process's one copy of each weight, which the pointers are bound to) and `entry.json`: the format, the full key, the shared object's sha256, the
 weights' sha256 and sizes, the signature, the runtime checks' descriptions and an HMAC-SHA256
 over all of them under the directory's secret (`<root>/.secret`, 32 random bytes, mode 0600). Nothing on disk is trusted:
 
@@ -472,27 +472,34 @@ def _write_weights(path: Path, weights: Sequence[np.ndarray]) -> dict:
 
 
 def _read_weights(folder: Path, function: SharedObjectFunction, weights: dict) -> bool:
-    """Copy the weights of weights.bin into the loaded shared object's globals (the table
-    `_mlir_dlc_weights` says where); False if the file is not exactly the proved one."""
+    """Read the weights of weights.bin and point the loaded shared object at them (the table
+    `_mlir_dlc_weights` says where; each weight the process's one copy of those bytes,
+    `external_weights.share`); False if the file is not exactly the proved one."""
     sizes = weights["sizes"]
     function.weight_bytes = sum(int(size) for size in sizes)  # (the memory level's bound)
     if not sizes:
+        function.weights = []
         return True
     file = _open_private(folder / "weights.bin")
     if file is None:
         return False
     digest = hashlib.sha256()
+    values, digests = [], []
 
-    def fill(address: int, size: int) -> bool:
-        target = memoryview((ctypes.c_char * size).from_address(address)).cast("B")
-        while target:  # (read straight into place, hashed as it goes)
+    def read(size: int) -> bool:
+        value = external_weights.aligned_empty(int(size))
+        target, own = memoryview(value).cast("B"), hashlib.sha256()
+        while target:  # (hashed as it goes: the file's digest and the weight's own)
             count = file.readinto(target[:1 << 24])
             if not count:
                 return False
             digest.update(target[:count])
+            own.update(target[:count])
             target = target[count:]
         padding = file.read(_padding(size))
         digest.update(padding)
+        values.append(value)
+        digests.append(own.digest())
         return len(padding) == _padding(size)
 
     with file:
@@ -501,12 +508,12 @@ def _read_weights(folder: Path, function: SharedObjectFunction, weights: dict) -
                                                               external_weights.TABLE))
         except ValueError:
             return False
-        addresses = (ctypes.c_void_p * len(sizes)).from_address(table)
-        if not all(fill(address, size) for address, size in zip(addresses, sizes, strict=True)):
+        if not all(read(size) for size in sizes) or file.read(1):
             return False
-        if file.read(1):
-            return False
-    return hmac.compare_digest(digest.hexdigest(), weights["sha256"])
+    if not hmac.compare_digest(digest.hexdigest(), weights["sha256"]):
+        return False
+    function.weights = external_weights.bind(table, values, digests)
+    return True
 
 
 def _dump_object(dump_object: Callable[[str], None], path: Path) -> None:

@@ -254,3 +254,7 @@ def test_int4_decoder_matches_onnxruntime_with_packed_weights(tmp_path):
 
     held = _weight_bytes(step)  # (compiled here, or loaded from the compile cache)
     assert 0 < held <= 1.3 * packed
+    # and the prefill chunk's specialization reads the same memory: one copy for both
+    chunk = lm.model.specialize(next(s for s in lm.model.specializations
+                                     if s["input_ids"] == (1, 8)))
+    assert {id(w) for w in chunk._function.weights} == {id(w) for w in step._function.weights}

@@ -1,16 +1,27 @@
 // RUN: dlc-opt %s -p "builtin.module(finalize-memref-to-llvm,dlc-external-weights{min-bytes=16})" | FileCheck %s
 // RUN: dlc-opt %s -p "builtin.module(finalize-memref-to-llvm,dlc-external-weights)" | FileCheck %s --check-prefix=DEFAULT
 
-// dlc-external-weights: a constant global of at least min-bytes becomes a mutable zero-filled
-// one (no bytes in the object code), its value moves, in order, into the module attribute
-// dlc.weights, its address into the external table @_mlir_dlc_weights (what the loader reads
-// to copy each value into place). Smaller globals, and i1 ones, stay constants.
+// dlc-external-weights: a constant global of at least min-bytes becomes a pointer to its data
+// (zero until the loader binds it), each use of the data's address loads the pointer instead,
+// the value moves, in order, into the module attribute dlc.weights, the pointer's address into
+// the external table @_mlir_dlc_weights (what the loader reads to point each at its weight).
+// Smaller globals, and i1 ones, stay constants.
 
 // CHECK:      module attributes {dlc.weights = [dense<{{\[\[}}1.000000e+00, 2.000000e+00, 3.000000e+00], [4.000000e+00, 5.000000e+00, 6.000000e+00]]> : tensor<2x3xf32>, dense<{{\[\[}}1, 2], [3, 4]]> : tensor<2x2xi32>]}
-// CHECK:      llvm.mlir.global private @big(dense<0.000000e+00> : tensor<2x3xf32>) {addr_space = 0 : i32, alignment = 64 : i64} : !llvm.array<2 x array<3 x f32>>
+// CHECK:      llvm.mlir.global private @big() {{.*}} : !llvm.ptr {
+// CHECK-NEXT:   %[[Z:.*]] = llvm.mlir.zero : !llvm.ptr
+// CHECK-NEXT:   llvm.return %[[Z]] : !llvm.ptr
 // CHECK:      llvm.mlir.global private constant @small(dense<[1.000000e+00, 2.000000e+00]> : tensor<2xf32>)
 // CHECK:      llvm.mlir.global private constant @flags(dense<true> : tensor<64xi1>)
-// CHECK:      llvm.mlir.global private @ints(dense<0> : tensor<2x2xi32>)
+// CHECK:      llvm.mlir.global private @ints() {{.*}} : !llvm.ptr {
+// CHECK-LABEL: func.func @main
+// CHECK:        %[[SLOT:.*]] = llvm.mlir.addressof @big : !llvm.ptr
+// CHECK-NEXT:   %[[DATA:.*]] = llvm.load %[[SLOT]] invariant {alignment = 8 : i64} : !llvm.ptr -> !llvm.ptr
+// CHECK-NEXT:   llvm.getelementptr %[[DATA]][0, 0, 0]
+// CHECK:        llvm.mlir.addressof @small : !llvm.ptr
+// CHECK-NOT:    llvm.load
+// CHECK:        %[[ISLOT:.*]] = llvm.mlir.addressof @ints : !llvm.ptr
+// CHECK-NEXT:   llvm.load %[[ISLOT]] invariant
 // CHECK-LABEL: llvm.mlir.global external @_mlir_dlc_weights() {{.*}} : !llvm.array<2 x ptr> {
 // CHECK:        %[[UNDEF:.*]] = llvm.mlir.undef : !llvm.array<2 x ptr>
 // CHECK:        %[[BIG:.*]] = llvm.mlir.addressof @big : !llvm.ptr

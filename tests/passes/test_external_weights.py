@@ -99,3 +99,48 @@ def test_damaged_weights_are_a_miss(cache_dir: Path, damage: str) -> None:
     again = dlc.compile(model())
     assert type(again._function).__name__ == "JitFunction"  # compiled again, never loaded
     check(again)
+
+
+def test_specializations_share_one_copy_of_each_weight(monkeypatch) -> None:
+    """Two compiles of one model, and two specializations of a dynamic one, point at the same
+    memory for each weight (the process holds it once); it is freed with the last of them."""
+    import gc
+
+    from dlc.passes import external_weights
+
+    monkeypatch.setenv("DLC_CACHE", "0")
+    cache.forget_all()  # (models of the tests before, holding the same weights)
+    gc.collect()
+    first, second = dlc.compile(model()), dlc.compile(model())
+    assert first is not second
+    for a, b in zip(first._function.weights, second._function.weights, strict=True):
+        assert a is b and not a.flags.writeable and a.ctypes.data % 64 == 0
+    check(first), check(second)
+
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["h"]),
+             helper.make_node("Add", ["h", "b"], ["y"])]
+    dynamic = dlc.compile(make_model(nodes, {"x": (np.float32, ["batch", 64])}, ["y"],
+                                     initializers={"w": W, "b": B}))
+    for rows in (1, 3):
+        x = RNG.standard_normal((rows, 64)).astype(np.float32)
+        np.testing.assert_allclose(dynamic(x)[0], x @ W + B, rtol=1e-5, atol=1e-5)
+    one, three = (dynamic.specialize({"x": [n, 64]}) for n in (1, 3))
+    assert one is not three
+    (w1,), (w3,) = one._function.weights, three._function.weights
+    assert w1 is w3
+
+    held = external_weights.shared_bytes()
+    assert held >= W.nbytes + T.nbytes
+    del first, second, dynamic, one, three, w1, w3, a, b  # (a, b: the loop's last weights)
+    gc.collect()
+    assert external_weights.shared_bytes() <= held - W.nbytes - T.nbytes
+
+
+def test_a_model_from_the_disk_shares_the_weights_of_a_compiled_one(cache_dir: Path) -> None:
+    compiled = dlc.compile(model())
+    cache.forget_all()
+    loaded = dlc.compile(model())
+    assert type(loaded._function).__name__ == "SharedObjectFunction"
+    for a, b in zip(compiled._function.weights, loaded._function.weights, strict=True):
+        assert a is b
+    check(loaded)
