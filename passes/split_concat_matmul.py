@@ -5,8 +5,10 @@
     matmul(concat(a₁, a₂, axis=K), y)          -> matmul(a₁, y[.., :k₁, :]) + matmul(a₂, y[.., k₁:, :])
     matmul(x, transpose(concat(..)))           -> the same on the transposed parts (the last two
                                                   axes swapped: K and N trade places)
-    matmul(x, [transpose] (y * c))             -> matmul(x, [transpose] y) * c   (c one constant
-                                                  number, the product smaller than y)
+    matmul(x, [transpose] (y * c))             -> matmul(x * c, [transpose] y)   (c one constant
+                                                  number, x smaller than y and the product)
+                                               -> matmul(x, [transpose] y) * c   (else, the
+                                                  product smaller than y)
     concat(p₁, p₂) * c                         -> concat(p₁ * c, p₂ * c)   (when a matmul reads it)
     matmul(x, [transpose] repeat_kv(y))        -> matmul(x as [B, G, R·M, K], [transpose] y)
                                                   as [B, G·R, M, N]   (grouped-query attention:
@@ -156,7 +158,8 @@ def _scalar(value: ir.Value) -> bool:
 
 
 def scale_after(op: ir.OpView) -> list[ir.Value] | None:
-    # matmul(x, [transpose] (y * c)) -> matmul(x, [transpose] y) * c
+    # matmul(x, [transpose] (y * c)) -> matmul(x * c, [transpose] y) when x is the smallest,
+    # else matmul(x, [transpose] y) * c when the product is smaller than y
     x, b = op.operands
     out = op.results[0]
     if not single_use(b) or not _wide_float(op):
@@ -175,13 +178,18 @@ def scale_after(op: ir.OpView) -> list[ir.Value] | None:
     y, c = mul.operands
     if not _scalar(c):
         y, c = c, y
-    if not _scalar(c) or y.type != scaled.type or size(out.type) >= size(y.type):
+    if not _scalar(c) or y.type != scaled.type:
         return None
-    if producer(y, CONCAT) is not None and single_use(y):
+    to_x = size(x.type) < min(size(out.type), size(y.type))
+    if not to_x and size(out.type) >= size(y.type):
+        return None
+    if not to_x and producer(y, CONCAT) is not None and single_use(y):
         return None  # (the concat's parts are scaled first: `scale_parts`, then split)
     loc = op.location
     if transpose is not None:
         y = build(ops.TRANSPOSE, [y], attributes(transpose), loc=loc)
+    if to_x:  # (a prefill chunk's scaled keys, transposed: the largest of the three)
+        return [build(ops.MATMUL, [build(ops.MUL, [x, c], loc=loc), y], loc=loc)]
     return [build(ops.MUL, [build(ops.MATMUL, [x, y], loc=loc), c], loc=loc)]
 
 
@@ -195,6 +203,18 @@ def _feeds_matmul(value: ir.Value) -> bool:
     return user.name == "dlc.matmul"
 
 
+def _scales_other_operand(value: ir.Value) -> bool:
+    """Whether the matmul that reads `value` (as its B, directly or through a transpose) has
+    an A smaller than both `value` and the product (`scale_after` scales A then)."""
+    user = next(use.owner for use in value.uses)
+    if user.name == "dlc.transpose":
+        value, user = user.results[0], next(use.owner for use in user.results[0].uses)
+    if user.name != "dlc.matmul" or user.operands[1] != value:
+        return False
+    x, out = user.operands[0], user.results[0]
+    return size(x.type) < min(size(out.type), size(value.type))
+
+
 def scale_parts(op: ir.OpView) -> list[ir.Value] | None:
     # concat(p₁, p₂) * c -> concat(p₁ * c, p₂ * c), when a matmul reads the product
     if not _wide_float(op):
@@ -206,6 +226,8 @@ def scale_parts(op: ir.OpView) -> list[ir.Value] | None:
             continue
         if op.results[0].type != concat.type or not _feeds_matmul(op.results[0]):
             continue
+        if _scales_other_operand(op.results[0]):
+            continue  # (`scale_after` moves the scale to the matmul's smaller operand)
         loc = op.location
         parts = [build(ops.MUL, [p, c], loc=loc) for p in owner.operands]
         return [build(CONCAT, parts, attributes(owner), loc=loc)]

@@ -3,14 +3,15 @@
 // A decode step's attention: the keys, scaled, transposed and concatenated with the new
 // token's, and the values concatenated. Split, the matmuls read the past tensors themselves:
 // the scores are concatenated (small), the probabilities sliced, the scale applied to the
-// scores.
+// query (the smallest of the query, the keys and the scores).
 
 // CHECK-LABEL: func.func @test_decode_attention
 // CHECK-SAME:    (%[[Q:.*]]: tensor<1x4x1x16xf32>, %[[PK:.*]]: tensor<1x4x128x16xf32>, %[[NK:.*]]: tensor<1x4x1x16xf32>, %[[PV:.*]]: tensor<1x4x128x16xf32>, %[[NV:.*]]: tensor<1x4x1x16xf32>)
 // CHECK-NOT:     "dlc.concat"(%[[PK]]
 // CHECK-NOT:     "dlc.concat"(%[[PV]]
+// CHECK:         %[[QS:.*]] = "dlc.mul"(%[[Q]], %{{.*}}) : (tensor<1x4x1x16xf32>, tensor<f32>)
 // CHECK:         %[[T:.*]] = "dlc.transpose"(%[[PK]]) {perm = array<i64: 0, 1, 3, 2>}
-// CHECK:         %[[S1:.*]] = "dlc.matmul"(%[[Q]], %[[T]]) : (tensor<1x4x1x16xf32>, tensor<1x4x16x128xf32>) -> tensor<1x4x1x128xf32>
+// CHECK:         %[[S1:.*]] = "dlc.matmul"(%[[QS]], %[[T]]) : (tensor<1x4x1x16xf32>, tensor<1x4x16x128xf32>) -> tensor<1x4x1x128xf32>
 // CHECK:         "dlc.concat"({{.*}}) {axis = 3 : i64} : (tensor<1x4x1x128xf32>, tensor<1x4x1x1xf32>) -> tensor<1x4x1x129xf32>
 // CHECK:         %[[P1:.*]] = "dlc.slice"({{.*}}) {sizes = array<i64: 1, 4, 1, 128>, starts = array<i64: 0, 0, 0, 0>
 // CHECK:         "dlc.matmul"(%[[P1]], %[[PV]]) : (tensor<1x4x1x128xf32>, tensor<1x4x128x16xf32>) -> tensor<1x4x1x16xf32>
@@ -24,6 +25,25 @@ func.func @test_decode_attention(%q: tensor<1x4x1x16xf32>, %pk: tensor<1x4x128x1
   %v = "dlc.concat"(%pv, %nv) {axis = 2 : i64} : (tensor<1x4x128x16xf32>, tensor<1x4x1x16xf32>) -> tensor<1x4x129x16xf32>
   %o = "dlc.matmul"(%s, %v) : (tensor<1x4x1x129xf32>, tensor<1x4x129x16xf32>) -> tensor<1x4x1x16xf32>
   return %o : tensor<1x4x1x16xf32>
+}
+
+// -----
+
+// A prefill chunk's scaled keys (sdpa's export scales the query and the keys): the keys'
+// scale moves to the query, smaller than the keys and the scores; the keys are only
+// transposed (no elementwise pass over them).
+
+// CHECK-LABEL: func.func @test_scale_to_query
+// CHECK:         %[[T:.*]] = "dlc.transpose"(%arg1)
+// CHECK:         %[[QS:.*]] = "dlc.mul"(%arg0, %{{.*}}) : (tensor<1x4x64x16xf32>, tensor<f32>)
+// CHECK:         "dlc.matmul"(%[[QS]], %[[T]]) : (tensor<1x4x64x16xf32>, tensor<1x4x16x128xf32>)
+// CHECK-NOT:     "dlc.mul"
+func.func @test_scale_to_query(%q: tensor<1x4x64x16xf32>, %k: tensor<1x4x128x16xf32>) -> tensor<1x4x64x128xf32> {
+  %c = "dlc.constant"() {value = dense<0.5> : tensor<f32>} : () -> tensor<f32>
+  %kt = "dlc.transpose"(%k) {perm = array<i64: 0, 1, 3, 2>} : (tensor<1x4x128x16xf32>) -> tensor<1x4x16x128xf32>
+  %ks = "dlc.mul"(%kt, %c) : (tensor<1x4x16x128xf32>, tensor<f32>) -> tensor<1x4x16x128xf32>
+  %s = "dlc.matmul"(%q, %ks) : (tensor<1x4x64x16xf32>, tensor<1x4x16x128xf32>) -> tensor<1x4x64x128xf32>
+  return %s : tensor<1x4x64x128xf32>
 }
 
 // -----
