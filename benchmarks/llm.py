@@ -202,7 +202,76 @@ def format_row(r: dict) -> str:
             f"{r['dlc/torch']:.2f} |")
 
 
+def resident(path: Path, max_length: int, chunk: int, threads: int) -> dict:
+    """Memory of a CausalLM on `path` in a new process (its compiled specializations from
+    the disk cache when an earlier run compiled them): MB of the weights (the ONNX model's
+    initializers: int4 ones packed), of the KV cache, the process's resident growth from
+    before the CausalLM (dlc's libraries loaded by a first compile) to after a prefill and a
+    decode step (freed memory returned first:
+    malloc_trim), the part of it that is the ONNX model the CausalLM keeps to specialize
+    (its initializers), and the peak."""
+    import json
+    import subprocess
+
+    out = subprocess.run([sys.executable, __file__, "--resident", str(path), str(max_length),
+                          str(chunk), str(threads)], capture_output=True, text=True, check=False)
+    if out.returncode != 0:
+        raise RuntimeError(f"the memory measurement failed:\n{out.stderr[-2000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def _resident_child(path: str, max_length: int, chunk: int, threads: int) -> None:
+    import ctypes
+    import gc
+    import json
+    import resource
+
+    import onnx
+
+    def rss_mb() -> float:
+        gc.collect()
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmRSS"):
+                return int(line.split()[1]) / 1024
+        return 0.0
+
+    from onnx import TensorProto, helper
+
+    import dlc
+
+    weights = sum(t.ByteSize() for t in onnx.load(path).graph.initializer) / 2**20
+    # (dlc's own memory first: its libraries and passes, loaded by a first compile)
+    dlc.compile(helper.make_model(helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["y"])], "warm",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4])])))(np.ones(4, np.float32))
+    before = rss_mb()
+    lm = CausalLM(path, max_length=max_length, chunk=chunk, num_threads=threads)
+    lm.prefill(np.ones((1, 3), np.int64))
+    lm.step(np.array([1]))
+    grown = rss_mb() - before
+    print(json.dumps({"weights_mb": weights, "cache_mb": lm.cache.nbytes / 2**20,
+                      "resident_mb": grown, "source_mb": weights,
+                      "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+
+
+MEMORY_HEADER = ("| model | weights MB | KV cache MB | resident MB | of it the ONNX source | "
+                 "resident - source, / (weights + cache) | peak MB |\n"
+                 "|---|---:|---:|---:|---:|---:|---:|")
+
+
+def format_memory(kind: str, m: dict) -> str:
+    compiled = m["resident_mb"] - m["source_mb"]
+    return (f"| {kind} | {m['weights_mb']:.0f} | {m['cache_mb']:.1f} | {m['resident_mb']:.0f} | "
+            f"{m['source_mb']:.0f} | {compiled:.0f}, {compiled / (m['weights_mb'] + m['cache_mb']):.2f} | "
+            f"{m['peak_mb']:.0f} |")
+
+
 def main() -> None:
+    if len(sys.argv) == 6 and sys.argv[1] == "--resident":
+        _resident_child(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]))
+        return
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--models", nargs="+", default=["gpt2", "llama"], choices=CONFIGS)
     parser.add_argument("--threads", nargs="+", type=int, default=[1])
@@ -214,6 +283,10 @@ def main() -> None:
     parser.add_argument("--int4", action="store_true",
                         help="the MatMuls quantized to 4 bits (MatMulNBits) for dlc and "
                              "onnxruntime; PyTorch stays float32")
+    parser.add_argument("--memory", action="store_true",
+                        help="also measure each model's resident memory in a new process "
+                             "(after the timings: its specializations then come from the disk "
+                             "cache)")
     args = parser.parse_args()
     global ARGS
     ARGS = args
@@ -222,6 +295,15 @@ def main() -> None:
     print(HEADER)
     for r in rows:
         print(format_row(r))
+    if args.memory:
+        print()
+        print(MEMORY_HEADER)
+        for kind in args.models:
+            path = build(kind, args.tiny)[1]
+            path = int4(path) if args.int4 else path
+            capacity = (max(args.past) if args.past else max(args.prefill)) + 64
+            memory = resident(path, capacity, args.chunk, args.threads[0])
+            print(format_memory(kind + (" int4" if args.int4 else ""), memory), flush=True)
 
 
 if __name__ == "__main__":
