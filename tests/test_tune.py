@@ -19,7 +19,7 @@ import pytest
 from onnx import helper
 
 import dlc
-from dlc.passes.codegen import matmul, matmul_params
+from dlc.passes.codegen import matmul, matmul_params, target
 from dlc.tuning import Database, TuningWarning, database, families, merge
 from dlc.tuning.extract import tasks
 from dlc.tuning.tune import problem_of
@@ -148,11 +148,16 @@ def test_heuristics_only_ir_is_unchanged_by_default_records(db, monkeypatch):
             assert tuned.ir(stage) == plain.ir(stage), (name, stage)
 
 
+def _small_tile() -> list[int]:
+    """A register tile other than the heuristic's, legal on the host: 2 rows, one vector."""
+    return [2, target.current().lanes]
+
+
 def test_a_record_changes_the_schedule_and_the_result_stays_right(db):
     model = models()["odd"]  # 37 x 512 x 200: the plain schedule, an M and an N remainder
     before = dlc.compile(model, opt_level=2)
     (task,) = tasks(model)
-    params = dict(matmul.default_params().as_dict(), register=[2, 8], cache=[16, 64, 128],
+    params = dict(matmul.default_params().as_dict(), register=_small_tile(), cache=[16, 64, 128],
                   outer=[32, 128])
     put(db, task.key, params)
     inputs = inputs_of(before)
@@ -239,7 +244,7 @@ def test_the_compile_cache_keys_on_the_database(db, cache_dir, monkeypatch):
     first = dlc.compile(model)
     assert first.tuning is not None  # (compiled, not a cache hit)
     (task,) = tasks(model)
-    put(db, task.key, dict(matmul.default_params().as_dict(), register=[2, 8]))
+    put(db, task.key, dict(matmul.default_params().as_dict(), register=_small_tile()))
     again = dlc.compile(model)
     assert again.tuning is not None and again.tuning.used  # (a new key: compiled again)
 
@@ -298,7 +303,7 @@ def test_compile_timings_say_which_ops_used_a_record(tmp_path, db, capsys):
     path = tmp_path / "odd.onnx"
     onnx.save(model, path)
     (task,) = tasks(model)
-    put(db, task.key, dict(matmul.default_params().as_dict(), register=[2, 8]))
+    put(db, task.key, dict(matmul.default_params().as_dict(), register=_small_tile()))
     assert main(["compile", str(path), "--timings"]) == 0
     out = capsys.readouterr().out
     assert "tuning records: 1 ops used a record, 0 the heuristic, 0 missed" in out
