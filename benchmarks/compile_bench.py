@@ -19,9 +19,8 @@ compile, and the seconds of every stage and pass), writes it to a private disk c
 the memory level and compiles it again (a cached compile: the shared object is loaded).
 The markdown table gives, per case, the cold and cached seconds, the cold compile's CPU
 seconds (the process's and its code-generation processes', `dlc.runtime.native`: a machine
-loaded by other work inflates them less than wall time), the peak RSS (and the largest
-code-generation process's), the model's weight bytes and the peak's multiple of them (the
-issue's bound is 3x), and the spans that took most of the cold compile; below it, per opt level, the growth exponent of the chains'
+loaded by other work inflates them less than wall time), the peak RSS, the model's weight
+bytes and the peak's multiple of them (the issue's bound is 3x), and the spans that took most of the cold compile; below it, per opt level, the growth exponent of the chains'
 cold compile time, fitted by least squares on log(time) = k log(N) + c over the chains that
 finished. `--breakdown` prints each case's whole timings table.
 """
@@ -59,7 +58,6 @@ class Result:
     cold_cpu_s: float | None = None
     cached_s: float | None = None
     peak_rss_mib: float | None = None
-    codegen_peak_rss_mib: float | None = None  # (the largest code-generation process's)
     weight_mib: float | None = None
     top: list[tuple[str, float]] = field(default_factory=list)  # (span, share of cold)
     table: str = ""
@@ -140,8 +138,6 @@ def measure(name: str, opt_level: int) -> dict:
         cold_s, cold_cpu_s = time.perf_counter() - start, time.process_time() - cpu
         # (and the processes that generated its machine code, dlc.runtime.native)
         cold_cpu_s += _children_cpu() - children
-    # (before the cache's save below, whose forked child would count the parent's own RSS)
-    children_peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024  # (KiB)
     timings = compiled.timings
     peaks = [r.peak_rss_mib for r in timings.records if r.peak_rss_mib is not None]
     key = dlc.compiler._cache_key(model, opt_level, None, None, 1)
@@ -162,7 +158,7 @@ def measure(name: str, opt_level: int) -> dict:
     leaves = sorted(timings.records, key=lambda r: own[r.path], reverse=True)
     total = timings.total_seconds or 1.0
     return {"cold_s": cold_s, "cold_cpu_s": cold_cpu_s, "cached_s": cached_s,
-            "peak_rss_mib": max(peaks, default=None), "children_peak_rss_mib": children_peak,
+            "peak_rss_mib": max(peaks, default=None),
             "weight_mib": weight_bytes(model) / 2**20,
             "top": [("/".join(r.path), own[r.path] / total) for r in leaves[:TOP_SPANS]],
             "table": timings.table()}
@@ -202,7 +198,6 @@ def run_case(name: str, opt_level: int, limit_s: float, cache_dir: Path) -> Resu
     result.cold_s, result.cached_s = data["cold_s"], data["cached_s"]
     result.cold_cpu_s, result.weight_mib = data["cold_cpu_s"], data["weight_mib"]
     result.peak_rss_mib, result.table = data["peak_rss_mib"], data["table"]
-    result.codegen_peak_rss_mib = data.get("children_peak_rss_mib") or None
     result.top = [tuple(item) for item in data["top"]]
     return result
 
@@ -225,17 +220,16 @@ def fmt(value: float | None, digits: int = 2) -> str:
 
 
 def markdown(results: Sequence[Result]) -> str:
-    lines = [("| case | -O | cold s | cold CPU s | cached s | peak RSS MiB | codegen MiB | "
-              "weights MiB | peak / weights | most of the cold compile | status |"),
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    lines = [("| case | -O | cold s | cold CPU s | cached s | peak RSS MiB | weights MiB | "
+             "peak / weights | most of the cold compile | status |"),
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for r in results:
         top = ", ".join(f"{span} {share:.0%}" for span, share in r.top) or "-"
         ratio = (r.peak_rss_mib / r.weight_mib if r.peak_rss_mib and r.weight_mib
                  and r.weight_mib >= 1 else None)  # (tiny models: the runtime's own RSS)
         lines.append(f"| {r.name} | {r.opt_level} | {fmt(r.cold_s)} | {fmt(r.cold_cpu_s)} | "
                      f"{fmt(r.cached_s, 3)} | {fmt(r.peak_rss_mib, 0)} | "
-                     f"{fmt(r.codegen_peak_rss_mib, 0)} | {fmt(r.weight_mib, 0)} | "
-                     f"{fmt(ratio, 1)} | {top} | {r.status} |")
+                     f"{fmt(r.weight_mib, 0)} | {fmt(ratio, 1)} | {top} | {r.status} |")
     for level in sorted({r.opt_level for r in results if r.nodes}):
         chains = [r for r in results if r.nodes and r.opt_level == level]
         done = [(r.nodes, r.cold_s) for r in chains if r.cold_s]
