@@ -146,18 +146,23 @@ def aligned_empty(nbytes: int) -> np.ndarray:
     return raw[start:start + nbytes]
 
 
-def share(weight: np.ndarray, digest: bytes | None = None) -> np.ndarray:
+def share(weight: np.ndarray, digest: bytes | None = None, adopt: bool = False
+          ) -> np.ndarray:
     """The process's read-only, aligned copy of `weight`'s bytes ([nbytes] uint8): the same
     array for every weight of the same bytes (`digest`: their sha256, when known) while some
-    compiled function holds it."""
+    compiled function holds it. `adopt`: `weight` (an `aligned_empty` array no one else
+    holds) becomes that copy itself when there is none yet."""
     data = memoryview(np.ascontiguousarray(weight)).cast("B")
     key = (digest or hashlib.sha256(data).digest(), data.nbytes)
     with _SHARED_LOCK:
         held = _SHARED.get(key)
         if held is not None:
             return held
-        copy = aligned_empty(data.nbytes)
-        copy[:] = np.frombuffer(data, np.uint8)
+        if adopt:
+            copy = weight
+        else:
+            copy = aligned_empty(data.nbytes)
+            copy[:] = np.frombuffer(data, np.uint8)
         copy.flags.writeable = False
         _SHARED[key] = copy
         return copy
@@ -170,16 +175,16 @@ def shared_bytes() -> int:
 
 
 def bind(table: int | None, weights: Sequence[np.ndarray],
-         digests: Sequence[bytes] | None = None) -> list[np.ndarray]:
+         digests: Sequence[bytes] | None = None, adopt: bool = False) -> list[np.ndarray]:
     """Point each pointer of the table at `table` (the address of `_mlir_dlc_weights` in
-    loaded code) at the shared copy (`share`) of the weight at the same position; the arrays
-    the code now reads, which its function must keep."""
+    loaded code) at the shared copy (`share`, `adopt` passed on) of the weight at the same
+    position; the arrays the code now reads, which its function must keep."""
     if not weights:
         return []
     if not table:
         raise RuntimeError(f"the compiled module has no weight table ({TABLE})")
     slots = (ctypes.c_void_p * len(weights)).from_address(table)
-    held = [share(w, digests[i] if digests else None) for i, w in enumerate(weights)]
+    held = [share(w, digests[i] if digests else None, adopt) for i, w in enumerate(weights)]
     for slot, array in zip(slots, held, strict=True):
         ctypes.c_void_p.from_address(slot).value = array.ctypes.data
     return held

@@ -180,7 +180,7 @@ def scale_after(op: ir.OpView) -> list[ir.Value] | None:
         y, c = c, y
     if not _scalar(c) or y.type != scaled.type:
         return None
-    to_x = size(x.type) < min(size(out.type), size(y.type))
+    to_x = _smallest(x, y, out)
     if not to_x and size(out.type) >= size(y.type):
         return None
     if not to_x and producer(y, CONCAT) is not None and single_use(y):
@@ -211,8 +211,12 @@ def _scales_other_operand(value: ir.Value) -> bool:
         value, user = user.results[0], next(use.owner for use in user.results[0].uses)
     if user.name != "dlc.matmul" or user.operands[1] != value:
         return False
-    x, out = user.operands[0], user.results[0]
-    return size(x.type) < min(size(out.type), size(value.type))
+    return _smallest(user.operands[0], value, user.results[0])
+
+
+def _smallest(a: ir.Value, b: ir.Value, product: ir.Value) -> bool:
+    """Whether a matmul's A is smaller than its B and its product (a scale of B goes to A)."""
+    return size(a.type) < min(size(b.type), size(product.type))
 
 
 def scale_parts(op: ir.OpView) -> list[ir.Value] | None:

@@ -512,7 +512,8 @@ def _read_weights(folder: Path, function: SharedObjectFunction, weights: dict) -
             return False
     if not hmac.compare_digest(digest.hexdigest(), weights["sha256"]):
         return False
-    function.weights = external_weights.bind(table, values, digests)
+    # (the arrays just read become the shared copies: not copied once more)
+    function.weights = external_weights.bind(table, values, digests, adopt=True)
     return True
 
 
