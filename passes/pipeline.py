@@ -211,6 +211,48 @@ def _upstream_error(joined: str, message: str) -> PipelineError:
     return PipelineError(f"invalid pipeline '{joined}': {'; '.join(lines)}{hint}")
 
 
+_UNSCHEDULABLE = re.compile(r"unable to schedule pass '(\w+)' on a PassManager intended to run on "
+                            r"'builtin\.module'")
+
+
+def nesting_hint(text: str, message: str) -> str:
+    """For MLIR's "unable to schedule pass 'X' on a PassManager intended to run on
+    'builtin.module'" (a pass of functions written at module level, which `mlir-opt` refuses
+    too: its implicit nesting leaves interface passes where they are), the pipeline written
+    with each such pass nested in `func.func(...)`, as a hint; "" for any other message.
+
+    Which passes are the culprits is found by running each module-level upstream pass of
+    `text` alone on an empty module (cheap, and only once the pipeline has failed)."""
+    if not _UNSCHEDULABLE.search(message):
+        return ""
+    try:
+        elements = parse_pipeline(text)
+    except PipelineError:
+        return ""
+    dlc_passes = registered_passes()
+    nested, changed = [], False
+    with ir.Context():
+        for element in elements:
+            if element.children is None and element.name not in dlc_passes and \
+                    not _schedules_on_module(element.text()):
+                nested.append(f"func.func({element.text()})")
+                changed = True
+            else:
+                nested.append(element.text())
+    if not changed:
+        return ""
+    return (f"; a pass of functions must be nested in the functions: "
+            f"'builtin.module({','.join(nested)})'")
+
+
+def _schedules_on_module(text: str) -> bool:
+    try:
+        PassManager.parse(f"builtin.module({text})").run(ir.Module.parse("module {}").operation)
+    except (ValueError, ir.MLIRError) as error:
+        return not _UNSCHEDULABLE.search(str(error))
+    return True
+
+
 def check_anchors(elements: list[Element], context: ir.Context) -> None:
     """PipelineError unless every `op(...)` of the pipeline names an operation registered in
     `context` (or is `any`): MLIR accepts any name and never runs the passes nested in it."""

@@ -70,7 +70,7 @@ from dlc.passes import (
     pipeline,
     registered_passes,
 )
-from dlc.passes.pipeline import upstream_passes
+from dlc.passes.pipeline import nesting_hint, upstream_passes
 from dlc.tools.opt_guards import nesting_problems, oversized_types
 
 EXIT_OK, EXIT_ERROR, EXIT_INTERNAL = 0, 1, 2
@@ -364,6 +364,9 @@ def transform(
             pm.run(top)
         except ir.MLIRError as error:
             collector.add_error(error)
+            hint = nesting_hint(pass_pipeline, str(error))
+            if hint:
+                collector.diagnostics.append(Diagnostic("note", hint.lstrip("; "), Position()))
             return None
         finally:
             del pm  # the timing report prints when the PassManager goes away

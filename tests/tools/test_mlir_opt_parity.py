@@ -217,3 +217,23 @@ def test_list_passes_wraps_descriptions_instead_of_cutting_them():
     for name, cls in registered_passes().items():
         paragraph = " ".join(cls.__doc__.strip().split("\n\n", 1)[0].split())
         assert paragraph in listed, name
+
+
+def test_a_pass_of_functions_at_module_level_fails_as_in_mlir_opt_with_a_hint(tmp_path):
+    path = tmp_path / "input.mlir"
+    path.write_text("func.func @f(%a: memref<8xf32>) {\n"
+                    "  affine.for %i = 0 to 8 {\n"
+                    "    %v = affine.load %a[%i] : memref<8xf32>\n"
+                    "    affine.store %v, %a[%i] : memref<8xf32>\n"
+                    "  }\n  return\n}\n")
+    argv = ["-affine-loop-unroll", "-cse"]
+    expected = run([str(MLIR_OPT)], path, argv)
+    got = run([sys.executable, "-m", "dlc.tools.dlc_opt"], path, argv)
+    assert (got.returncode, got.stdout) == (expected.returncode, expected.stdout) == (1, "")
+    assert "unable to schedule pass 'AffineLoopUnroll'" in got.stderr
+    hint = "'builtin.module(func.func(affine-loop-unroll),cse)'"
+    assert hint in got.stderr, got.stderr
+    nested = run([sys.executable, "-m", "dlc.tools.dlc_opt"], path,
+                 [f"-pass-pipeline={hint.strip(chr(39))}"])
+    assert nested.returncode == 0, nested.stderr
+    assert nested.stdout.count("affine.load") == 4  # the loop unrolled by 4, as the hint says
