@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import contextlib
 import io
-import os
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -27,6 +26,7 @@ import numpy as np
 import onnx
 from mlir import ir
 
+from dlc import settings
 from dlc.dialects import make_context
 from dlc.errors import ArgumentError, DlcError
 from dlc.frontends.onnx_importer import DynamicShapesError, ImportedModel, import_model
@@ -326,9 +326,7 @@ def _import(model, context: ir.Context, input_shapes, constants, example_inputs,
 
 def default_threads() -> int:
     """$DLC_NUM_THREADS when set, else the cores this process may run on."""
-    if os.environ.get("DLC_NUM_THREADS", "").strip():
-        return int(os.environ["DLC_NUM_THREADS"])
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return settings.NUM_THREADS.get()
 
 
 def _cache_key(model, opt_level: int, input_shapes, constants,
@@ -473,7 +471,7 @@ def _run_stages(module: ir.Module, opt_level: int, num_threads: int, until: str,
 def verify_each() -> bool:
     """Whether every pipeline element's IR is verified after it runs ($DLC_VERIFY_EACH=1), not
     only after dlc's own (Python) passes and at the end of each stage (the default)."""
-    return os.environ.get("DLC_VERIFY_EACH", "").strip() not in ("", "0")
+    return settings.VERIFY_EACH.get()
 
 
 def _runs_dlc_pass(element, passes: Mapping[str, object]) -> bool:

@@ -21,7 +21,6 @@ shape pays a compile (seconds for a real model, see `compile_seconds` of each sp
 
 from __future__ import annotations
 
-import os
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
@@ -30,7 +29,8 @@ from typing import Any
 import numpy as np
 import onnx
 
-from dlc.errors import ArgumentError, DlcError
+from dlc import settings
+from dlc.errors import DlcError
 from dlc.frontends.onnx_importer import symbolic_shape
 from dlc.frontends.torch.tensors import call_with_tensors, holds_torch_tensors
 from dlc.runtime.signature import Signature, TensorSpec
@@ -42,16 +42,7 @@ Shapes = tuple[tuple[int, ...], ...]  # the shapes of a call's inputs, in signat
 
 def default_max_specializations() -> int:
     """$DLC_MAX_SPECIALIZATIONS when set (at least 1), else 8."""
-    text = os.environ.get("DLC_MAX_SPECIALIZATIONS", "").strip()
-    if not text:
-        return DEFAULT_MAX_SPECIALIZATIONS
-    try:
-        value = int(text)
-    except ValueError:
-        raise ArgumentError(f"DLC_MAX_SPECIALIZATIONS must be an integer, got {text!r}") from None
-    if value < 1:
-        raise ArgumentError(f"DLC_MAX_SPECIALIZATIONS must be at least 1, got {value}")
-    return value
+    return settings.MAX_SPECIALIZATIONS.get()
 
 
 def _dtype(value: onnx.ValueInfoProto, what: str) -> np.dtype:

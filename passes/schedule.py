@@ -31,13 +31,13 @@ script (the convolutions' filter packing), the script itself, and the fallback i
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
 from mlir import ir
 from mlir.dialects import func
 from mlir.dialects.transform import interpreter
 
+from dlc import settings
 from dlc.passes.codegen import (
     conv,
     depthwise,
@@ -128,7 +128,7 @@ class Schedule(ModulePass):
             # a schedule that does not apply must never break a model: the ops whose schedule
             # fails take the naive path (DLC_STRICT_SCHEDULE=1 raises instead, for whoever
             # writes schedules)
-            if os.environ.get("DLC_STRICT_SCHEDULE", "0") != "0":
+            if settings.STRICT_SCHEDULE.get():
                 raise
             with step("fallback: one schedule at a time"):
                 _restore(module, saved)

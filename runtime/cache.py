@@ -67,6 +67,7 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
+from dlc import settings
 from dlc.passes import external_weights
 from dlc.runtime.jit import SharedObjectFunction, Signature, TensorSpec
 
@@ -79,15 +80,12 @@ _DISABLED = threading.local()
 
 
 def enabled() -> bool:
-    return os.environ.get("DLC_CACHE", "1") != "0" and not getattr(_DISABLED, "depth", 0)
+    return settings.CACHE.get() and not getattr(_DISABLED, "depth", 0)
 
 
 def max_bytes() -> int:
     """The disk level's bound (DLC_CACHE_MAX_MB, 1024 MB; 0 keeps nothing on disk)."""
-    try:
-        return max(0, int(float(os.environ.get("DLC_CACHE_MAX_MB", "1024")) * 2**20))
-    except ValueError:
-        return 2**30
+    return int(settings.CACHE_MAX_MB.get() * 2**20)
 
 
 @contextmanager
@@ -102,15 +100,11 @@ def disabled() -> Iterator[None]:
 
 def min_seconds() -> float:
     """Compiles faster than this are not written to disk (DLC_CACHE_MIN_SECONDS, 0.25 s)."""
-    try:
-        return float(os.environ.get("DLC_CACHE_MIN_SECONDS", "0.25"))
-    except ValueError:
-        return 0.25
+    return settings.CACHE_MIN_SECONDS.get()
 
 
 def cache_dir() -> Path:
-    default = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "dlc"
-    return Path(os.environ.get("DLC_CACHE_DIR", default))
+    return settings.CACHE_DIR.get()
 
 
 @cache
@@ -190,11 +184,7 @@ def recall(key: str) -> Any | None:
 
 def memory_bytes() -> int:
     """The weight bytes the in-memory level may hold: `DLC_CACHE_MEMORY_MB` (2048 MB)."""
-    text = os.environ.get("DLC_CACHE_MEMORY_MB", "").strip()
-    try:
-        return int(float(text) * 2**20) if text else 2048 * 2**20
-    except ValueError:
-        return 2048 * 2**20
+    return int(settings.CACHE_MEMORY_MB.get() * 2**20)
 
 
 def _weight_bytes(value: Any) -> int:

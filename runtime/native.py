@@ -28,7 +28,6 @@ fields, so its loops are the same (run time measured: `benchmarks/bench_models.p
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import sys
@@ -42,6 +41,7 @@ from pathlib import Path
 
 from mlir import ir
 
+from dlc import settings
 from dlc.runtime.jit import JitFunction, NativeFunction, SharedObjectFunction
 from dlc.runtime.signature import Signature
 
@@ -60,14 +60,7 @@ class _Failed(Exception):
 def processes() -> int:
     """How many processes generate code: $DLC_PARALLEL_CODEGEN, else the cores this process
     may run on."""
-    value = os.environ.get(ENV, "").strip()
-    if value:
-        try:
-            return max(int(value), 0)
-        except ValueError:
-            return 0
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (
-        os.cpu_count() or 1)
+    return settings.PARALLEL_CODEGEN.get()
 
 
 def defined_functions(module: ir.Module) -> int:

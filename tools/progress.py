@@ -21,11 +21,13 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import TextIO
 
+from dlc import settings
+
 
 def enabled(stream: TextIO | None = None) -> bool:
     """Whether to draw progress on `stream` (default stderr): a terminal, not CI, not off."""
     stream = sys.stderr if stream is None else stream
-    if os.environ.get("DLC_NO_PROGRESS") or os.environ.get("CI"):
+    if settings.NO_PROGRESS.get() or os.environ.get("CI"):
         return False
     if os.environ.get("TERM", "") == "dumb":
         return False

@@ -16,7 +16,6 @@ records; each record's parameters are checked against its family's space where i
 from __future__ import annotations
 
 import hashlib
-import os
 import platform
 import sqlite3
 import time
@@ -26,6 +25,7 @@ from functools import cache
 from importlib import metadata
 from pathlib import Path
 
+from dlc import settings
 from dlc.passes.codegen import target
 
 SCHEMA = """CREATE TABLE IF NOT EXISTS records (
@@ -57,10 +57,7 @@ class Record:
 
 def default_path() -> Path | None:
     """$DLC_TUNING_DB, else ~/.cache/dlc/tuning.db; None when set to off (or 0, or empty)."""
-    value = os.environ.get("DLC_TUNING_DB")
-    if value is not None:
-        return None if value.strip().lower() in ("", "0", "off", "none") else Path(value)
-    return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "dlc" / "tuning.db"
+    return settings.TUNING_DB.get()
 
 
 def version() -> str:

@@ -17,7 +17,6 @@ local Ray with `workers` CPUs). A measurement names the CPU it ran on: the recor
 
 from __future__ import annotations
 
-import os
 import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
@@ -26,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from dlc import settings
 from dlc.tuning.extract import Task, linalg_before_schedule
 
 WARMUP = 2
@@ -65,17 +65,10 @@ def _compile(task: Task, params: dict | None):
     count = len(module.body.operations[0].arguments)
     imported = ImportedModel(module, [f"arg{i}" for i in range(count)], ["result"], 17)
     overrides = {task.key: params} if params is not None else {}
-    saved = os.environ.get("DLC_STRICT_SCHEDULE")
-    os.environ["DLC_STRICT_SCHEDULE"] = "1"
-    try:
-        with cache.disabled(), apply.session(None, overrides) as report:
-            compiled = compile_imported(context, imported, 2, num_threads=1,
-                                        pipelines=_pipelines())
-    finally:
-        if saved is None:
-            del os.environ["DLC_STRICT_SCHEDULE"]
-        else:
-            os.environ["DLC_STRICT_SCHEDULE"] = saved
+    with settings.override(STRICT_SCHEDULE=True), cache.disabled(), \
+            apply.session(None, overrides) as report:
+        compiled = compile_imported(context, imported, 2, num_threads=1,
+                                    pipelines=_pipelines())
     wanted = "record" if params is not None else "heuristic"
     if not any(c.key == task.key and c.source == wanted for c in report.choices):
         raise RuntimeError(f"the one-op module of {task.op} did not take its {wanted} "
