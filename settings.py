@@ -164,5 +164,6 @@ def describe() -> str:
             value = setting.get()
         except SettingError as error:
             value = f"invalid: {error}"
-        lines.append(f"{setting.name}={value}\n    {setting.doc}")
+        where = "set" if os.environ.get(setting.name, "").strip() else "default"
+        lines.append(f"{setting.name}={value}  ({where})\n    {setting.doc}")
     return "\n".join(lines)

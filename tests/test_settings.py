@@ -133,3 +133,12 @@ def test_no_module_but_settings_reads_a_dlc_variable():
             if isinstance(literal, str) and literal.startswith("DLC_"):
                 readers.append(f"{path.relative_to(ROOT)}:{node.lineno} {literal}")
     assert readers == []
+
+
+def test_dlc_env_prints_them(monkeypatch, capsys):
+    from dlc.tools import dlc_cli
+
+    monkeypatch.setenv("DLC_NUM_THREADS", "5")
+    assert dlc_cli.main(["env"]) == 0
+    out = capsys.readouterr().out
+    assert "DLC_NUM_THREADS=5  (set)" in out and "DLC_CACHE=True  (default)" in out

@@ -254,6 +254,13 @@ def cmd_pipeline(args) -> int:
     return 0
 
 
+def cmd_env(args) -> int:
+    from dlc import settings
+
+    print(settings.describe())
+    return 0
+
+
 def cmd_conformance(args) -> int:
     from dlc.testing import conformance
 
@@ -366,6 +373,10 @@ def build_parser() -> argparse.ArgumentParser:
                       "machine: $DLC_NUM_THREADS, else the cores this process may use)")
     plugin_options(pipe)
     pipe.set_defaults(handler=cmd_pipeline)
+
+    env = commands.add_parser("env", help="dlc's environment variables: their values here "
+                              "and what each does")
+    env.set_defaults(handler=cmd_env)
 
     conf = commands.add_parser("conformance", help="run the ONNX backend node tests per op")
     conf.add_argument("-k", "--filter", default="", help="only cases whose name contains this")
