@@ -96,6 +96,10 @@ def stage_pipelines(opt_level: int = 2, num_threads: int = 1) -> dict[str, str]:
     # more than 2000 (ResNet-50's main, 3436: IndVarSimplify took 4.7 of LLVM's 6.5 s unsplit;
     # smaller models' code is unchanged)
     llvm = ("dlc-split-functions{min-ops=2000}," if opt_level >= 2 else "dlc-split-functions,") + llvm
+    if opt_level >= 2:
+        # each loop nest of main becomes a function, identical ones one function: LLVM
+        # compiles a transformer's layer kernels once, not once per layer
+        llvm = "dlc-outline-kernels," + llvm
     stages = {"dlc": dlc, "linalg": linalg, "bufferized": bufferized, "llvm": llvm}
     for stage, levels, text in _EXTENSIONS:
         if opt_level in levels:

@@ -46,6 +46,7 @@ from dlc.runtime.jit import JitFunction, NativeFunction, SharedObjectFunction
 from dlc.runtime.signature import Signature
 
 ENV = "DLC_PARALLEL_CODEGEN"
+MIN_KERNELS = 16  # a module of fewer kernels (dlc-outline-kernels) and no parts: the JIT
 STEP_SECONDS = 600  # a tool still running after this long is killed (then the JIT compiles)
 
 
@@ -77,7 +78,8 @@ def chunks(module: ir.Module) -> int:
         return 1
     names = [ir.StringAttr(op.attributes["sym_name"]).value for op in module.body.operations
              if op.operation.name == "llvm.func" and len(op.regions[0].blocks)]
-    if not any("__part" in name for name in names):
+    kernels = sum(1 for name in names if "__kernel" in name)
+    if not any("__part" in name for name in names) and kernels < MIN_KERNELS:
         return 1
     return max(1, min(count, len(names)))
 

@@ -20,6 +20,7 @@ import dlc
 from dlc import compiler
 from dlc.dialects import make_context
 from dlc.frontends.onnx_importer import import_model
+from dlc.options import CompileOptions
 from dlc.passes import build_pass_manager, stage_pipelines
 from dlc.runtime import cache
 
@@ -135,13 +136,16 @@ def compile_with(model: onnx.ModelProto, opt_level: int, max_ops: int | None):
     """`model` compiled with dlc-split-functions{max-ops} (None: the pipeline's own)."""
     pipelines = dict(stage_pipelines(opt_level))
     if max_ops is not None:
-        first, rest = pipelines["llvm"].split(",", 1)
-        assert first.startswith("dlc-split-functions")
-        pipelines["llvm"] = f"dlc-split-functions{{max-ops={max_ops} min-ops=0}},{rest}"
+        elements = pipelines["llvm"].split(",")
+        at = next(i for i, e in enumerate(elements) if e.startswith("dlc-split-functions"))
+        elements[at] = f"dlc-split-functions{{max-ops={max_ops} min-ops=0}}"
+        pipelines["llvm"] = ",".join(elements)
     context = make_context()
     imported = import_model(model, context)
     with cache.disabled():
-        return compiler.compile_imported(context, imported, opt_level, pipelines=pipelines)
+        return compiler.compile_imported(
+            context, imported,
+            CompileOptions(opt_level=opt_level, num_threads=1, pipelines=pipelines))
 
 
 def test_split_functions_compute_the_same_results() -> None:
