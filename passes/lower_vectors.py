@@ -4,7 +4,8 @@ Runs at the start of the llvm stage (after bufferization), on every function: ho
 transfer pairs out of loops, then lowers masks, contractions (outer products: FMA), multi-
 reductions, transposes, broadcasts and shape casts, and transfers to rank 1 with full unrolling
 (PERF.md's recipe, step 5), and turns the integer matmul kernel's pairs of 16-bit products
-into `vpmaddwd` (`codegen/int8_matmul.py`), so that `convert-vector-to-llvm` sees only 1-D vectors. A module
+into `vpmaddwd` (`codegen/int8_matmul.py`) and the VNNI kernel's quads of byte products into
+`vpdpbusd` (`codegen/int8_vnni.py`), so that `convert-vector-to-llvm` sees only 1-D vectors. A module
 without vector ops is left as it is (the script is skipped).
 """
 
@@ -17,6 +18,7 @@ from mlir.dialects import vector
 from mlir.dialects.transform import interpreter
 
 from dlc.passes.codegen.int8_matmul import lower_pairs
+from dlc.passes.codegen.int8_vnni import lower_quads
 from dlc.passes.registry import ModulePass, PassFailure, register
 
 SCRIPT = """
@@ -118,6 +120,7 @@ class LowerVectors(ModulePass):
             return
         broadcast_rows(module)
         lower_pairs(module)  # (the integer matmul kernel's pairs of products: vpmaddwd)
+        lower_quads(module)  # (the VNNI kernel's quads of byte products: vpdpbusd)
         script = ir.Module.parse(SCRIPT)
         try:
             interpreter.apply_named_sequence(module, script.body.operations[0], script)

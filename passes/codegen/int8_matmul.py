@@ -8,9 +8,13 @@ i32 lanes) does twice the multiply-adds of an f32 FMA per instruction; measured 
 project's AVX2 EPYC (Zen 3, one core): 64 G multiply-adds/s against 48 for FMAs, and 92 for
 onnxruntime's u8 x s8 `vpmaddubsw`, which saturates pairs of products in 16 bits (not exact).
 
+On the AVX-512 target of a CPU with VNNI (`target.vnni()`), the same matmuls whose B is s8
+and whose A's rows span at most 255 take the `vpdpbusd` kernel of `int8_vnni.py` instead
+(`Problem.kernel` "vnni"; `prepare` dispatches): this file keeps the match and the AVX2 kernel.
+
 Match (`match`): a static `linalg.matmul` [M, K] x [K, N] -> f32 accumulating into a fill of
-zero, on the AVX2 target (`codegen/target.py`; AVX-512's f32 FMAs are as fast, other CPUs lack
-the instruction), whose B is a constant of integers and whose A is produced (through reshapes)
+zero, on the AVX2 target (`codegen/target.py`; AVX-512 without VNNI: its f32 FMAs are as fast,
+other CPUs lack the instruction), whose B is a constant of integers and whose A is produced (through reshapes)
 by ops whose values `value_range` bounds as integers: casts from 8/16-bit integers, integer
 arithmetic, adds/subs/muls, rounding and clamps of floats (DynamicQuantizeLinear's quantize
 fused with the centering). The bounds must make the kernel exact (`exact`): |a|, |b| <= 32767
@@ -56,10 +60,10 @@ import numpy as np
 from mlir import ir
 from mlir.dialects import arith, llvm
 
-from dlc.passes.codegen import matmul, target
+from dlc.passes.codegen import int8_vnni, matmul, target
 from dlc.passes.codegen.inline import inline_kernel
 from dlc.passes.codegen.script import Lines
-from dlc.passes.codegen.value_range import constant_range, is_op, value_range
+from dlc.passes.codegen.value_range import constant_range, is_op, row_span, value_range
 
 MR = 6  # rows of the register tile: 6 x 2 accumulators of 8 i32
 NR = 16  # columns of the register tile (two ymm of 8 i32)
@@ -74,6 +78,7 @@ class Problem:
     k: int
     a_bound: int  # max |a|
     b_bound: int  # max |b|
+    kernel: str = "pairs"  # "pairs" (vpmaddwd, AVX2) or "vnni" (vpdpbusd, `int8_vnni.py`)
 
 
 # ----------------------------------------------------------------------------- match
@@ -98,9 +103,21 @@ def _constant_b(value: ir.Value) -> np.ndarray | None:
     return np.array(attr)
 
 
+def _kernel() -> str | None:
+    """The integer kernel of the target: vpmaddwd pairs on AVX2, vpdpbusd on AVX-512 with
+    VNNI (`int8_vnni.py`), none elsewhere."""
+    name = target.current().name
+    if name == "avx2":
+        return "pairs"
+    return "vnni" if name == "avx512" and target.vnni() else None
+
+
 def match(op: ir.Operation) -> Problem | None:
     """The problem of a matmul the integer kernel computes exactly (module docstring)."""
-    if op.name != "linalg.matmul" or len(op.operands) != 3 or target.current().name != "avx2":
+    if op.name != "linalg.matmul" or len(op.operands) != 3:
+        return None
+    kernel = _kernel()
+    if kernel is None:
         return None
     a, b, c = op.operands
     types = [v.type for v in (a, b, c)]
@@ -120,6 +137,11 @@ def match(op: ir.Operation) -> Problem | None:
         return None
     a_bound = int(max(abs(a_range[0]), abs(a_range[1])))
     b_bound = int(np.abs(b_value).max())
+    if kernel == "vnni":
+        span = row_span(a)
+        if span is None or span > int8_vnni.U8_SPAN or not int8_vnni.fits(b_value, a_bound, k):
+            return None
+        return Problem(m, n, k, a_bound, b_bound, kernel)
     return Problem(m, n, k, a_bound, b_bound) if exact(a_bound, b_bound, k) else None
 
 
@@ -323,12 +345,32 @@ def prepare(op: ir.Operation) -> ir.Operation:
     packed into a constant. Returns the op computing the result."""
     a, b, _ = op.operands
     (m, k), (_, n) = a.type.shape, b.type.shape
+    problem = match(op)
+    if problem is not None and problem.kernel == "vnni":
+        return _prepare_vnni(op)
     packed = packed_b(_constant_b(b))
     with ir.InsertionPoint(op), op.location:
         constant = arith.ConstantOp(ir.RankedTensorType.get(list(packed.shape),
                                                             ir.IntegerType.get_signless(16)),
                                     ir.DenseElementsAttr.get(packed)).result
     result = inline_kernel(op, kernel_text(m, n, k), [a, constant])
+    op.results[0].replace_all_uses_with(result)
+    producer = result.owner
+    op.erase()
+    return producer
+
+
+def _prepare_vnni(op: ir.Operation) -> ir.Operation:
+    """`prepare` for the VNNI kernel (`int8_vnni.py`): B packed as s8 quads, its column sums."""
+    a, b, _ = op.operands
+    (m, k), (_, n) = a.type.shape, b.type.shape
+    packed, sums = int8_vnni.packed_b(_constant_b(b))
+    with ir.InsertionPoint(op), op.location:
+        constants = [arith.ConstantOp(ir.RankedTensorType.get(list(array.shape),
+                                                              ir.IntegerType.get_signless(bits)),
+                                      ir.DenseElementsAttr.get(array)).result
+                     for array, bits in ((packed, 8), (sums, 32))]
+    result = inline_kernel(op, int8_vnni.kernel_text(m, n, k), [a, *constants])
     op.results[0].replace_all_uses_with(result)
     producer = result.owner
     op.erase()

@@ -114,3 +114,12 @@ def use(target: CpuTarget | str) -> Iterator[CpuTarget]:
         yield chosen
     finally:
         _CURRENT.reset(token)
+
+
+@cache
+def vnni() -> bool:
+    """Whether this process's CPU has AVX-512 VNNI (`vpdpbusd`: the integer matmul kernel of
+    `int8_vnni.py`, on the AVX-512 target)."""
+    if platform.machine() not in ("x86_64", "AMD64"):
+        return False
+    return "avx512_vnni" in _cpuinfo_flags()

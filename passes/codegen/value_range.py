@@ -13,6 +13,7 @@ clamps bound.
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 from mlir import ir
@@ -191,3 +192,109 @@ def _fits(found: Range | None, t: ir.Type) -> Range | None:
 def _exact(low: float, high: float) -> Range | None:
     """An interval whose every integer is exact in f32 (None otherwise)."""
     return (low, high) if max(abs(low), abs(high)) <= F32_EXACT else None
+
+
+# ----------------------------------------------------------------------------- row spans
+
+
+def row_span(value: ir.Value, depth: int = 4) -> float | None:
+    """A bound on max - min within any row (the last dimension) of tensor `value`, or None.
+
+    The VNNI integer matmul (`int8_vnni.py`) moves each row of A into u8 by subtracting the
+    row's minimum, which is exact when the span is at most 255: MatMulInteger's A is
+    `uitofp(a) - uitofp(zero point)` with a zero point computed at run time (range [-255,
+    255], span 255). A value uniform along the rows (a scalar, a per-row value) has span 0;
+    adding or subtracting one keeps the other's span; any other op's span is its range's
+    width (`value_range`), else unknown. Reshapes that keep the last dimension keep rows."""
+    owner = value.owner
+    if not is_op(owner) or depth < 0 or not isinstance(value.type, ir.RankedTensorType):
+        return None
+    name = owner.name
+    if name in RESHAPES or name == "tensor.extract_slice":
+        # (a reshape keeping the last dimension keeps the rows; a slice of the same rank takes
+        # parts of them)
+        source = owner.operands[0]
+        if not isinstance(source.type, ir.RankedTensorType) or value.type.rank == 0 \
+                or source.type.rank == 0 or not (name == "tensor.extract_slice"
+                                                 or source.type.shape[-1] == value.type.shape[-1]) \
+                or (name == "tensor.extract_slice" and source.type.rank != value.type.rank):
+            return _width_of(value_range(value, depth))
+        found = row_span(source, depth)
+        return found if found is not None else _width_of(value_range(value, depth))
+    if name == "linalg.generic":
+        found = _generic_span(owner, value, depth - 1)
+        if found is not None:
+            return found
+    return _width_of(value_range(value, depth))
+
+
+def _width_of(found: Range | None) -> float | None:
+    if found is None or not all(math.isfinite(b) for b in found):
+        return None
+    return found[1] - found[0]
+
+
+def _row_dimension(op: ir.Operation, index: int) -> int | None:
+    """The loop dimension of generic `op` that indexes the last axis of its result `index`."""
+    maps = list(ir.ArrayAttr(op.attributes["indexing_maps"]))
+    inputs = len(op.operands) - len(op.results)
+    result_map = ir.AffineMapAttr(maps[inputs + index]).value
+    if not result_map.results:
+        return None
+    last = result_map.results[-1]
+    return last.position if isinstance(last, ir.AffineDimExpr) else None
+
+
+def _uniform(op: ir.Operation, operand: int, dimension: int) -> bool:
+    """Whether generic input `operand`'s indexing map ignores loop `dimension`."""
+    affine = ir.AffineMapAttr(list(ir.ArrayAttr(op.attributes["indexing_maps"]))[operand]).value
+    return re.search(rf"\bd{dimension}\b", str(affine).split("->", 1)[1]) is None
+
+
+def _generic_span(op: ir.Operation, value: ir.Value, depth: int) -> float | None:
+    """The row span of result `value` of a linalg.generic (see `row_span`)."""
+    index = next(i for i, r in enumerate(op.results) if r == value)
+    dimension = _row_dimension(op, index)
+    if dimension is None:
+        return None
+    block = op.regions[0].blocks[0]
+    inputs = len(op.operands) - len(op.results)
+    known = _Known()
+    spans: dict = {}
+    for i, (arg, operand) in enumerate(zip(list(block.arguments)[:inputs],
+                                           list(op.operands)[:inputs])):
+        known[arg] = value_range(operand, depth)
+        spans[arg] = 0 if _uniform(op, i, dimension) else _width_of(known[arg])
+    for arg in list(block.arguments)[inputs:]:
+        known[arg] = None
+        spans[arg] = None
+    for inner in block.operations:
+        if inner.name == "linalg.yield":
+            return spans.get(inner.operands[index])
+        if inner.name == "linalg.index":
+            return None
+        result = _scalar_range(inner, known)
+        for r in inner.results:
+            known[r] = _fits(result, r.type)
+            spans[r] = _scalar_span(inner, spans, known[r], r.type)
+    return None
+
+
+def _scalar_span(op: ir.Operation, spans: dict, found: Range | None, t: ir.Type
+                 ) -> float | None:
+    """The row span of a body op's result: 0 when every operand is uniform, the sum of the
+    operands' spans for add/sub, the span of a cast's operand when its range is that of an
+    8/16-bit integer, else the width of its range (None: unknown)."""
+    operand_spans = [spans.get(a, 0) for a in op.operands]  # (from above: uniform)
+    if all(s == 0 for s in operand_spans):
+        return 0
+    if op.name in ("arith.addf", "arith.subf", "arith.addi", "arith.subi") \
+            and None not in operand_spans:
+        total = sum(operand_spans)
+        width = _width_of(found)
+        return total if width is None else min(total, width)
+    if found is None:  # (a narrow integer, e.g. a quantize's fptoui: its type's width)
+        width = _width(t)
+        return (1 << width) - 1 if width is not None and width <= 16 else None
+    return _width_of(found)
+

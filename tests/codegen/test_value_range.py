@@ -12,7 +12,7 @@ import pytest
 from mlir import ir
 
 from dlc.dialects.core import make_context
-from dlc.passes.codegen.value_range import value_range
+from dlc.passes.codegen.value_range import row_span, value_range
 
 GENERIC = """
 func.func @f(%x: tensor<4x{in_type}>, %s: tensor<f32>) -> tensor<4x{out_type}> {{
@@ -84,3 +84,57 @@ def test_beyond_f32_exactness_is_unknown():
     assert _range(body, in_type="i16") is None
     assert math.isfinite(_range("%y = arith.uitofp %in : i16 to f32\n linalg.yield %y : f32",
                                 in_type="i16")[1])
+
+
+ROWS = """
+func.func @f(%x: tensor<4x8xi8>, %z: tensor<4xi8>, %y: tensor<4x8xi8>) -> tensor<{shape}xf32> {{
+  %e = tensor.empty() : tensor<4x8xf32>
+  %r = linalg.generic {{indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>,
+                                        affine_map<(d0, d1) -> (d0)>,
+                                        affine_map<(d0, d1) -> (d0, d1)>,
+                                        affine_map<(d0, d1) -> (d0, d1)>],
+                        iterator_types = ["parallel", "parallel"]}}
+      ins(%x, %z, %y : tensor<4x8xi8>, tensor<4xi8>, tensor<4x8xi8>)
+      outs(%e : tensor<4x8xf32>) {{
+  ^bb0(%in: i8, %zp: i8, %other: i8, %out: f32):
+{body}
+  }} -> tensor<4x8xf32>
+{tail}
+}}
+"""
+
+
+def _span(body: str, tail: str = "  return %r : tensor<4x8xf32>", shape: str = "4x8"):
+    with make_context():
+        module = ir.Module.parse(ROWS.format(body=body, tail=tail, shape=shape))
+        function = module.body.operations[0]
+        returned = list(function.regions[0].blocks[0].operations)[-1].operands[0]
+        return row_span(returned)
+
+
+CENTERED = (" %f = arith.uitofp %in : i8 to f32\n %g = arith.uitofp %zp : i8 to f32\n"
+            " %c = arith.subf %f, %g : f32\n linalg.yield %c : f32")
+
+
+@pytest.mark.parametrize("body,tail,shape,expected", [
+    # u8 minus a per-row zero point: values in [-255, 255], 255 apart within a row
+    (CENTERED, "  return %r : tensor<4x8xf32>", "4x8", 255),
+    # ... a slice of the same rank takes parts of rows; a reshape keeping the last dim too
+    (CENTERED, ("  %s = tensor.extract_slice %r[0, 2] [4, 5] [1, 1] : tensor<4x8xf32> to "
+                "tensor<4x5xf32>\n  return %s : tensor<4x5xf32>"), "4x5", 255),
+    (CENTERED, ("  %s = tensor.collapse_shape %r [[0, 1]] : tensor<4x8xf32> into tensor<32xf32>\n"
+                "  return %s : tensor<32xf32>"), "32", 510),  # (rows merged: the range's width)
+    # u8 minus another varying u8: the range's width
+    ((" %f = arith.uitofp %in : i8 to f32\n %g = arith.uitofp %other : i8 to f32\n"
+      " %c = arith.subf %f, %g : f32\n linalg.yield %c : f32"),
+     "  return %r : tensor<4x8xf32>", "4x8", 510),
+    # a per-row value alone: span 0
+    (" %g = arith.sitofp %zp : i8 to f32\n linalg.yield %g : f32",
+     "  return %r : tensor<4x8xf32>", "4x8", 0),
+    # a product by a per-row value of unknown range: unknown
+    ((" %f = arith.uitofp %in : i8 to f32\n %g = arith.uitofp %zp : i8 to f32\n"
+      " %d = arith.divf %f, %g : f32\n linalg.yield %d : f32"),
+     "  return %r : tensor<4x8xf32>", "4x8", None),
+])
+def test_row_span(body, tail, shape, expected):
+    assert _span(body, tail, shape) == expected
