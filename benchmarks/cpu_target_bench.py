@@ -9,12 +9,17 @@ loaded: only same-process ratios mean anything). Cases: f32 MatMul with a consta
     .venv/bin/python benchmarks/cpu_target_bench.py --targets avx512,avx2 \
         build/benchmarks/models/bert.onnx
 
-A target may also be an ad-hoc matmul tile, `MxN` (e.g. 6x16), to try other tiles.
+A target may also be an ad-hoc matmul tile, `MxN` (e.g. 6x16), to try other tiles, or a
+target with one family's parameters taken from another, `BASE+FAMILY=OTHER` (repeatable):
+`avx512+conv=avx2` is the AVX-512 target with AVX2's conv tiles. The families (`FAMILIES`):
+matmul, conv (unpacked, packed and grouped convs), window (depthwise convs and pools), or a
+single `CpuTarget` field (`avx512+conv_ow=avx2`).
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import time
 from pathlib import Path
@@ -43,7 +48,21 @@ def matmul_model(m: int, k: int, n: int) -> onnx.ModelProto:
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
 
 
+FAMILIES = {"matmul": ("matmul_tile",),
+            "conv": ("conv_widths", "conv_blocks", "conv_ow", "conv_accumulators"),
+            "window": ("window_widths",)}
+
+
 def chosen(name: str) -> target.CpuTarget:
+    if "+" in name:
+        base, *swaps = name.split("+")
+        cpu = target.named(base)
+        for swap in swaps:
+            family, other = swap.split("=")
+            donor = target.named(other)
+            changes = {f: getattr(donor, f) for f in FAMILIES.get(family, (family,))}
+            cpu = dataclasses.replace(cpu, **changes)
+        return dataclasses.replace(cpu, name=name)
     if name[0].isdigit():
         mr, nr = (int(v) for v in name.split("x"))
         return target.CpuTarget(name, 8, 16, (mr, nr))

@@ -136,6 +136,9 @@ def _remainders_are_split_into_full_register_tiles() -> None:
     assert conv_common.forall_filter_tile(1000) == 200 and conv.filter_parts(200) == [192, 8]
     assert conv.filter_parts(64) == [64] and conv.filter_parts(24) == [16, 8]
     assert conv.filter_parts(12) == [12] and conv.filter_parts(16) == [16]
+    # (RegNetY's 440 channels: forall tiles of 88, no 24-wide register tile left)
+    assert conv_common.forall_filter_tile(440) == 88 and conv.filter_parts(88) == [64, 16, 8]
+    assert conv.filter_parts(440) == [416, 16, 8]
     assert conv_common.forall_filter_tile(48) == 16 and conv_common.forall_filter_tile(40) == 40
     # an OW up to 14 without a divisor in [4, 8] is one register tile, a wider one is split
     assert conv.ow_parts(13, 16) == [13] and conv.part_ow_tile(13, 16) == 13

@@ -147,6 +147,7 @@ def test_conv_tiles() -> None:
     (24, 13, 48, 1, 1),  # packed, 16-wide blocks, OW 13
     (16, 13, 1000, 1, 1),  # packed, F padded
     (8, 15, 24, 3, 2),  # plain (strided 3x3), F 24
+    (8, 9, 88, 3, 2),  # plain, F 88 (avx512: parts 64, 16 and 8)
 ], ids=str)
 def test_each_target_runs_convs_correctly(name: str, c: int, h: int, f: int, kernel: int,
                                           stride: int) -> None:
