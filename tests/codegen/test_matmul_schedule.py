@@ -9,6 +9,8 @@ heuristic can produce is exercised here.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from onnx import helper
@@ -75,7 +77,8 @@ def test_matmul_matches_numpy(m: int, n: int, k: int, cpu: str) -> None:
 
 
 @pytest.mark.parametrize("cpu", ["avx512", "avx2"])
-@pytest.mark.parametrize("batch, m, n, k", [(4, 64, 80, 48), (3, 19, 45, 33)])
+@pytest.mark.parametrize("batch, m, n, k", [(4, 64, 80, 48), (3, 19, 45, 33), (16, 64, 20, 64),
+                                            (2, 24, 56, 40)])
 def test_batch_matmul_matches_numpy(batch: int, m: int, n: int, k: int, cpu: str) -> None:
     with target.use(cpu):
         model = dlc.compile(matmul_model([batch, m, k], [batch, k, n]))
@@ -161,6 +164,22 @@ def test_cache_tiles_divide_the_part(cpu: str, tile: tuple[int, int]) -> None:
     assert 96 % mc == 0 and mc % mr == 0 and mc <= 64
     assert 160 % nc == 0 and nc % nr == 0
     assert 1000 % kc == 0 and 64 <= kc <= 256
+
+
+def test_n_remainders_are_whole_vectors() -> None:
+    from dlc.passes.codegen import matmul
+
+    with target.use("avx512"):  # (MobileViT-XXS's attention: head size 20)
+        assert matmul.n_sizes(20, 32) == [16, 4] and matmul.n_sizes(56, 32) == [32, 16, 8]
+        assert matmul.n_sizes(100, 32) == [96, 4] and matmul.n_sizes(64, 32) == [64]
+        assert matmul.n_sizes(12, 32) == [12]
+    with target.use("avx2"):
+        assert matmul.n_sizes(20, 16) == [16, 4] and matmul.n_sizes(12, 16) == [8, 4]
+    with target.use("avx512"):
+        linalg_ir = dlc.compile(matmul_model([4, 64, 64], [4, 64, 20])).ir("linalg")
+    # register tiles [8, 16] and [8, 4], none 20 wide (the init's fill is)
+    assert "vector<8x16xf32>" in linalg_ir and "vector<8x4xf32>" in linalg_ir
+    assert re.search(r"vector<\d+x20xf32>", linalg_ir) is None
 
 
 def test_split_point() -> None:
