@@ -16,6 +16,7 @@ _EXPORTS = {
     "ArgumentError": "dlc.errors",
     "CausalLM": "dlc.llm",
     "CompileError": "dlc.compiler",
+    "CompileOptions": "dlc.options",
     "CompiledModel": "dlc.compiler",
     "compile": "dlc.compiler",
     "lower": "dlc.compiler",

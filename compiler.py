@@ -26,16 +26,17 @@ import numpy as np
 import onnx
 from mlir import ir
 
-from dlc import settings
+from dlc import frontends, settings
 from dlc.dialects import make_context
 from dlc.errors import ArgumentError, DlcError
-from dlc.frontends.onnx_importer import DynamicShapesError, ImportedModel, import_model
+from dlc.frontends.onnx_importer import DynamicShapesError, ImportedModel
 from dlc.frontends.torch.tensors import (
     call_with_tensors,
     holds_torch_tensors,
     is_exported_program,
     is_torch_model,
 )
+from dlc.options import CompileOptions, merge
 from dlc.passes import (
     STAGES,
     build_pass_manager,
@@ -47,7 +48,7 @@ from dlc.passes import (
 from dlc.passes.lowering import checks
 from dlc.passes.pipelines import extension_key
 from dlc.runtime import cache, native
-from dlc.runtime.jit import JitFunction, Signature, TensorSpec, numpy_dtype
+from dlc.runtime.jit import NativeFunction, Signature, TensorSpec, numpy_dtype
 from dlc.specialize import DynamicModel, symbolic_signature
 from dlc.timings import Timer, Timings
 from dlc.tuning import apply as tuning
@@ -70,22 +71,27 @@ def format_diagnostics(error: ir.MLIRError) -> str:
 
 
 class CompiledModel:
-    """A model compiled by dlc. Call it with numpy arrays (positional, or a dict by name)."""
+    """A model compiled by dlc. Call it with numpy arrays (positional, or a dict by name).
 
-    def __init__(self, context: ir.Context | None, snapshots: dict[str, ir.Operation] | None,
-                 function: JitFunction, opt_level: int, compile_seconds: float,
-                 relower: Callable[[], CompiledModel] | None = None, num_threads: int = 1,
+    One state: its native function, the options it was compiled with and, on demand, the IR
+    of each stage (`ir`): kept from the compile (a `LoweredModel`), or built again by
+    `relower` when it was not kept (a disk-cache hit, a specialization that released it)."""
+
+    def __init__(self, function: NativeFunction, options: CompileOptions,
+                 compile_seconds: float, lowered: LoweredModel | None = None,
+                 relower: Callable[[], LoweredModel] | None = None,
                  timings: Timings | None = None):
-        self._context = context
-        self._snapshots = snapshots
-        self._relower = relower  # a model loaded from the disk cache lowers again for `ir`
         self._function = function
+        self._lowered = lowered
+        self._relower = relower
+        self.options = options
         self.signature = function.signature
-        self.opt_level = opt_level
-        self.num_threads = num_threads
+        self.opt_level = options.opt_level
+        self.num_threads = options.threads
         self.compile_seconds = compile_seconds
         self.timings = timings or Timings()  # where the compile's time went
         self.tuning: tuning.Report | None = None  # which ops used a tuning record (dlc tune)
+        self._source = None  # the model it was compiled from, for `profile`
 
     @property
     def input_names(self) -> list[str]:
@@ -104,23 +110,22 @@ class CompiledModel:
             return call_with_tensors(self._function, args, kwargs)
         return self._function(*args, **kwargs)
 
-    def release_ir(self, relower: Callable[[], object]) -> None:
+    def release_ir(self, relower: Callable[[], LoweredModel]) -> None:
         """Drop the IR kept for `ir` (its MLIR context holds the weights' values, once per
-        stage that rewrote them: more than the compiled code's own copy); `relower()` (a
-        `LoweredModel` or a `CompiledModel`) builds it again when `ir` is asked for."""
-        if self._snapshots is not None:
-            self._context = self._snapshots = None
-            self._relower = relower
+        stage that rewrote them: more than the compiled code's own copy); `relower()` builds
+        it again when `ir` is asked for."""
+        self._lowered = None
+        self._relower = relower
 
     def ir(self, stage: str = "dlc", large_elements_limit: int | None = None) -> str:
         """The IR after `stage` (dlc, linalg, bufferized, llvm) as text."""
-        if self._snapshots is None and self._relower is not None:
-            lowered = self._relower()
-            self._context, self._snapshots = lowered._context, lowered._snapshots
-        if stage not in (self._snapshots or {}):
+        if stage not in STAGES:
             raise ArgumentError(f"unknown stage {stage!r}; stages are {', '.join(STAGES)}")
-        with self._context:
-            return self._snapshots[stage].get_asm(large_elements_limit=large_elements_limit)
+        if self._lowered is None:
+            if self._relower is None:
+                raise ArgumentError("this model keeps no IR and cannot lower its source again")
+            self._lowered = self._relower()
+        return self._lowered.ir(stage, large_elements_limit)
 
     def profile(self, inputs=None, runs: int = 10):
         """Time each op group of this model (`dlc.profiler.profile`: compiled again with the
@@ -128,13 +133,10 @@ class CompiledModel:
         by name, or None: random ones), `runs` times; a `dlc.profiler.Profile`."""
         from dlc.profiler import profile
 
-        source = getattr(self, "_source", None)
-        if source is None:
-            raise ValueError("this model was not compiled by dlc.compile: profile its source "
-                             "with dlc.profiler.profile(model, ...)")
-        model, input_shapes, constants, example_inputs = source
-        return profile(model, inputs, runs, self.opt_level, input_shapes, constants,
-                       example_inputs, self.num_threads)
+        if self._source is None:
+            raise ArgumentError("this model was not compiled by dlc.compile: profile its "
+                                "source with dlc.profiler.profile(model, ...)")
+        return profile(self._source, inputs, runs, options=self.options)
 
     def __repr__(self) -> str:
         return f"CompiledModel{self.signature} (opt_level={self.opt_level})"
@@ -148,6 +150,8 @@ def compile(
     example_inputs: Sequence | None = None,
     num_threads: int | None = None,
     timings: bool = False,
+    *,
+    options: CompileOptions | None = None,
 ) -> CompiledModel | DynamicModel:
     """Compile an ONNX model (path, bytes or ModelProto) or a PyTorch module for this CPU.
 
@@ -158,44 +162,45 @@ def compile(
     values of inputs (such as a Reshape's shape given as a graph input): the compiled model
     is specialized to them and takes only the other inputs. A `torch.nn.Module` is exported
     with `torch.export` on `example_inputs` (a tuple of tensors); see `dlc.frontends.torch`.
-    `num_threads` (default: $DLC_NUM_THREADS, else the cores this process may run on) runs the scheduled tile loops
-    of matmuls and convolutions on that many threads (OpenMP); 1 compiles serial code.
-    `timings=True` measures each step's peak RSS too (`CompiledModel.timings`; seconds are
-    always recorded).
+    `num_threads` (default: $DLC_NUM_THREADS, else the cores this process may run on) runs
+    the scheduled tile loops of matmuls and convolutions on that many threads (OpenMP); 1
+    compiles serial code. `timings=True` measures each step's peak RSS too
+    (`CompiledModel.timings`; seconds are always recorded). `options` (a `dlc.CompileOptions`)
+    gives all of these at once, instead of the keyword arguments.
     """
+    options = merge(options, opt_level=opt_level, input_shapes=input_shapes,
+                    constants=constants, example_inputs=example_inputs,
+                    num_threads=num_threads, timings=timings)
     if is_exported_program(model):
-        dynamic = _exported_dynamic_model(model, opt_level, _threads(num_threads))
+        dynamic = _exported_dynamic_model(model, options)
         if dynamic is not None:
             return dynamic
     try:
-        compiled = _compile(model, opt_level, input_shapes, constants, example_inputs,
-                            num_threads, timings)
+        compiled = _compile(model, options)
     except DynamicShapesError as error:
-        return _onnx_dynamic_model(model, error, opt_level, constants, _threads(num_threads))
-    compiled._source = (model, input_shapes, constants, example_inputs)  # (for .profile)
+        return _onnx_dynamic_model(model, error, options)
+    compiled._source = model  # (for .profile)
     return compiled
 
 
-def _onnx_dynamic_model(model, error: DynamicShapesError, opt_level: int, constants,
-                        num_threads: int) -> DynamicModel:
+def _onnx_dynamic_model(model, error: DynamicShapesError, options: CompileOptions
+                        ) -> DynamicModel:
     """The DynamicModel of an ONNX model whose inputs have dynamic sizes (`error` holds the
     loaded proto and the inputs' shapes): `compile` with `input_shapes` makes each
     specialization (from `model` as the user gave it: a path keeps external data findable)."""
     def compile_for(input_shapes: dict[str, list[int]]) -> CompiledModel:
-        compiled = compile(model, opt_level, input_shapes=input_shapes, constants=constants,
-                           num_threads=num_threads)
+        specialization = options.for_shapes(input_shapes)
+        compiled = compile(model, options=specialization)
         # (a specialization keeps no IR: built again for `ir`; its weights are the process's
         # one copy, shared with the other specializations: dlc-external-weights)
-        compiled.release_ir(lambda: lower(model, STAGES[-1], opt_level, input_shapes,
-                                          constants, num_threads=num_threads))
+        compiled.release_ir(lambda: lower(model, STAGES[-1], options=specialization))
         return compiled
 
     return DynamicModel(symbolic_signature(error.proto, error.symbolic), compile_for,
-                        opt_level, num_threads)
+                        options.opt_level, options.threads)
 
 
-def _exported_dynamic_model(exported, opt_level: int, num_threads: int
-                            ) -> DynamicModel | None:
+def _exported_dynamic_model(exported, options: CompileOptions) -> DynamicModel | None:
     """The DynamicModel of a torch `ExportedProgram` exported with `dynamic_shapes` (Dims),
     None when its inputs are static: each specialization is the program exported again at the
     call's shapes (torch.export checks the Dim ranges: a size outside is a FrontendError); the
@@ -216,43 +221,40 @@ def _exported_dynamic_model(exported, opt_level: int, num_threads: int
         signature = Signature(tuple(spec(n, v) for n, v in inputs),
                               tuple(spec(n, v) for n, v in importer.dynamic_outputs(exported)))
     module = exported.module()
+    specialization = options.replace(input_shapes=None, constants=None, example_inputs=None,
+                                     timings=False)
 
     def compile_for(input_shapes: dict[str, list[int]]) -> CompiledModel:
         program = importer.specialized_program(exported, module, inputs, input_shapes)
-        return compile(program, opt_level, num_threads=num_threads)
+        return compile(program, options=specialization)
 
-    return DynamicModel(signature, compile_for, opt_level, num_threads)
+    return DynamicModel(signature, compile_for, options.opt_level, options.threads)
 
 
-def _compile(model, opt_level, input_shapes, constants, example_inputs, num_threads,
-             timings) -> CompiledModel:
-    num_threads = _threads(num_threads)
-    stage_pipelines(opt_level)  # (rejects an unknown opt level before importing)
+def _compile(model, options: CompileOptions) -> CompiledModel:
     start = time.perf_counter()
-    timer = Timer(memory=timings)
+    timer = Timer(memory=options.timings)
     with timer.active():
         key = cached = None  # (torch models: cached by their imported IR, below)
-        if cache.enabled() and example_inputs is None and not is_torch_model(model):
+        if cache.enabled() and options.example_inputs is None and not is_torch_model(model):
             with timer.span("cache lookup"):
-                key = _cache_key(model, opt_level, input_shapes, constants, num_threads)
-                cached = _cached(key, model, opt_level, input_shapes, constants, start,
-                                 num_threads)
+                key = _cache_key(model, options.opt_level, options.input_shapes,
+                                 options.constants, options.threads)
+                cached = _cached(key, model, options, start)
         if cached is not None:
             if not cached.timings.records:  # (loaded from disk now; a memory hit keeps its own)
                 cached.timings = timer.result()
             return cached
         context = make_context()
-        imported = _import(model, context, input_shapes, constants, example_inputs, timer)
+        imported = import_source(model, context, options, timer)
         if key is None:  # (PyTorch: cached by the imported IR)
-            compiled = compile_imported_cached(context, imported, opt_level, num_threads,
-                                               start, timer)
+            compiled = compile_imported_cached(context, imported, options, start, timer)
             compiled.timings = timer.result()
             return compiled
-        compiled = compile_imported(context, imported, opt_level, start, num_threads, timer)
-        if key is not None:
-            cache.remember(key, compiled)
-            with timer.span("cache save"):
-                cache.save(key, compiled._function, compiled.compile_seconds)
+        compiled = compile_imported(context, imported, options, start, timer)
+        cache.remember(key, compiled)
+        with timer.span("cache save"):
+            cache.save(key, compiled._function, compiled.compile_seconds)
     compiled.timings = timer.result()
     return compiled
 
@@ -287,41 +289,45 @@ def lower(
     example_inputs: Sequence | None = None,
     num_threads: int | None = None,
     timings: bool = False,
+    *,
+    options: CompileOptions | None = None,
 ) -> LoweredModel:
     """Import `model` and run the stages of `opt_level` up to and including `stage` only:
     no machine code is generated and the compile cache is not used. The arguments are
     `compile`'s; `.ir()` is the IR after `stage`, `.ir(earlier)` after an earlier stage."""
     if stage not in STAGES:
         raise ArgumentError(f"unknown stage {stage!r}; stages are {', '.join(STAGES)}")
-    num_threads = _threads(num_threads)
-    stage_pipelines(opt_level)  # (rejects an unknown opt level before importing)
-    timer = Timer(memory=timings)
+    options = merge(options, opt_level=opt_level, input_shapes=input_shapes,
+                    constants=constants, example_inputs=example_inputs,
+                    num_threads=num_threads, timings=timings)
+    timer = Timer(memory=options.timings)
     with timer.active():
         context = make_context()
-        imported = _import(model, context, input_shapes, constants, example_inputs, timer)
-        with context, tuning.session() as report:
-            snapshots = _run_stages(imported.module, opt_level, num_threads, stage, timer)
-    lowered = LoweredModel(context, snapshots, opt_level, timer.result())
+        imported = import_source(model, context, options, timer)
+        return lower_imported(context, imported, options, stage, timer)
+
+
+def lower_imported(context: ir.Context, imported: ImportedModel, options: CompileOptions,
+                   stage: str = STAGES[-1], timer: Timer | None = None) -> LoweredModel:
+    """Run the stages up to and including `stage` on a module a frontend imported into the
+    dlc dialect of `context` (it is rewritten in place): its IR after each stage."""
+    timer = timer or Timer()
+    with context, tuning.session() as report:
+        snapshots = _run_stages(imported.module, options, stage, timer)
+    lowered = LoweredModel(context, snapshots, options.opt_level, timer.result())
     lowered.tuning = report
     return lowered
 
 
 def _threads(num_threads: int | None) -> int:
-    num_threads = default_threads() if num_threads is None else num_threads
-    if num_threads < 1:
-        raise ArgumentError(f"num_threads must be at least 1, got {num_threads}")
-    return num_threads
+    return CompileOptions(num_threads=num_threads).resolve().threads
 
 
-def _import(model, context: ir.Context, input_shapes, constants, example_inputs,
-            timer: Timer) -> ImportedModel:
-    """The model in the dlc dialect (ONNX, or PyTorch with `example_inputs` or a module)."""
-    with timer.span("import"):
-        if example_inputs is None and not is_torch_model(model):
-            return import_model(model, context, input_shapes, constants)
-        from dlc.frontends.torch.importer import import_torch  # (torch is an optional extra)
-
-        return import_torch(model, example_inputs, context)
+def import_source(model, context: ir.Context, options: CompileOptions,
+                  timer: Timer | None = None) -> ImportedModel:
+    """The model in the dlc dialect of `context` (`frontends.load`), timed as "import"."""
+    with timer.span("import") if timer else contextlib.nullcontext():
+        return frontends.load(model, context, options)
 
 
 def default_threads() -> int:
@@ -347,8 +353,8 @@ def _cache_key(model, opt_level: int, input_shapes, constants,
                            options=f"threads={num_threads}{extension_key()}{tuning.cache_key()}")
 
 
-def _cached(key: str | None, model, opt_level: int, input_shapes, constants,
-            start: float, num_threads: int = 1) -> CompiledModel | None:
+def _cached(key: str | None, model, options: CompileOptions, start: float
+            ) -> CompiledModel | None:
     """A hit of the compile cache: in memory, else on disk (its IR lowered again on demand)."""
     if key is None:
         return None
@@ -358,31 +364,26 @@ def _cached(key: str | None, model, opt_level: int, input_shapes, constants,
     function = cache.load(key)
     if function is None:
         return None
-
-    def relower() -> LoweredModel:  # (the stages again, no machine code)
-        return lower(model, STAGES[-1], opt_level, input_shapes, constants,
-                     num_threads=num_threads)
-
-    compiled = CompiledModel(None, None, function, opt_level, time.perf_counter() - start,
-                             relower=relower, num_threads=num_threads)
+    again = options.replace(timings=False)
+    compiled = CompiledModel(function, options, time.perf_counter() - start,
+                             relower=lambda: lower(model, STAGES[-1], options=again))
     cache.remember(key, compiled)
     return compiled
 
 
-def compile_imported(context: ir.Context, imported: ImportedModel, opt_level: int = 2,
-                     start: float | None = None, num_threads: int = 1,
-                     timer: Timer | None = None,
-                     pipelines: Mapping[str, str] | None = None) -> CompiledModel:
-    """JIT-compile a module a frontend imported into the dlc dialect of `context`;
-    `pipelines` (stage -> pipeline text) replaces the opt level's (`dlc bisect` uses it)."""
+def compile_imported(context: ir.Context, imported: ImportedModel, options: CompileOptions,
+                     start: float | None = None, timer: Timer | None = None) -> CompiledModel:
+    """JIT-compile a module a frontend imported into the dlc dialect of `context`, with
+    `options` (`options.pipelines` replaces the opt level's stage texts: `dlc bisect`)."""
+    options = options.resolve()
     start = time.perf_counter() if start is None else start
     timer = timer or Timer()
     module = imported.module
     with context:
         main = module.body.operations[0]
-        signature = _signature(main, imported.input_names, imported.output_names)
-        with tuning.session() as report:
-            snapshots = _run_stages(module, opt_level, num_threads, STAGES[-1], timer, pipelines)
+        signature = signature_of(main, imported.input_names, imported.output_names)
+    lowered = lower_imported(context, imported, options, STAGES[-1], timer)
+    with context:
         descriptions = checks.descriptions(module.operation)
         # LLVM: translation, -O2 and code generation (the JIT compiles on the entry's lookup,
         # which the constructor does; a module whose main was split: in parallel processes,
@@ -392,71 +393,71 @@ def compile_imported(context: ir.Context, imported: ImportedModel, opt_level: in
         with timer.span(MACHINE_CODE):
             external_weights.externalize(module.operation, EXTERNAL_WEIGHT_BYTES)
             weights = external_weights.take(module.operation)
-            function = native.compile_module(module, signature, threads=num_threads > 1,
+            function = native.compile_module(module, signature, threads=options.threads > 1,
                                              checks=descriptions, timer=timer)
             with timer.span("(bind weights)"):
                 # (held by the function; the disk cache saves them beside the object code)
                 function.weights = external_weights.bind(
                     function._global_address(external_weights.TABLE_LOOKUP), weights)
             del weights
-    compiled = CompiledModel(context, snapshots, function, opt_level,
-                             time.perf_counter() - start, num_threads=num_threads,
+    compiled = CompiledModel(function, options, time.perf_counter() - start, lowered=lowered,
                              timings=timer.result())
-    compiled.tuning = report
+    compiled.tuning = lowered.tuning
     return compiled
 
 
-def compile_imported_cached(context: ir.Context, imported: ImportedModel, opt_level: int = 2,
-                            num_threads: int = 1, start: float | None = None,
+def compile_imported_cached(context: ir.Context, imported: ImportedModel,
+                            options: CompileOptions, start: float | None = None,
                             timer: Timer | None = None) -> CompiledModel:
     """`compile_imported` through the compile cache, keyed on the imported module itself (its
     bytecode, locations included): the path of frontends whose input is no ONNX file, PyTorch's
     (`dlc.compile(module)`, `torch.compile(backend="dlc")`)."""
+    options = options.resolve()
     start = time.perf_counter() if start is None else start
     timer = timer or Timer()
-    if not cache.enabled():
-        return compile_imported(context, imported, opt_level, start, num_threads, timer)
+    if not cache.enabled() or options.pipelines is not None:
+        return compile_imported(context, imported, options, start, timer)
     with timer.span("cache lookup"):
         stream = io.BytesIO()
         imported.module.operation.write_bytecode(stream)
         data = stream.getvalue()
         names = f"inputs={imported.input_names} outputs={imported.output_names}"
-        key = cache.model_key(data, opt_level, None, None,
-                              options=f"threads={num_threads} dlc-ir {names}{extension_key()}"
-                                      f"{tuning.cache_key()}")
+        key = cache.model_key(data, options.opt_level, None, None,
+                              options=f"threads={options.threads} dlc-ir {names}"
+                                      f"{extension_key()}{tuning.cache_key()}")
         hit = cache.recall(key)
         if hit is not None:
             return hit
         function = cache.load(key)
     if function is not None:
-        def relower() -> CompiledModel:
+        def relower() -> LoweredModel:  # (the stages again from the imported IR's bytes)
             again = make_context()
             with again:
                 module = ir.Module.parse(data)
             parsed = ImportedModel(module, imported.input_names, imported.output_names,
                                    imported.opset, dict(imported.constants))
-            with cache.disabled():
-                return compile_imported(again, parsed, opt_level, num_threads=num_threads)
+            return lower_imported(again, parsed, options.replace(timings=False))
 
-        compiled = CompiledModel(None, None, function, opt_level, time.perf_counter() - start,
-                                 relower=relower, num_threads=num_threads)
+        compiled = CompiledModel(function, options, time.perf_counter() - start,
+                                 relower=relower)
     else:
-        compiled = compile_imported(context, imported, opt_level, start, num_threads, timer)
+        compiled = compile_imported(context, imported, options, start, timer)
         with timer.span("cache save"):
             cache.save(key, compiled._function, compiled.compile_seconds)
     cache.remember(key, compiled)
     return compiled
 
 
-def _run_stages(module: ir.Module, opt_level: int, num_threads: int, until: str,
-                timer: Timer, pipelines: Mapping[str, str] | None = None
+def _run_stages(module: ir.Module, options: CompileOptions, until: str, timer: Timer
                 ) -> dict[str, ir.Operation]:
     """Run the stages up to and including `until` on `module` (in its context); a snapshot
-    of the IR after each, by stage. `pipelines` replaces the opt level's stage texts."""
+    of the IR after each, by stage. `options.pipelines` replaces the opt level's texts."""
     main = module.body.operations[0]
     main.attributes["llvm.emit_c_interface"] = ir.UnitAttr.get()
     snapshots: dict[str, ir.Operation] = {}
-    texts = stage_pipelines(opt_level, num_threads) if pipelines is None else pipelines
+    texts = options.pipelines
+    if texts is None:
+        texts = stage_pipelines(options.opt_level, options.threads)
     for stage, text in texts.items():
         with timer.span(stage):
             if text:
@@ -523,7 +524,9 @@ def _verify(module: ir.Module, stage: str) -> None:
                            f"{format_diagnostics(error)}") from None
 
 
-def _signature(main: ir.Operation, input_names: list[str], output_names: list[str]) -> Signature:
+def signature_of(main: ir.Operation, input_names: list[str], output_names: list[str]
+                 ) -> Signature:
+    """The signature of the imported `main` with its inputs' and outputs' names."""
     function_type = ir.FunctionType(ir.TypeAttr(main.attributes["function_type"]).value)
 
     def specs(names: list[str], types) -> tuple[TensorSpec, ...]:

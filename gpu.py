@@ -24,7 +24,7 @@ import numpy as np
 import onnx
 from mlir import ir
 
-from dlc.compiler import CompileError, _signature, run_stage
+from dlc.compiler import CompileError, run_stage, signature_of
 from dlc.dialects import make_context
 from dlc.errors import InputError
 from dlc.frontends.onnx_importer import ImportedModel, import_model
@@ -194,7 +194,7 @@ def compile_imported(context: ir.Context, imported: ImportedModel, opt_level: in
     with context:
         main = module.body.operations[0]
         main.attributes["llvm.emit_c_interface"] = ir.UnitAttr.get()
-        signature = _signature(main, imported.input_names, imported.output_names)
+        signature = signature_of(main, imported.input_names, imported.output_names)
         snapshots: dict[str, ir.Operation] = {}
         for stage, text in stages.items():
             run_stage(module, stage, text)

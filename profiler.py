@@ -24,6 +24,7 @@ from mlir import ir
 
 from dlc.dialects import make_context
 from dlc.frontends.onnx_importer import DynamicShapesError
+from dlc.options import CompileOptions, merge
 from dlc.passes import stage_pipelines
 from dlc.passes.lowering import checks
 from dlc.passes.profile import MODE, naive_ops, segments
@@ -117,29 +118,30 @@ def profile(model, inputs: Sequence | Mapping | None = None, runs: int = 10,
             opt_level: int = 2, input_shapes: Mapping[str, Sequence[int]] | None = None,
             constants: Mapping[str, np.ndarray] | None = None,
             example_inputs: Sequence | None = None, num_threads: int | None = None,
-            seed: int = 0) -> Profile:
+            seed: int = 0, *, options: CompileOptions | None = None) -> Profile:
     """Compile `model` with the profile instrumentation and time each op group over `runs`
-    calls on `inputs` (positional, a dict by name, or None: random inputs)."""
-    from dlc import compiler
+    calls on `inputs` (positional, a dict by name, or None: random inputs). The compile's
+    arguments are `dlc.compile`'s (or `options`, a `dlc.CompileOptions`)."""
+    from dlc import compiler, frontends
 
-    num_threads = compiler._threads(num_threads)
-    stage_pipelines(opt_level)
+    options = merge(options, opt_level=opt_level, input_shapes=input_shapes,
+                    constants=constants, example_inputs=example_inputs,
+                    num_threads=num_threads)
+    opt_level, num_threads = options.opt_level, options.threads
     context = make_context()
-    timer = compiler.Timer()
     try:
-        imported = compiler._import(model, context, input_shapes, constants, example_inputs,
-                                    timer)
+        imported = frontends.load(model, context, options)
     except DynamicShapesError as error:  # (dynamic sizes: profiled at the given inputs')
         shapes = _shapes_of(error, inputs)
         if shapes is None:
             raise
-        imported = compiler._import(model, context, {**(input_shapes or {}), **shapes},
-                                    constants, example_inputs, timer)
+        shaped = options.replace(input_shapes={**(options.input_shapes or {}), **shapes})
+        imported = frontends.load(model, context, shaped)
     with context, tuning.session():  # (the schedules dlc.compile uses: tuning records too)
         module = imported.module
         module.operation.attributes[MODE] = ir.UnitAttr.get()
         main = module.body.operations[0]
-        signature = compiler._signature(main, imported.input_names, imported.output_names)
+        signature = compiler.signature_of(main, imported.input_names, imported.output_names)
         main.attributes["llvm.emit_c_interface"] = ir.UnitAttr.get()
         large: set[str] = set()
         found: list[str] = []

@@ -492,18 +492,19 @@ def _lower(model, opt_level: int, input_shapes, constants):
     checks' descriptions): `dlc.compile`'s stages without the JIT."""
     from mlir import ir
 
-    from dlc.compiler import _import, _signature, run_stage
+    from dlc.compiler import import_source, run_stage, signature_of
     from dlc.dialects import make_context
+    from dlc.options import CompileOptions
     from dlc.passes import stage_pipelines
     from dlc.passes.lowering import checks as index_checks
-    from dlc.timings import Timer
 
     context = make_context()
-    imported = _import(model, context, input_shapes, constants, None, Timer())
+    options = CompileOptions(opt_level, 1, input_shapes, constants).resolve()
+    imported = import_source(model, context, options)
     with context:
         module = imported.module
         main = module.body.operations[0]
-        signature = _signature(main, imported.input_names, imported.output_names)
+        signature = signature_of(main, imported.input_names, imported.output_names)
         main.attributes["llvm.emit_c_interface"] = ir.UnitAttr.get()
         for stage, text in stage_pipelines(opt_level, 1).items():
             run_stage(module, stage, text)

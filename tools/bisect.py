@@ -200,13 +200,14 @@ def compile_steps(model, steps: list[tuple[Step, str]], input_shapes=None):
     from dlc.compiler import compile_imported
     from dlc.dialects import make_context
     from dlc.frontends.onnx_importer import import_model
+    from dlc.options import CompileOptions
     from dlc.passes import STAGES
 
     context = make_context()
     imported = import_model(model, context, input_shapes)
     pipelines = {stage: ",".join(text for step, text in steps if step.stage == stage)
                  for stage in STAGES}
-    return compile_imported(context, imported, pipelines=pipelines)
+    return compile_imported(context, imported, CompileOptions(num_threads=1, pipelines=pipelines))
 
 
 def bisect_passes(model: onnx.ModelProto, inputs: dict[str, np.ndarray], low: int, high: int,
@@ -275,7 +276,7 @@ class _Imported:
 
 
 def signature(model: onnx.ModelProto, shapes) -> _Imported:
-    from dlc.compiler import _signature
+    from dlc.compiler import signature_of
     from dlc.dialects import make_context
     from dlc.frontends.onnx_importer import import_model
 
@@ -283,7 +284,7 @@ def signature(model: onnx.ModelProto, shapes) -> _Imported:
     imported = import_model(model, context, shapes)
     with context:
         main = imported.module.body.operations[0]
-        return _Imported(_signature(main, imported.input_names, imported.output_names))
+        return _Imported(signature_of(main, imported.input_names, imported.output_names))
 
 
 def run(args) -> int:

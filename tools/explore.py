@@ -34,8 +34,9 @@ from pathlib import Path
 
 from mlir import ir
 
-from dlc.compiler import _import
+from dlc import frontends
 from dlc.dialects import make_context
+from dlc.options import CompileOptions
 from dlc.passes import build_pass_manager, parse_pipeline, stage_pipelines
 from dlc.timings import Timer
 
@@ -50,7 +51,8 @@ def collect(model, opt_level: int = 2, input_shapes: Mapping[str, Sequence[int]]
     timer = Timer()
     started = time.perf_counter()
     context = make_context()
-    imported = _import(model, context, input_shapes, None, None, timer)
+    with timer.span("import"):
+        imported = frontends.load(model, context, CompileOptions(input_shapes=input_shapes))
     data: dict = {"opt_level": opt_level, "stages": [], "passes": [], "linalg": [],
                   "inputs": imported.input_names, "outputs": imported.output_names,
                   "import_seconds": timer.result().seconds("import")}

@@ -56,6 +56,7 @@ def _compile(task: Task, params: dict | None):
     from dlc.compiler import compile_imported
     from dlc.dialects import make_context
     from dlc.frontends.onnx_importer import ImportedModel
+    from dlc.options import CompileOptions
     from dlc.runtime import cache
     from dlc.tuning import apply
 
@@ -67,8 +68,8 @@ def _compile(task: Task, params: dict | None):
     overrides = {task.key: params} if params is not None else {}
     with settings.override(STRICT_SCHEDULE=True), cache.disabled(), \
             apply.session(None, overrides) as report:
-        compiled = compile_imported(context, imported, 2, num_threads=1,
-                                    pipelines=_pipelines())
+        compiled = compile_imported(context, imported,
+                                    CompileOptions(num_threads=1, pipelines=_pipelines()))
     wanted = "record" if params is not None else "heuristic"
     if not any(c.key == task.key and c.source == wanted for c in report.choices):
         raise RuntimeError(f"the one-op module of {task.op} did not take its {wanted} "

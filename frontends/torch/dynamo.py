@@ -52,7 +52,8 @@ def compile_graph(graph_module: torch.fx.GraphModule, opt_level: int = 2,
     `num_threads` and the compile cache behave as in `dlc.compile`. The inputs at the
     positions of `frozen` are compiled as those constants (the function still takes them,
     and ignores them)."""
-    from dlc.compiler import _threads, compile_imported_cached
+    from dlc.compiler import compile_imported_cached
+    from dlc.options import CompileOptions
 
     frozen = frozen or {}
     placeholders = [n for n in graph_module.graph.nodes if n.op == "placeholder"]
@@ -62,7 +63,8 @@ def compile_graph(graph_module: torch.fx.GraphModule, opt_level: int = 2,
     # ones, cannot be read)
     with unset_fake_temporarily() if frozen else contextlib.nullcontext():
         imported = import_graph(graph_module.graph, context, constants, attributes=graph_module)
-    model = compile_imported_cached(context, imported, opt_level, _threads(num_threads))
+    options = CompileOptions(opt_level=opt_level, num_threads=num_threads).resolve()
+    model = compile_imported_cached(context, imported, options)
 
     def run(*args: torch.Tensor) -> list[torch.Tensor]:
         # (a CompiledModel takes and returns torch tensors)

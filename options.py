@@ -1,0 +1,69 @@
+"""`CompileOptions`: everything a compile depends on besides the model, in one record.
+
+Every way into compilation builds one and passes it down (`dlc.compile` and `dlc.lower` for
+ONNX and PyTorch, `torch.compile(backend="dlc")`, `dlc.backend`, a DynamicModel's
+specializations, `dlc.profile`, `dlc tune`'s measurements, `dlc bisect`, the CLI), so that no
+path has defaults of its own: `resolve()` fills what the environment decides (the threads,
+`$DLC_NUM_THREADS` through `dlc.settings`) once, at the entry point.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from dlc import settings
+from dlc.errors import ArgumentError
+from dlc.passes.pipelines import OPT_LEVELS
+
+
+@dataclass(frozen=True)
+class CompileOptions:
+    opt_level: int = 2  # 0-3: the pipelines of `dlc.passes.stage_pipelines`
+    num_threads: int | None = None  # the threads of compiled code; None: $DLC_NUM_THREADS/cores
+    input_shapes: Mapping[str, Sequence[int]] | None = None  # fixes inputs' dynamic sizes
+    constants: Mapping[str, Any] | None = None  # input values compiled in (numpy arrays)
+    example_inputs: Sequence | None = None  # a torch module's inputs, for torch.export
+    timings: bool = False  # measure each step's peak memory too
+    pipelines: Mapping[str, str] | None = None  # stage -> pipeline text, replacing opt_level's
+
+    def resolve(self) -> CompileOptions:
+        """These options with the environment's defaults filled in, checked (ArgumentError)."""
+        threads = settings.NUM_THREADS.get() if self.num_threads is None else self.num_threads
+        if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
+            raise ArgumentError(f"num_threads must be at least 1, got {threads!r}")
+        if isinstance(self.opt_level, bool) or self.opt_level not in OPT_LEVELS:
+            raise ArgumentError(f"opt_level must be one of {OPT_LEVELS}, got {self.opt_level!r}")
+        return self.replace(num_threads=threads)
+
+    def replace(self, **changes: Any) -> CompileOptions:
+        return dataclasses.replace(self, **changes)
+
+    @property
+    def threads(self) -> int:
+        """The resolved thread count (`resolve()` first)."""
+        if self.num_threads is None:
+            raise ArgumentError("CompileOptions.threads of unresolved options: resolve() first")
+        return self.num_threads
+
+    def for_shapes(self, input_shapes: Mapping[str, Sequence[int]] | None) -> CompileOptions:
+        """The options of one specialization of a dynamic model: these, with `input_shapes`
+        and without timings (`example_inputs` are the caller's to set)."""
+        return self.replace(input_shapes=input_shapes, timings=False)
+
+
+def merge(options: CompileOptions | None, **arguments: Any) -> CompileOptions:
+    """The resolved options of an entry point called with `options=` or with keyword
+    arguments (`dlc.compile(model, opt_level=3)`), not both."""
+    if options is None:
+        return CompileOptions(**arguments).resolve()
+    defaults = CompileOptions()
+    given = [name for name, value in arguments.items()
+             if value is not getattr(defaults, name) and value != getattr(defaults, name)]
+    if given:
+        raise ArgumentError(f"give either options= or {', '.join(given)}, not both")
+    if not isinstance(options, CompileOptions):
+        raise ArgumentError(f"options must be a dlc.CompileOptions, got {type(options).__name__}")
+    return options.resolve()
