@@ -123,14 +123,42 @@ def _load_through_slots(module: ir.Operation, names: set[str]) -> None:
         op.result.replace_all_uses_except(loaded.result, loaded.operation)
 
 
+class Taken(list):
+    """The weights `take` returned, whose shared copies (`share`: a sha256 and an aligned copy
+    of each, 1.2 s of BERT-base's compile) a thread makes meanwhile, while LLVM generates the
+    code (hashlib and numpy's copy release the GIL); `bind` waits for them."""
+
+    def __init__(self, values: Sequence[np.ndarray]):
+        super().__init__(values)
+        self._held: list[np.ndarray] | None = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._share, name="dlc-share-weights",
+                                        daemon=True)
+        self._thread.start()
+
+    def _share(self) -> None:
+        try:
+            self._held = [share(weight) for weight in self]
+        except BaseException as error:  # noqa: BLE001 (raised again by `shared`, in the caller's thread)
+            self._error = error
+
+    def shared(self) -> list[np.ndarray]:
+        """The shared copies, in order, once the thread made them."""
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return list(self._held or [])
+
+
 def take(module: ir.Operation) -> list[np.ndarray]:
     """The values `externalize` moved, in table order (views of the context's attributes: the
-    arrays keep it alive); the module attribute is removed (LLVM does not see it)."""
+    arrays keep it alive), their shared copies made meanwhile by a thread (`Taken`); the
+    module attribute is removed (LLVM does not see it)."""
     if ATTRIBUTE not in module.attributes:
         return []
     values = [np.asarray(ir.DenseElementsAttr(v)) for v in ir.ArrayAttr(module.attributes[ATTRIBUTE])]
     del module.attributes[ATTRIBUTE]
-    return values
+    return Taken(values)
 
 
 _SHARED: weakref.WeakValueDictionary[tuple[bytes, int], np.ndarray] = \
@@ -184,7 +212,10 @@ def bind(table: int | None, weights: Sequence[np.ndarray],
     if not table:
         raise RuntimeError(f"the compiled module has no weight table ({TABLE})")
     slots = (ctypes.c_void_p * len(weights)).from_address(table)
-    held = [share(w, digests[i] if digests else None, adopt) for i, w in enumerate(weights)]
+    if isinstance(weights, Taken) and digests is None and not adopt:
+        held = weights.shared()
+    else:
+        held = [share(w, digests[i] if digests else None, adopt) for i, w in enumerate(weights)]
     for slot, array in zip(slots, held, strict=True):
         ctypes.c_void_p.from_address(slot).value = array.ctypes.data
     return held

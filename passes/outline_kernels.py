@@ -27,6 +27,12 @@ from mlir.dialects import func
 
 from dlc.passes.registry import ModulePass, register
 
+# views the kernel makes itself from the buffers they view (their static shapes are in its
+# text, their index operands, the arena offsets of dlc-plan-buffers, are its arguments)
+VIEWS = ("memref.view", "memref.expand_shape", "memref.collapse_shape", "memref.subview",
+         "memref.reinterpret_cast", "memref.cast", "memref.reshape")
+PURE = ("arith.constant", "ub.poison", "memref.get_global", *VIEWS)  # (erased in main unused)
+
 
 def _cloneable(value: ir.Value) -> bool:
     """A constant the kernel gets a copy of: an op without operands or regions (arith.constant,
@@ -39,54 +45,121 @@ def _cloneable(value: ir.Value) -> bool:
         owner.name in ("arith.constant", "ub.poison", "llvm.mlir.constant")
 
 
-def _outline(op: ir.Operation, defined: set[ir.Value], module_body: ir.Block,
+class _Kernel:
+    """The entry block of a kernel being built: an outside value's counterpart in it, made
+    the first time it is asked for (an argument, a cloned constant, or a view rebuilt)."""
+
+    def __init__(self, entry: ir.Block, location: ir.Location):
+        self.entry, self.location = entry, location
+        self.inputs: list[ir.Value] = []  # the outside values passed, in argument order
+        self._arguments: dict[ir.Value, ir.Value] = {}
+        self._local: dict[ir.Value, ir.Value] = {}
+
+    def argument(self, value: ir.Value) -> ir.Value:
+        if value not in self._arguments:
+            self._arguments[value] = self.entry.add_argument(value.type, self.location)
+            self.inputs.append(value)
+        return self._arguments[value]
+
+    def local(self, value: ir.Value) -> ir.Value:
+        """The kernel's value for `value`, used as an operand of its ops."""
+        if value in self._local:
+            return self._local[value]
+        owner = value.owner.operation if isinstance(value, ir.OpResult) else None
+        if owner is not None and (_cloneable(value) or owner.name in VIEWS):
+            # (a view's buffers are rebuilt too; its offsets and sizes are arguments, even
+            # constant ones: they are what differs between a model's identical layers)
+            operands = [self.local(v) if isinstance(v.type, ir.MemRefType) else self.argument(v)
+                        for v in owner.operands]
+            with ir.InsertionPoint(self.entry):
+                clone = owner.clone()
+            for number, operand in enumerate(operands):
+                clone.operands[number] = operand
+            for original, new in zip(owner.results, clone.results, strict=True):
+                self._local[original] = new
+        else:
+            self._local[value] = self.argument(value)
+        return self._local[value]
+
+
+def _outline(group: list[ir.Operation], defined: set[ir.Value], module_body: ir.Block,
              name: str, location: ir.Location) -> tuple[func.FuncOp, func.CallOp]:
-    """Move `op` into a new private function `name`, called where it was."""
+    """Move the ops of `group` (consecutive but for constants and views between them) into
+    a new private function `name`, called where the first of them was."""
+    members = set(group)
+    inside = {result for op in group for result in op.results}
     uses: list[tuple[ir.Operation, int, ir.Value]] = []
 
     def visit(nested: ir.Operation) -> ir.WalkResult:
         for number, value in enumerate(nested.operands):
-            if value in defined:
+            if value in defined and value not in inside:
                 uses.append((nested, number, value))
         return ir.WalkResult.ADVANCE
 
-    op.walk(visit, ir.WalkOrder.PRE_ORDER)
-    inputs: list[ir.Value] = []
-    index: dict[ir.Value, int] = {}  # an input -> its argument number; a constant -> -1
-    constants: list[ir.Value] = []
-    for _, _, value in uses:
-        if value in index:
-            continue
-        if _cloneable(value):
-            index[value] = -1
-            constants.append(value)
-        else:
-            index[value] = len(inputs)
-            inputs.append(value)
-    results = list(op.results)
-    with ir.InsertionPoint(op), location:
-        call = func.CallOp([r.type for r in results], ir.FlatSymbolRefAttr.get(name), inputs)
-    for result, replacement in zip(results, call.results, strict=True):
-        result.replace_all_uses_with(replacement)
+    for op in group:
+        op.walk(visit, ir.WalkOrder.PRE_ORDER)
+    # (the values used after the group, by ops outside it)
+    results = [r for r in inside if any(u.owner.operation not in members for u in r.uses)]
+    results = [r for op in group for r in op.results if r in set(results)]  # (in order)
     with ir.InsertionPoint(module_body), location:
-        kernel = func.FuncOp(name, ([v.type for v in inputs], [r.type for r in results]),
-                             visibility="private")
+        kernel = func.FuncOp(name, ([], [r.type for r in results]), visibility="private")
         kernel.attributes["passthrough"] = ir.ArrayAttr.get([ir.StringAttr.get("noinline")])
         kernel.attributes["llvm.linkage"] = ir.Attribute.parse("#llvm.linkage<internal>")
         entry = kernel.add_entry_block()
-    copies: dict[ir.Value, ir.Value] = {}
-    for value in constants:
-        with ir.InsertionPoint(entry):
-            clone = value.owner.operation.clone()
-        for original, new in zip(value.owner.operation.results, clone.results, strict=True):
-            copies[original] = new
-    entry.append(op)
-    for user, number, value in uses:
-        user.operands[number] = copies[value] if index[value] == -1 \
-            else entry.arguments[index[value]]
+    built = _Kernel(entry, location)
+    replacements = [built.local(value) for _, _, value in uses]
+    kernel.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(
+        [v.type for v in built.inputs], [r.type for r in results]))
+    with ir.InsertionPoint(group[0]), location:
+        call = func.CallOp([r.type for r in results], ir.FlatSymbolRefAttr.get(name),
+                           built.inputs)
+    for result, replacement in zip(results, call.results, strict=True):
+        for use in list(result.uses):
+            if use.owner.operation not in members:
+                use.owner.operands[use.operand_number] = replacement
+    for op in group:
+        entry.append(op)
+    for (user, number, _), replacement in zip(uses, replacements, strict=True):
+        user.operands[number] = replacement
     with ir.InsertionPoint(entry), location:
         func.ReturnOp(results)
     return kernel, call
+
+
+# ops that stay in the function: buffers are allocated and freed where they were, calls (a
+# profile's timestamps) are not moved
+KEPT = ("memref.alloc", "memref.alloca", "memref.dealloc", "func.call", "llvm.call")
+
+
+def _groups(operations: list[ir.Operation]) -> list[list[ir.Operation]]:
+    """The kernels of a block's ops (its terminator aside): each op with regions by itself,
+    and each run of other computing ops (copies, vector ops, stores) between them, skipping
+    the constants and views among them (a view of the run's own results ends it)."""
+    groups: list[list[ir.Operation]] = []
+    run: list[ir.Operation] = []
+    produced: set[ir.Value] = set()
+
+    def end() -> None:
+        nonlocal run
+        if run:
+            groups.append(run)
+        run = []
+        produced.clear()
+
+    for op in operations[:-1]:
+        if op.regions:
+            end()
+            groups.append([op])
+        elif op.name in PURE:
+            if any(value in produced for value in op.operands):
+                end()
+        elif op.name in KEPT:
+            end()
+        else:
+            run.append(op)
+            produced.update(op.results)
+    end()
+    return groups
 
 
 def _text(kernel: func.FuncOp, name: str) -> str:
@@ -106,13 +179,11 @@ def outline_function(function: func.FuncOp, module_body: ir.Block, taken: set[st
         defined.update(op.results)
     base = ir.StringAttr(function.attributes["sym_name"]).value
     count = number = 0
-    for op in operations[:-1]:  # (not the terminator)
-        if not op.regions:
-            continue
+    for group in _groups(operations):
         while f"{base}__kernel{number}" in taken:
             number += 1
         name = f"{base}__kernel{number}"
-        kernel, call = _outline(op, defined, module_body, name, function.location)
+        kernel, call = _outline(group, defined, module_body, name, function.location)
         defined.update(call.results)  # (a later kernel may use them)
         text = _text(kernel, name)
         count += 1
@@ -122,6 +193,11 @@ def outline_function(function: func.FuncOp, module_body: ir.Block, taken: set[st
             continue
         known[text] = name
         taken.add(name)
+    # the constants, globals and views only the kernels used (they have their own now)
+    for op in reversed(list(block.operations)):
+        op = op.operation
+        if op.name in PURE and all(next(iter(r.uses), None) is None for r in op.results):
+            op.erase()
     return count
 
 
