@@ -13,7 +13,8 @@ A target may also be an ad-hoc matmul tile, `MxN` (e.g. 6x16), to try other tile
 target with one family's parameters taken from another, `BASE+FAMILY=OTHER` (repeatable):
 `avx512+conv=avx2` is the AVX-512 target with AVX2's conv tiles. The families (`FAMILIES`):
 matmul, conv (unpacked, packed and grouped convs), window (depthwise convs and pools), or a
-single `CpuTarget` field (`avx512+conv_ow=avx2`).
+single `CpuTarget` field (`avx512+conv_ow=avx2`), which may also be given a value
+(`avx512+conv_ow=6`, `avx512+conv_widths=32/16`).
 """
 
 from __future__ import annotations
@@ -59,8 +60,13 @@ def chosen(name: str) -> target.CpuTarget:
         cpu = target.named(base)
         for swap in swaps:
             family, other = swap.split("=")
-            donor = target.named(other)
-            changes = {f: getattr(donor, f) for f in FAMILIES.get(family, (family,))}
+            if other[0].isdigit():  # (a value: 6, or 16/8 for a tuple)
+                values = tuple(int(v) for v in other.split("/"))
+                tuples = isinstance(getattr(cpu, family), tuple)
+                changes = {family: values if tuples else values[0]}
+            else:
+                donor = target.named(other)
+                changes = {f: getattr(donor, f) for f in FAMILIES.get(family, (family,))}
             cpu = dataclasses.replace(cpu, **changes)
         return dataclasses.replace(cpu, name=name)
     if name[0].isdigit():
