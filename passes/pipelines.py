@@ -17,7 +17,7 @@ OPT_LEVELS = (0, 1, 2, 3)
 # graph-level optimizations (dlc dialect): -O1 the cheap node/block ones, -O2/-O3 all of them;
 # dlc-canonicalize (CSE, DCE) runs again after the passes that leave dead or duplicate ops
 _DLC_O1 = (
-    "dlc-verify,dlc-eliminate-nops,dlc-eliminate-zero-size,dlc-weight-only-matmul,"
+    "dlc-verify,dlc-eliminate-nops,dlc-eliminate-zero-size,dlc-weight-only-matmul,dlc-qdq-conv,"
     "dlc-fold-constants,dlc-simplify,"
     "dlc-strength-reduce,dlc-canonicalize"
 )

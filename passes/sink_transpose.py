@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 from mlir import ir
 
-from dlc.dialects import build, op_def, ops
+from dlc.dialects import build, op_def, ops, quant
 from dlc.dialects.binary import BINARY, CAST, COMPARE
 from dlc.dialects.movement import CONCAT
 from dlc.dialects.unary import UNARY
@@ -49,7 +49,9 @@ from dlc.passes.graph.match import (
 )
 from dlc.passes.registry import ModulePass, register
 
-UNARY_OPS = (UNARY, ops.RELU, CAST)
+# (per-tensor quantize / dequantize are elementwise too: their scale and zero point are
+# scalars, `sink_through_unary` checks)
+UNARY_OPS = (UNARY, ops.RELU, CAST, quant.QUANTIZE, quant.DEQUANTIZE)
 BINARY_OPS = (ops.ADD, ops.SUB, ops.MUL, ops.DIV, BINARY, COMPARE)
 
 
@@ -99,11 +101,12 @@ def _rebuild(op: ir.OpView, operands: list[ir.Value], perm: list[int]) -> list[i
 
 
 def sink_through_unary(op: ir.OpView) -> list[ir.Value] | None:
-    # f(transpose(x, p)) -> transpose(f(x), p)
+    # f(transpose(x, p)) -> transpose(f(x), p); quantize(transpose(x, p), s, zp) too
     transpose = _moving_transpose(op.operands[0])
-    if transpose is None:
+    scalars = list(op.operands[1:])
+    if transpose is None or any(v.type.rank != 0 for v in scalars):
         return None
-    return _rebuild(op, [transpose.operands[0]], attributes(transpose)["perm"])
+    return _rebuild(op, [transpose.operands[0], *scalars], attributes(transpose)["perm"])
 
 
 def _inverse_transposed(value: ir.Value, perm: list[int]) -> ir.Value | None:

@@ -123,3 +123,33 @@ func.func @test_no_sink_shared_chain(%x: tensor<1x4x4x8xf32>) -> (tensor<1x8x4x4
   %m = "dlc.mul"(%t, %s) : (tensor<1x8x4x4xf32>, tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
   return %m, %s : tensor<1x8x4x4xf32>, tensor<1x8x4x4xf32>
 }
+
+// -----
+
+// A per-tensor quantize / dequantize pair is elementwise: the transpose sinks below both (the
+// integer convs of a QDQ model meet the next conv's transpose there); a per-channel dequantize
+// keeps it.
+
+// CHECK-LABEL: func.func @test_quantize_pair
+// CHECK:         %[[Q:.*]] = "dlc.quantize"(%arg0
+// CHECK:         %[[D:.*]] = "dlc.dequantize"(%[[Q]]
+// CHECK:         %[[T:.*]] = "dlc.transpose"(%[[D]]) {perm = array<i64: 0, 3, 1, 2>}
+// CHECK:         return %[[T]]
+func.func @test_quantize_pair(%x: tensor<1x4x4x2xf32>) -> tensor<1x2x4x4xf32> {
+  %s = "dlc.constant"() {value = dense<0.5> : tensor<f32>} : () -> tensor<f32>
+  %z = "dlc.constant"() {value = dense<3> : tensor<ui8>} : () -> tensor<ui8>
+  %t = "dlc.transpose"(%x) {perm = array<i64: 0, 3, 1, 2>} : (tensor<1x4x4x2xf32>) -> tensor<1x2x4x4xf32>
+  %q = "dlc.quantize"(%t, %s, %z) {axis = 0 : i64, block_size = 0 : i64, to = ui8} : (tensor<1x2x4x4xf32>, tensor<f32>, tensor<ui8>) -> tensor<1x2x4x4xui8>
+  %d = "dlc.dequantize"(%q, %s, %z) {axis = 0 : i64, block_size = 0 : i64, to = f32} : (tensor<1x2x4x4xui8>, tensor<f32>, tensor<ui8>) -> tensor<1x2x4x4xf32>
+  return %d : tensor<1x2x4x4xf32>
+}
+
+// CHECK-LABEL: func.func @test_per_channel_dequantize
+// CHECK:         "dlc.transpose"
+// CHECK:         "dlc.dequantize"
+func.func @test_per_channel_dequantize(%x: tensor<1x4x4x2xi8>) -> tensor<1x2x4x4xf32> {
+  %s = "dlc.constant"() {value = dense<[0.5, 0.25]> : tensor<2xf32>} : () -> tensor<2xf32>
+  %t = "dlc.transpose"(%x) {perm = array<i64: 0, 3, 1, 2>} : (tensor<1x4x4x2xi8>) -> tensor<1x2x4x4xi8>
+  %d = "dlc.dequantize"(%t, %s) {axis = 1 : i64, block_size = 0 : i64, to = f32} : (tensor<1x2x4x4xi8>, tensor<2xf32>) -> tensor<1x2x4x4xf32>
+  return %d : tensor<1x2x4x4xf32>
+}

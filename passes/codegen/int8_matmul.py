@@ -79,6 +79,7 @@ class Problem:
     a_bound: int  # max |a|
     b_bound: int  # max |b|
     kernel: str = "pairs"  # "pairs" (vpmaddwd, AVX2) or "vnni" (vpdpbusd, `int8_vnni.py`)
+    conv: int8_vnni.ConvShape | None = None  # (a conv on the VNNI kernel: its shape)
 
 
 # ----------------------------------------------------------------------------- match
@@ -112,12 +113,47 @@ def _kernel() -> str | None:
     return "vnni" if name == "avx512" and target.vnni() else None
 
 
+CONV = "linalg.conv_2d_nhwc_hwcf"
+
+
+def _match_conv(op: ir.Operation) -> Problem | None:
+    """The problem of an NHWC conv of integers the VNNI kernel computes exactly: x's values
+    (the padding's included) within 255 of each other, a constant s8 filter, a zero init."""
+    x, w, y = op.operands
+    types = [v.type for v in (x, w, y)]
+    if not all(isinstance(t, ir.RankedTensorType) and t.has_static_shape
+               and str(t.element_type) == "f32" for t in types) or not _zero_fill(y):
+        return None
+    (n, hp, wp, c), (kh, kw, _, f), (_, oh, ow, _) = (list(t.shape) for t in types)
+    if 0 in (n, c, f, oh, ow, kh, kw):
+        return None
+    x_range = value_range(x)
+    if x_range is None or not all(math.isfinite(b) for b in x_range) \
+            or x_range[1] - x_range[0] > int8_vnni.U8_SPAN:
+        return None
+    filters = _constant_b(w)
+    if filters is None or not (np.all(np.isfinite(filters))
+                               and np.all(filters == np.round(filters))):
+        return None
+    a_bound = int(max(abs(x_range[0]), abs(x_range[1])))
+    k = kh * kw * (-(-c // 4) * 4)
+    if not int8_vnni.fits(filters, a_bound, k):
+        return None
+    stride = tuple(int(v) for v in np.array(op.attributes["strides"]))
+    dilation = tuple(int(v) for v in np.array(op.attributes["dilations"]))
+    shape = int8_vnni.ConvShape(n, hp, wp, c, kh, kw, f, oh, ow, stride, dilation,
+                                int(x_range[0]))
+    return Problem(n * oh * ow, f, k, a_bound, int(np.abs(filters).max()), "vnni", shape)
+
+
 def match(op: ir.Operation) -> Problem | None:
     """The problem of a matmul the integer kernel computes exactly (module docstring)."""
-    if op.name != "linalg.matmul" or len(op.operands) != 3:
-        return None
     kernel = _kernel()
-    if kernel is None:
+    if kernel is None or len(op.operands) != 3:
+        return None
+    if op.name == CONV and kernel == "vnni" and len(op.results) == 1:
+        return _match_conv(op)
+    if op.name != "linalg.matmul":
         return None
     a, b, c = op.operands
     types = [v.type for v in (a, b, c)]
@@ -343,11 +379,13 @@ def _expand_pairs(line: str) -> str:
 def prepare(op: ir.Operation) -> ir.Operation:
     """Replace matmul `op` by the kernel: its ops moved into the function before `op`, B
     packed into a constant. Returns the op computing the result."""
-    a, b, _ = op.operands
-    (m, k), (_, n) = a.type.shape, b.type.shape
     problem = match(op)
+    if problem is not None and problem.conv is not None:
+        return _prepare_vnni_conv(op, problem.conv)
     if problem is not None and problem.kernel == "vnni":
         return _prepare_vnni(op)
+    a, b, _ = op.operands
+    (m, k), (_, n) = a.type.shape, b.type.shape
     packed = packed_b(_constant_b(b))
     with ir.InsertionPoint(op), op.location:
         constant = arith.ConstantOp(ir.RankedTensorType.get(list(packed.shape),
@@ -360,21 +398,37 @@ def prepare(op: ir.Operation) -> ir.Operation:
     return producer
 
 
+def _constants(op: ir.Operation, arrays: list[tuple[np.ndarray, int]]) -> list[ir.Value]:
+    """Integer constants (array, bits) before `op`."""
+    with ir.InsertionPoint(op), op.location:
+        return [arith.ConstantOp(ir.RankedTensorType.get(list(array.shape),
+                                                         ir.IntegerType.get_signless(bits)),
+                                 ir.DenseElementsAttr.get(array)).result
+                for array, bits in arrays]
+
+
+def _replace(op: ir.Operation, result: ir.Value) -> ir.Operation:
+    op.results[0].replace_all_uses_with(result)
+    producer = result.owner
+    op.erase()
+    return producer
+
+
+def _prepare_vnni_conv(op: ir.Operation, shape: int8_vnni.ConvShape) -> ir.Operation:
+    """`prepare` for a conv on the VNNI kernel: the filter packed as s8 quads per tap."""
+    packed, sums = int8_vnni.packed_filter(_constant_b(op.operands[1]))
+    constants = _constants(op, [(packed, 8), (sums, 32)])
+    return _replace(op, inline_kernel(op, int8_vnni.conv_kernel_text(shape),
+                                      [op.operands[0], *constants]))
+
+
 def _prepare_vnni(op: ir.Operation) -> ir.Operation:
     """`prepare` for the VNNI kernel (`int8_vnni.py`): B packed as s8 quads, its column sums."""
     a, b, _ = op.operands
     (m, k), (_, n) = a.type.shape, b.type.shape
     packed, sums = int8_vnni.packed_b(_constant_b(b))
-    with ir.InsertionPoint(op), op.location:
-        constants = [arith.ConstantOp(ir.RankedTensorType.get(list(array.shape),
-                                                              ir.IntegerType.get_signless(bits)),
-                                      ir.DenseElementsAttr.get(array)).result
-                     for array, bits in ((packed, 8), (sums, 32))]
-    result = inline_kernel(op, int8_vnni.kernel_text(m, n, k), [a, *constants])
-    op.results[0].replace_all_uses_with(result)
-    producer = result.owner
-    op.erase()
-    return producer
+    constants = _constants(op, [(packed, 8), (sums, 32)])
+    return _replace(op, inline_kernel(op, int8_vnni.kernel_text(m, n, k), [a, *constants]))
 
 
 # ----------------------------------------------------------------------------- after bufferization

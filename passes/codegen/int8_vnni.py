@@ -27,6 +27,8 @@ does not happen the pure form still computes the same sums, slowly.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 from mlir import ir
 from mlir.dialects import llvm
@@ -75,13 +77,29 @@ def _chunks(size: int, step: int = 16) -> list[tuple[int, int]]:
     return out
 
 
-def _row_conversion(m: int, k: int, a_type: str, a8_type: str,
+def _zeros(tag: str, tensor: str, row: str, start: int, count: int, tensor_type: str
+           ) -> tuple[list[str], str]:
+    """Lines writing `count` zero bytes at [row, start..] of `tensor` (16 at a time, then the
+    rest; a fill of the whole tensor ran as scalar loops), and the tensor they make."""
+    out, current = [], tensor
+    for index, column in enumerate(range(start, start + count, 16)):
+        lanes = min(16, start + count - column)
+        name = f"%zw{tag}_{index}"
+        out += [f"%zv{tag}_{index} = arith.constant dense<0> : vector<{lanes}xi8>",
+                f"%zc{tag}_{index} = arith.constant {column} : index",
+                (f"{name} = vector.transfer_write %zv{tag}_{index}, {current}[{row}, "
+                 f"%zc{tag}_{index}] {{in_bounds = [true]}} : vector<{lanes}xi8>, {tensor_type}")]
+        current = name
+    return out, current
+
+
+def _row_conversion(m: int, k: int, rows: int, width: int, a_type: str, a8_type: str,
                     off_type: str) -> list[str]:
-    """%a8, %off: each row of A minus its minimum as u8, the minimum as i32 (rows past m:
-    zeros, from the zero-filled inits)."""
+    """%a8, %off: each row of A minus its minimum as u8, the minimum as i32 (columns past k
+    and rows past m: zeros)."""
     body = k - k % 16
     out = [(f"  %conv:2 = scf.for %i = %c0 to %c{m} step %c1 "
-           f"iter_args(%t8 = %z8, %toff = %zoff) -> ({a8_type}, {off_type}) {{")]
+           f"iter_args(%t8 = %e8, %toff = %zoff) -> ({a8_type}, {off_type}) {{")]
     # the row's minimum: 16 lanes at a time, then the rest
     current = "%inf"
     if body:
@@ -128,8 +146,15 @@ def _row_conversion(m: int, k: int, a_type: str, a8_type: str,
     if k % 16:
         out += ["    " + x for x in store("r", "%cr", k % 16, row)]
         row = "%ur"
-    # (columns k..width stay the init's zeros)
+    lines, row = _zeros("k", row, "%i", k, width - k, a8_type)
+    out += ["    " + x for x in lines]
     out += [f"    scf.yield {row}, %toff2 : {a8_type}, {off_type}", "  }"]
+    if rows > m:  # (the padding rows: zeros, an offset of 0 from the fill)
+        out.append(f"  %pad8 = scf.for %i = %c{m} to %c{rows} step %c1 "
+                   f"iter_args(%p8 = %conv#0) -> ({a8_type}) {{")
+        lines, row = _zeros("m", "%p8", "%i", 0, width, a8_type)
+        out += ["    " + x for x in lines]
+        out += [f"    scf.yield {row} : {a8_type}", "  }"]
     return out
 
 
@@ -155,10 +180,9 @@ def kernel_text(m: int, n: int, k: int, name: str = "int8_vnni") -> str:
     emit("  %infv = arith.constant dense<0x7F800000> : vector<16xf32>")
     emit(f"  %zeroi = arith.constant dense<0> : {acc}")
     emit(f"  %e8 = tensor.empty() : {a8_type}")
-    emit(f"  %z8 = linalg.fill ins(%zero8 : i8) outs(%e8 : {a8_type}) -> {a8_type}")
     emit(f"  %eoff = tensor.empty() : {off_type}")
     emit(f"  %zoff = linalg.fill ins(%zero32 : i32) outs(%eoff : {off_type}) -> {off_type}")
-    text += _row_conversion(m, k, a_type, a8_type, off_type)
+    text += _row_conversion(m, k, rows, width, a_type, a8_type, off_type)
     emit(f"  %e = tensor.empty() : {out_type}")
     emit(f"  %out = scf.forall (%p) in ({panels}) shared_outs(%o = %e) -> ({out_type}) {{")
     emit(f"    %n0 = arith.muli %p, %c{NP} : index")
@@ -220,7 +244,8 @@ def kernel_text(m: int, n: int, k: int, name: str = "int8_vnni") -> str:
     emit(f"  return {result} : {c_type}")
     emit("}")
     joined = "\n".join(_expand_quads(line) for line in text)
-    return joined.replace("%a8[", "%conv#0[").replace("%a8off[", "%conv#1[")
+    return joined.replace("%a8[", "%pad8[" if rows > m else "%conv#0[").replace(
+        "%a8off[", "%conv#1[")
 
 
 QUADS = "@quads"  # (a placeholder of `kernel_text`, expanded by `_expand_quads`)
@@ -331,3 +356,191 @@ def lower_quads(module: ir.Operation) -> int:
             done += 1
             break
     return done
+
+
+# ----------------------------------------------------------------------------- convolutions
+
+
+@dataclass(frozen=True)
+class ConvShape:
+    """A `linalg.conv_2d_nhwc_hwcf` on a padded input x [n, hp, wp, c], filter [kh, kw, c, f],
+    output [n, oh, ow, f], its strides and dilations, and the offset taking x's values into u8
+    (x - low in [0, 255])."""
+
+    n: int
+    hp: int
+    wp: int
+    c: int
+    kh: int
+    kw: int
+    f: int
+    oh: int
+    ow: int
+    stride: tuple[int, int]
+    dilation: tuple[int, int]
+    low: int
+
+
+def packed_filter(w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Filter [KH, KW, C, F] (s8 values) -> `packed_b` of the [KH * KW * C4, F] matrix whose
+    row (t * C4 + c) is tap t's channel c (C padded to C4, a multiple of 4, with zero rows)."""
+    kh, kw, c, f = w.shape
+    c4 = -(-c // 4) * 4
+    padded = np.zeros([kh * kw, c4, f], w.dtype)
+    padded[:, :c] = w.reshape(kh * kw, c, f)
+    return packed_b(padded.reshape(kh * kw * c4, f))
+
+
+def conv_kernel_text(s: ConvShape, name: str = "int8_vnni_conv") -> str:
+    """A private function (x [n, hp, wp, c] f32, packed filter, column sums) -> [n, oh, ow, f]
+    f32: x moved into u8 by `low` into x8 [n * hp * wp, C4]; for each block of MR output
+    pixels (m = (n, oh, ow) in row-major order; rows past M read pixel 0) and each tap, the
+    pixels' channel quads against the filter's (a direct convolution: no im2col copy); the
+    epilogue adds low * colsum. As MLIR text."""
+    c4 = -(-s.c // 4) * 4
+    taps, cquads = s.kh * s.kw, c4 // 4
+    quads, panels = taps * cquads, -(-s.f // NP)
+    m = s.n * s.oh * s.ow
+    rows, cols, pixels = -(-m // MR) * MR, panels * NP, s.n * s.hp * s.wp
+    x_type = f"tensor<{s.n}x{s.hp}x{s.wp}x{s.c}xf32>"
+    flat_type, x8_type = f"tensor<{pixels}x{s.c}xf32>", f"tensor<{pixels}x{c4}xi8>"
+    y_type, c_type = f"tensor<{s.n}x{s.oh}x{s.ow}x{s.f}xf32>", f"tensor<{m}x{s.f}xf32>"
+    b_type, sums_type = f"tensor<{panels}x{quads}x{4 * NP}xi8>", f"tensor<{panels}x{NP}xi32>"
+    out_type, strip_type = f"tensor<{rows}x{cols}xf32>", f"tensor<{rows}x{NP}xf32>"
+    acc = "vector<16xi32>"
+    body = s.c - s.c % 16
+    text = [(f"func.func private @{name}(%x: {x_type}, %b: {b_type}, %sums: {sums_type}) "
+             f"-> {y_type} {{")]
+    emit = text.append
+    constants = {0, 1, 4, 16, MR, NP, m, rows, pixels, taps, cquads, s.kw, s.ow, s.oh,
+                 s.hp * s.wp, s.wp, s.stride[0] * s.wp, s.stride[1], s.dilation[0] * s.wp,
+                 s.dilation[1], body} | set(range(MR))
+    for value in sorted(constants):
+        emit(f"  %c{value} = arith.constant {value} : index")
+    emit("  %zero8 = arith.constant 0 : i8")
+    emit("  %zero32 = arith.constant 0 : i32")
+    emit("  %zerof = arith.constant 0.0 : f32")
+    emit(f"  %zeroi = arith.constant dense<0> : {acc}")
+    emit(f"  %lowv = arith.constant dense<{s.low}> : {acc}")
+    # x -> x8 [pixels, C4]: x - low as u8, channels past C zeros
+    emit(f"  %flat = tensor.collapse_shape %x [[0, 1, 2], [3]] : {x_type} into {flat_type}")
+    emit(f"  %e8 = tensor.empty() : {x8_type}")
+    emit(f"  %x8 = scf.for %i = %c0 to %c{pixels} step %c1 iter_args(%t8 = %e8) -> ({x8_type}) {{")
+
+    def store(tag: str, column: str, lanes: int, tensor: str) -> list[str]:
+        return [
+            f"%l{tag} = arith.constant dense<{float(s.low)}> : vector<{lanes}xf32>",
+            (f"%v{tag} = vector.transfer_read %flat[%i, {column}], %zerof {{in_bounds = [true]}}"
+             f" : {flat_type}, vector<{lanes}xf32>"),
+            f"%d{tag} = arith.subf %v{tag}, %l{tag} : vector<{lanes}xf32>",
+            f"%n{tag} = arith.fptosi %d{tag} : vector<{lanes}xf32> to vector<{lanes}xi32>",
+            f"%q{tag} = arith.trunci %n{tag} : vector<{lanes}xi32> to vector<{lanes}xi8>",
+            (f"%u{tag} = vector.transfer_write %q{tag}, {tensor}[%i, {column}] "
+             f"{{in_bounds = [true]}} : vector<{lanes}xi8>, {x8_type}")]
+
+    row = "%t8"
+    if body:
+        emit(f"    %r8 = scf.for %j = %c0 to %c{body} step %c16 iter_args(%s8 = %t8) "
+             f"-> ({x8_type}) {{")
+        text += ["      " + x for x in store("l", "%j", 16, "%s8")]
+        emit(f"      scf.yield %ul : {x8_type}")
+        emit("    }")
+        row = "%r8"
+    if s.c % 16:
+        emit(f"    %cr = arith.constant {body} : index")
+        text += ["    " + x for x in store("r", "%cr", s.c % 16, row)]
+        row = "%ur"
+    lines, row = _zeros("c", row, "%i", s.c, c4 - s.c, x8_type)
+    text += ["    " + x for x in lines]
+    emit(f"    scf.yield {row} : {x8_type}")
+    emit("  }")
+    # the panels (threads), the blocks of MR output pixels, the taps, the channel quads
+    emit(f"  %e = tensor.empty() : {out_type}")
+    emit(f"  %out = scf.forall (%p) in ({panels}) shared_outs(%o = %e) -> ({out_type}) {{")
+    emit(f"    %n0 = arith.muli %p, %c{NP} : index")
+    emit(f"    %strip = tensor.extract_slice %o[0, %n0] [{rows}, {NP}] [1, 1] : "
+         f"{out_type} to {strip_type}")
+    for v in range(NV):
+        emit(f"    %cv{v} = arith.constant {16 * v} : index")
+        emit(f"    %cs{v} = vector.transfer_read %sums[%p, %cv{v}], %zero32 {{in_bounds = [true]}}"
+             f" : {sums_type}, {acc}")
+        emit(f"    %co{v} = arith.muli %cs{v}, %lowv : {acc}")
+        emit(f"    %cb{v} = arith.constant {64 * v} : index")
+    emit(f"    %res = scf.for %ib = %c0 to %c{rows} step %c{MR} iter_args(%s = %strip) -> "
+         f"({strip_type}) {{")
+    for r in range(MR):  # (the pixel of row r: n, oh, ow of m = ib + r; past M: pixel 0)
+        emit(f"      %row{r} = arith.addi %ib, %c{r} : index")
+        emit(f"      %in{r} = arith.cmpi ult, %row{r}, %c{m} : index")
+        emit(f"      %mm{r} = arith.select %in{r}, %row{r}, %c0 : index")
+        emit(f"      %ow{r} = arith.remui %mm{r}, %c{s.ow} : index")
+        emit(f"      %q{r} = arith.divui %mm{r}, %c{s.ow} : index")
+        emit(f"      %oh{r} = arith.remui %q{r}, %c{s.oh} : index")
+        emit(f"      %nn{r} = arith.divui %q{r}, %c{s.oh} : index")
+        emit(f"      %bn{r} = arith.muli %nn{r}, %c{s.hp * s.wp} : index")
+        emit(f"      %bh{r} = arith.muli %oh{r}, %c{s.stride[0] * s.wp} : index")
+        emit(f"      %bw{r} = arith.muli %ow{r}, %c{s.stride[1]} : index")
+        emit(f"      %bs{r} = arith.addi %bn{r}, %bh{r} : index")
+        emit(f"      %base{r} = arith.addi %bs{r}, %bw{r} : index")
+    accs = [f"%x{r}_{v}" for r in range(MR) for v in range(NV)]
+    types = ", ".join([acc] * len(accs))
+    inits = ", ".join(f"{x} = %zeroi" for x in accs)
+    emit(f"      %acc:{len(accs)} = scf.for %t = %c0 to %c{taps} step %c1 "
+         f"iter_args({inits}) -> ({types}) {{")
+    emit(f"        %th = arith.divui %t, %c{s.kw} : index")
+    emit(f"        %tw = arith.remui %t, %c{s.kw} : index")
+    emit(f"        %sh = arith.muli %th, %c{s.dilation[0] * s.wp} : index")
+    emit(f"        %sw = arith.muli %tw, %c{s.dilation[1]} : index")
+    emit("        %shift = arith.addi %sh, %sw : index")
+    emit(f"        %tq = arith.muli %t, %c{cquads} : index")
+    for r in range(MR):
+        emit(f"        %px{r} = arith.addi %base{r}, %shift : index")
+    inner = [f"%w{r}_{v}" for r in range(MR) for v in range(NV)]
+    inner_inits = ", ".join(f"{w} = {x}" for w, x in zip(inner, accs))
+    emit(f"        %tacc:{len(accs)} = scf.for %cq = %c0 to %c{cquads} step %c1 "
+         f"iter_args({inner_inits}) -> ({types}) {{")
+    emit("          %kq = arith.addi %tq, %cq : index")
+    emit("          %col = arith.muli %cq, %c4 : index")
+    for v in range(NV):
+        emit(f"          %bv{v} = vector.transfer_read %b[%p, %kq, %cb{v}], %zero8 "
+             f"{{in_bounds = [true]}} : {b_type}, vector<64xi8>")
+    results = []
+    for r in range(MR):
+        emit(f"          %pa{r} = vector.transfer_read %x8[%px{r}, %col], %zero8 "
+             f"{{in_bounds = [true]}} : {x8_type}, vector<4xi8>")
+        emit(f"          %pw{r} = vector.bitcast %pa{r} : vector<4xi8> to vector<1xi32>")
+        emit(f"          %ps{r} = vector.extract %pw{r}[0] : i32 from vector<1xi32>")
+        emit(f"          %pb{r} = vector.broadcast %ps{r} : i32 to {acc}")
+        emit(f"          %ph{r} = vector.bitcast %pb{r} : {acc} to vector<64xi8>")
+        for v in range(NV):
+            emit(f"          %y{r}_{v} = {QUADS}(%w{r}_{v}, %ph{r}, %bv{v}, {r}_{v})")
+            results.append(f"%y{r}_{v}")
+    emit(f"          scf.yield {', '.join(results)} : {types}")
+    emit("        }")
+    emit(f"        scf.yield {', '.join(f'%tacc#{i}' for i in range(len(accs)))} : {types}")
+    emit("      }")
+    last = "%s"
+    for r in range(MR):
+        for v in range(NV):
+            index = NV * r + v
+            emit(f"      %ca{r}_{v} = arith.addi %acc#{index}, %co{v} : {acc}")
+            emit(f"      %f{r}_{v} = arith.sitofp %ca{r}_{v} : {acc} to vector<16xf32>")
+            emit(f"      %s{r}_{v} = vector.transfer_write %f{r}_{v}, {last}[%row{r}, "
+                 f"%cv{v}] {{in_bounds = [true]}} : vector<16xf32>, {strip_type}")
+            last = f"%s{r}_{v}"
+    emit(f"      scf.yield {last} : {strip_type}")
+    emit("    }")
+    emit("    scf.forall.in_parallel {")
+    emit(f"      tensor.parallel_insert_slice %res into %o[0, %n0] [{rows}, {NP}] [1, 1] : "
+         f"{strip_type} into {out_type}")
+    emit("    }")
+    emit("  }")
+    result = "%out"
+    if rows != m or cols != s.f:
+        emit(f"  %r = tensor.extract_slice %out[0, 0] [{m}, {s.f}] [1, 1] : {out_type} to "
+             f"{c_type}")
+        result = "%r"
+    emit(f"  %y = tensor.expand_shape {result} [[0, 1, 2], [3]] output_shape "
+         f"[{s.n}, {s.oh}, {s.ow}, {s.f}] : {c_type} into {y_type}")
+    emit(f"  return %y : {y_type}")
+    emit("}")
+    return "\n".join(_expand_quads(line) for line in text)

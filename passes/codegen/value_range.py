@@ -87,6 +87,15 @@ def value_range(value: ir.Value, depth: int = 4) -> Range | None:
         return value_range(owner.operands[0], depth)
     if name == "linalg.generic":
         return _generic_range(owner, value, depth - 1)
+    if name == "linalg.transpose":
+        return value_range(owner.operands[0], depth)
+    if name == "linalg.fill":
+        return value_range(owner.operands[0], depth)
+    if name == "tensor.insert_slice":  # (a conv's zero padding: the values of both)
+        inner, outer = (value_range(v, depth - 1) for v in owner.operands[:2])
+        if inner is None or outer is None:
+            return None
+        return (min(inner[0], outer[0]), max(inner[1], outer[1]))
     return None
 
 

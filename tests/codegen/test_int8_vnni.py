@@ -79,12 +79,19 @@ def test_signed_a_per_row_zero_points_two_threads():
 
 
 def test_extreme_values():
-    # every a = 255 with zero point 0 against b = -128: the largest sums of the u8 x s8 form
+    # every a = 255 with zero point 0 against b = -128 (one -127, so that B is no splat): the
+    # largest sums of the u8 x s8 form
     model, feeds = _model(16, 1000, 32, seed=4, b_low=-128, b_high=-127)
+    b = numpy_helper.to_array(model.graph.initializer[0]).copy()
+    b[0, 0] = -127
+    model.graph.initializer[0].CopyFrom(numpy_helper.from_array(b, "b"))
     feeds["a"][:] = 255
     feeds["a_zero"] = np.array(0, np.uint8)
-    (result,), _ = _run(model, feeds)
-    assert (result == 255 * -128 * 1000).all()
+    (result,), llvm = _run(model, feeds)
+    expected = np.full([16, 32], 255 * -128 * 1000)
+    expected[:, 0] += 255
+    np.testing.assert_array_equal(result, expected)
+    assert VPDPBUSD in llvm
 
 
 def test_dynamic_quantize_then_matmul_integer():
@@ -117,7 +124,7 @@ def test_weights_past_int8_keep_the_f32_path():
 
 
 def test_avx2_target_keeps_vpmaddwd():
-    model, feeds = _model(20, 64, 40, seed=6)
+    model, _ = _model(20, 64, 40, seed=6)
     with cpu_target.use("avx2"):
         llvm = dlc.lower(model, stage="llvm", num_threads=1).ir()
     assert VPDPBUSD not in llvm and "llvm.x86.avx2.pmadd.wd" in llvm

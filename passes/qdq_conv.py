@@ -1,0 +1,123 @@
+"""dlc-qdq-conv: a convolution of dequantized 8-bit operands convolves their integers.
+
+    conv(dequantize(x, sx, zx), dequantize(W, sw, zw), b)
+        -> transpose(f32(i32(conv_nhwc(transpose(f32(x) - f32(zx)), HWCF(W - zw))))
+                     * (sx * sw) + b, NCHW)
+
+The static QDQ form of onnxruntime's quantizer (the QDQ -> QLinearConv fusion of its
+optimized session): x is 8-bit with a per-tensor scale and zero point, W a constant of 8-bit
+integers with a per-tensor or per-output-channel (axis 0) scale and zero point. Left alone,
+`dlc-fold-constants` folds W's dequantization into float weights and the conv sums floats;
+rewritten, the conv's operands are integers (the centered activation, the centered weights as
+f32 constants), which the codegen's integer kernels take where the target has one
+(`codegen/int8_matmul.py`: vpdpbusd on AVX-512 VNNI), and the scales apply once per output in
+the epilogue. Mathematically the same values; the float rounding differs (as onnxruntime's
+integer kernels differ from the model run as written). Grouped convs are left as they are
+(no integer kernel takes them). Runs before the first `dlc-fold-constants`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from mlir import ir
+
+from dlc.dialects import build, ops, quant
+from dlc.dialects.binary import CAST
+from dlc.dialects.conv import CONV, CONV_NHWC
+from dlc.passes.graph.match import (
+    RuleTable,
+    apply_rules,
+    attributes,
+    constant,
+    constant_array,
+    producer,
+)
+from dlc.passes.registry import ModulePass, register
+
+EIGHT_BITS = (np.int8, np.uint8)
+
+
+def _weights(dq: ir.Operation, channels: int) -> tuple[np.ndarray, ir.Value] | None:
+    """(W - zw as f32, W's scale value) of a constant 8-bit W dequantized per tensor or per
+    output channel; None otherwise."""
+    w = constant_array(dq.operands[0])
+    zero = constant_array(dq.operands[2]) if len(dq.operands) > 2 else None
+    if w is None or w.dtype not in EIGHT_BITS or (len(dq.operands) > 2 and zero is None):
+        return None
+    scale = dq.operands[1]
+    count = int(np.prod(scale.type.shape)) if isinstance(scale.type, ir.RankedTensorType) else 0
+    attrs = attributes(dq)
+    if attrs.get("block_size", 0) or not (count == 1 or (count == channels
+                                                        and attrs.get("axis", 0) == 0)):
+        return None
+    shape = [channels] + [1] * (w.ndim - 1)
+    centered = w.astype(np.int64)
+    if zero is not None:
+        centered = centered - zero.astype(np.int64).reshape(() if zero.size == 1 else shape)
+    return centered.astype(np.float32), scale
+
+
+def qdq_conv(op: ir.OpView) -> list[ir.Value] | None:
+    # conv(dq(x), dq(W), b) -> conv(x - zx, W - zw) * (sx * sw) + b
+    x, w = op.operands[0], op.operands[1]
+    bias = op.operands[2] if len(op.operands) > 2 else None
+    dqx, dqw = producer(x, quant.DEQUANTIZE), producer(w, quant.DEQUANTIZE)
+    f32 = ir.F32Type.get()
+    if dqx is None or dqw is None or op.results[0].type.element_type != f32:
+        return None
+    if attributes(op)["group"] != 1 or w.type.rank != 4 or x.type.rank != 4:
+        return None  # (2-D convs: NHWC below)
+    xq = dqx.operands[0]
+    if str(xq.type.element_type) not in ("i8", "ui8", "si8") or \
+            any(int(np.prod(v.type.shape)) != 1 for v in dqx.operands[1:]):
+        return None
+    channels = w.type.shape[0]
+    found = _weights(dqw, channels)
+    if found is None:
+        return None
+    centered, w_scale = found
+    loc = op.location
+    to_nhwc, to_nchw = [0, 2, 3, 1], [0, 3, 1, 2]
+
+    def scalar(value: ir.Value) -> ir.Value:
+        value = build(CAST, [value], {"to": f32}, loc=loc) \
+            if value.type.element_type != f32 else value
+        return value if value.type.rank == 0 else \
+            build(ops.RESHAPE, [value], {"shape": []}, loc=loc)
+
+    lhs = build(CAST, [xq], {"to": f32}, loc=loc)
+    if len(dqx.operands) > 2:
+        lhs = build(ops.SUB, [lhs, scalar(dqx.operands[2])], loc=loc)
+    # channels last (what dlc-convert-layout does to float convs: here the scales and the bias
+    # are per last axis, where the elementwise schedules and dlc-sink-transpose take them)
+    lhs = build(ops.TRANSPOSE, [lhs], {"perm": to_nhwc}, loc=loc)
+    filters = constant(np.ascontiguousarray(centered.transpose(2, 3, 1, 0)), f32, loc)
+    conv = build(CONV_NHWC, [lhs, filters], attributes(op), loc=loc)
+    if int(np.prod(w_scale.type.shape)) == 1:
+        w_scale = scalar(w_scale)
+    multiplier = build(ops.MUL, [scalar(dqx.operands[1]), w_scale], loc=loc)
+    # (through i32, as ConvInteger: the sums are integers, and dlc-fuse-batchnorm must not
+    # fold the scales back into the weights)
+    exact = build(CAST, [build(CAST, [conv], {"to": ir.IntegerType.get_signless(32)}, loc=loc)],
+                  {"to": f32}, loc=loc)
+    out = build(ops.MUL, [exact, multiplier], loc=loc)
+    if bias is not None:
+        out = build(ops.ADD, [out, bias], loc=loc)
+    return [build(ops.TRANSPOSE, [out], {"perm": to_nchw}, loc=loc)]
+
+
+RULES: RuleTable = {CONV: [qdq_conv]}
+
+
+@register
+@dataclass(frozen=True)
+class QdqConv(ModulePass):
+    """Convolve the integers of dequantized 8-bit activations and weights, the scales applied
+    once per output (the static QDQ convs of quantized models)."""
+
+    name = "dlc-qdq-conv"
+
+    def run(self, module: ir.Operation) -> None:
+        apply_rules(module, RULES)
