@@ -19,6 +19,7 @@ import onnx
 from mlir import ir
 from onnx import helper, numpy_helper
 
+from dlc import element_types
 from dlc.dialects import ShapeError, build, ops
 from dlc.errors import DlcError
 
@@ -70,7 +71,11 @@ def check_result_sizes(value: ir.Value, what: str) -> None:
     for result in value.owner.results:
         t = ir.RankedTensorType(result.type)
         element = t.element_type
-        onnx_type = next((k for k, get in ONNX_ELEMENT_TYPES.items() if get() == element), None)
+        try:
+            dtype = element_types.numpy_dtype(element)
+        except TypeError:
+            dtype = None
+        onnx_type = next((k for k, d in ONNX_DTYPES.items() if d == dtype), None)
         itemsize = max(1, (getattr(element, "width", 8) + 7) // 8)
         name = onnx.TensorProto.DataType.Name(onnx_type).lower() if onnx_type else str(element)
         problem = size_problem(list(t.shape), itemsize, name)
@@ -86,35 +91,26 @@ class NeedsConstantError(FrontendError):
         self.input_name = input_name
 
 
-ONNX_ELEMENT_TYPES: dict[int, Callable[[], ir.Type]] = {
-    onnx.TensorProto.FLOAT: ir.F32Type.get,
-    onnx.TensorProto.DOUBLE: ir.F64Type.get,
-    onnx.TensorProto.FLOAT16: ir.F16Type.get,
-    onnx.TensorProto.INT8: lambda: ir.IntegerType.get_signless(8),
-    onnx.TensorProto.INT16: lambda: ir.IntegerType.get_signless(16),
-    onnx.TensorProto.INT32: lambda: ir.IntegerType.get_signless(32),
-    onnx.TensorProto.INT64: lambda: ir.IntegerType.get_signless(64),
-    onnx.TensorProto.UINT8: lambda: ir.IntegerType.get_unsigned(8),
-    onnx.TensorProto.UINT16: lambda: ir.IntegerType.get_unsigned(16),
-    onnx.TensorProto.UINT32: lambda: ir.IntegerType.get_unsigned(32),
-    onnx.TensorProto.UINT64: lambda: ir.IntegerType.get_unsigned(64),
-    # bool is i1 in the dlc dialect; dlc-to-linalg stores it as i8 (memrefs of i1 cannot
-    # be lowered to LLVM)
-    onnx.TensorProto.BOOL: lambda: ir.IntegerType.get_signless(1),
-}
-SUPPORTED_NUMPY_DTYPES = {np.dtype(t) for t in
-                          (np.float32, np.float64, np.float16, np.int8, np.int16, np.int32,
-                           np.int64, np.uint8, np.uint16, np.uint32, np.uint64, np.bool_)}
+# the ONNX element types dlc takes, as numpy dtypes (their MLIR types: dlc.element_types)
+ONNX_DTYPES: dict[int, np.dtype] = {code: np.dtype(dtype) for code, dtype in (
+    (onnx.TensorProto.FLOAT, np.float32), (onnx.TensorProto.DOUBLE, np.float64),
+    (onnx.TensorProto.FLOAT16, np.float16), (onnx.TensorProto.INT8, np.int8),
+    (onnx.TensorProto.INT16, np.int16), (onnx.TensorProto.INT32, np.int32),
+    (onnx.TensorProto.INT64, np.int64), (onnx.TensorProto.UINT8, np.uint8),
+    (onnx.TensorProto.UINT16, np.uint16), (onnx.TensorProto.UINT32, np.uint32),
+    (onnx.TensorProto.UINT64, np.uint64), (onnx.TensorProto.BOOL, np.bool_),
+)}
+SUPPORTED_NUMPY_DTYPES = element_types.NUMPY_DTYPES
 
 
 def element_type(onnx_type: int, what: str) -> ir.Type:
-    if onnx_type not in ONNX_ELEMENT_TYPES:
+    if onnx_type not in ONNX_DTYPES:
         name = onnx.TensorProto.DataType.Name(onnx_type) if onnx_type in \
             onnx.TensorProto.DataType.values() else str(onnx_type)
-        supported = ", ".join(onnx.TensorProto.DataType.Name(t) for t in ONNX_ELEMENT_TYPES)
+        supported = ", ".join(onnx.TensorProto.DataType.Name(t) for t in ONNX_DTYPES)
         raise FrontendError(f"{what} has element type {name}, which dlc does not support yet "
                             f"(supported: {supported})")
-    return ONNX_ELEMENT_TYPES[onnx_type]()
+    return element_types.mlir_type(ONNX_DTYPES[onnx_type])
 
 
 @dataclass
@@ -195,9 +191,8 @@ def dense(array: np.ndarray, n: NodeContext | None = None) -> ir.DenseElementsAt
         message = f"constant of dtype {array.dtype} is not supported yet"
         raise n.error(message) if n else FrontendError(message)
     array = np.asarray(array, order="C")  # (np.ascontiguousarray makes rank 0 into [1])
-    if array.dtype.kind == "u":
-        unsigned = ir.IntegerType.get_unsigned(8 * array.dtype.itemsize)
-        return ir.DenseElementsAttr.get(array, type=unsigned)
+    if array.dtype.kind == "u":  # (numpy's unsigned arrays would become signless ints)
+        return ir.DenseElementsAttr.get(array, type=element_types.mlir_type(array.dtype))
     return ir.DenseElementsAttr.get(array)
 
 

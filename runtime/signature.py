@@ -22,30 +22,8 @@ from functools import cached_property
 
 import numpy as np
 
+from dlc.element_types import numpy_dtype  # noqa: F401 (the runtime's name for it)
 from dlc.errors import InputError
-
-_ELEMENT_DTYPES = {
-    "f16": np.float16,
-    "f32": np.float32,
-    "f64": np.float64,
-    "i1": np.bool_,  # stored as one byte (i8) by dlc-to-linalg, as numpy stores it
-    "i8": np.int8,
-    "i16": np.int16,
-    "i32": np.int32,
-    "i64": np.int64,
-    "ui8": np.uint8,
-    "ui16": np.uint16,
-    "ui32": np.uint32,
-    "ui64": np.uint64,
-}
-
-
-def numpy_dtype(element_type) -> np.dtype:
-    """The numpy dtype of an MLIR element type (an ir.Type or its text)."""
-    name = str(element_type)
-    if name not in _ELEMENT_DTYPES:
-        raise TypeError(f"element type {name} has no numpy equivalent in dlc's runtime")
-    return np.dtype(_ELEMENT_DTYPES[name])
 
 
 @dataclass(frozen=True)

@@ -17,13 +17,12 @@ import functools
 import numpy as np
 import onnx
 from mlir import ir
-from onnx import helper
 
 from dlc.dialects import ops
 from dlc.dialects.binary import BINARY, CAST, COMPARE, SELECT
 from dlc.dialects.ops import broadcast_shapes, is_float, is_int, shape_str
+from dlc.element_types import numpy_dtype
 from dlc.frontends.onnx_node import (
-    ONNX_ELEMENT_TYPES,
     FrontendError,
     Importer,
     NodeContext,
@@ -43,8 +42,7 @@ def _cast(n: NodeContext, x: ir.Value, to: ir.Type) -> ir.Value:
 
 def _constant(n: NodeContext, value: float, like: ir.Type) -> ir.Value:
     """A rank-0 constant `value` of element type `like`."""
-    onnx_type = next(t for t, make in ONNX_ELEMENT_TYPES.items() if make() == like)
-    array = np.array(value, dtype=helper.tensor_dtype_to_np_dtype(onnx_type))
+    array = np.array(value, dtype=numpy_dtype(like))
     return n.build(ops.CONSTANT, [], {"value": dense(array, n)})
 
 

@@ -22,7 +22,7 @@ from mlir import ir
 from onnx import helper, numpy_helper
 
 from dlc.dialects import movement, ops
-from dlc.dialects.ops import is_bool, is_float, is_unsigned
+from dlc.element_types import numpy_dtype
 from dlc.frontends.onnx_node import NodeContext, dense
 
 Values = list[ir.Value]
@@ -39,12 +39,6 @@ def _constant(n: NodeContext, output: int | None, array: np.ndarray) -> ir.Value
     return n.build(ops.CONSTANT, [], {"value": dense(array, n)})
 
 
-def numpy_dtype(element: ir.Type) -> np.dtype:
-    if is_float(element):
-        return np.dtype(f"float{element.width}")
-    if is_bool(element):
-        return np.dtype(np.bool_)
-    return np.dtype(f"{'u' if is_unsigned(element) else ''}int{element.width}")
 
 
 def _axis(n: NodeContext, axis: int, rank: int) -> int:

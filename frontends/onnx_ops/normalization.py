@@ -16,13 +16,13 @@ import math
 
 import numpy as np
 from mlir import ir
-from onnx import helper
 
 from dlc.dialects import ops
 from dlc.dialects.binary import BINARY, CAST, COMPARE, SELECT
 from dlc.dialects.reduction import REDUCE
 from dlc.dialects.unary import UNARY
-from dlc.frontends.onnx_node import ONNX_ELEMENT_TYPES, Importer, NodeContext, dense
+from dlc.element_types import numpy_dtype
+from dlc.frontends.onnx_node import Importer, NodeContext, dense
 from dlc.frontends.onnx_ops.reduction import normalize_axes, normalize_axis
 
 # ----------------------------------------------------------------------------- building blocks
@@ -31,10 +31,11 @@ from dlc.frontends.onnx_ops.reduction import normalize_axes, normalize_axis
 def constant(n: NodeContext, value: float | np.ndarray, like: ir.Value) -> ir.Value:
     """A constant `value` (a scalar: rank 0) of the element type of `like`."""
     element = like.type.element_type
-    onnx_type = next((t for t, make in ONNX_ELEMENT_TYPES.items() if make() == element), None)
-    if onnx_type is None:
-        raise n.error(f"element type {element} is not supported")
-    array = np.asarray(value, dtype=helper.tensor_dtype_to_np_dtype(onnx_type))
+    try:
+        dtype = numpy_dtype(element)
+    except TypeError:
+        raise n.error(f"element type {element} is not supported") from None
+    array = np.asarray(value, dtype=dtype)
     return n.build(ops.CONSTANT, [], {"value": dense(array, n)})
 
 

@@ -21,14 +21,14 @@ import math
 
 import numpy as np
 from mlir import ir
-from onnx import helper
 
 from dlc.dialects import ops
 from dlc.dialects.indexing import GATHER, GATHER_ELEMENTS, SCATTER_ELEMENTS
 from dlc.dialects.movement import BROADCAST, PAD
 from dlc.dialects.reduction import ARGREDUCE, CUMULATIVE, DET, HARDMAX, REDUCE
 from dlc.dialects.unary import UNARY
-from dlc.frontends.onnx_node import ONNX_ELEMENT_TYPES, Importer, NodeContext, dense
+from dlc.element_types import numpy_dtype
+from dlc.frontends.onnx_node import Importer, NodeContext, dense
 from dlc.frontends.onnx_ops.selection import import_runtime_compress
 
 # ONNX op -> (dlc.reduce fn, the opset from which axes is an input rather than an attribute)
@@ -258,10 +258,10 @@ def import_max_unpool(n: NodeContext) -> list[ir.Value]:
 
 def _numpy_dtype(n: NodeContext, x: ir.Value) -> np.dtype:
     element = x.type.element_type
-    onnx_type = next((t for t, make in ONNX_ELEMENT_TYPES.items() if make() == element), None)
-    if onnx_type is None:
-        raise n.error(f"element type {element} is not supported")
-    return helper.tensor_dtype_to_np_dtype(onnx_type)
+    try:
+        return numpy_dtype(element)
+    except TypeError:
+        raise n.error(f"element type {element} is not supported") from None
 
 
 IMPORTERS: dict[str, Importer] = {

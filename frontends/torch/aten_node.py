@@ -25,23 +25,18 @@ import numpy as np
 import torch
 from mlir import ir
 
+from dlc import element_types
 from dlc.dialects import ShapeError, build, ops
 from dlc.dialects.binary import CAST
 from dlc.frontends.onnx_importer import UnsupportedOpsError
 from dlc.frontends.onnx_node import FrontendError, dense
 
-# torch dtype -> (numpy dtype, MLIR element type)
-DTYPES: dict[torch.dtype, tuple[type, Callable[[], ir.Type]]] = {
-    torch.float32: (np.float32, ir.F32Type.get),
-    torch.float64: (np.float64, ir.F64Type.get),
-    torch.float16: (np.float16, ir.F16Type.get),
-    torch.int8: (np.int8, lambda: ir.IntegerType.get_signless(8)),
-    torch.int16: (np.int16, lambda: ir.IntegerType.get_signless(16)),
-    torch.int32: (np.int32, lambda: ir.IntegerType.get_signless(32)),
-    torch.int64: (np.int64, lambda: ir.IntegerType.get_signless(64)),
-    torch.uint8: (np.uint8, lambda: ir.IntegerType.get_unsigned(8)),
-    torch.bool: (np.bool_, lambda: ir.IntegerType.get_signless(1)),
-}
+# the torch dtypes dlc takes, as numpy dtypes (their MLIR types: dlc.element_types)
+DTYPES: dict[torch.dtype, np.dtype] = {dtype: np.dtype(numpy) for dtype, numpy in (
+    (torch.float32, np.float32), (torch.float64, np.float64), (torch.float16, np.float16),
+    (torch.int8, np.int8), (torch.int16, np.int16), (torch.int32, np.int32),
+    (torch.int64, np.int64), (torch.uint8, np.uint8), (torch.bool, np.bool_),
+)}
 
 
 def check_dtype(dtype: torch.dtype, what: str) -> None:
@@ -53,12 +48,16 @@ def check_dtype(dtype: torch.dtype, what: str) -> None:
 
 def element_type(dtype: torch.dtype, what: str = "a tensor") -> ir.Type:
     check_dtype(dtype, what)
-    return DTYPES[dtype][1]()
+    return element_types.mlir_type(DTYPES[dtype])
 
 
 def torch_dtype(element: ir.Type) -> torch.dtype:
-    for dtype, (_, make) in DTYPES.items():
-        if make() == element:
+    try:
+        numpy = element_types.numpy_dtype(element)
+    except TypeError:
+        numpy = None
+    for dtype, candidate in DTYPES.items():
+        if candidate == numpy:
             return dtype
     raise FrontendError(f"element type {element} has no torch dtype")
 
@@ -194,7 +193,7 @@ class AtenNode:
     def constant(self, value: Any, dtype: torch.dtype) -> ir.Value:
         """A constant (a rank-0 tensor for a Python scalar) of `dtype`."""
         check_dtype(dtype, f"a constant of {describe(self.node)}")
-        array = np.asarray(value, dtype=DTYPES[dtype][0])
+        array = np.asarray(value, dtype=DTYPES[dtype])
         return self.build(ops.CONSTANT, [], {"value": dense(array)})
 
     def cast(self, value: ir.Value, dtype: torch.dtype) -> ir.Value:
