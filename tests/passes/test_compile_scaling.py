@@ -132,9 +132,13 @@ def test_a_function_within_the_bound_is_left_as_it_was() -> None:
         assert str(module) == str(ir.Module.parse(before))
 
 
-def compile_with(model: onnx.ModelProto, opt_level: int, max_ops: int | None):
-    """`model` compiled with dlc-split-functions{max-ops} (None: the pipeline's own)."""
+def compile_with(model: onnx.ModelProto, opt_level: int, max_ops: int | None,
+                 outline: bool = True):
+    """`model` compiled with dlc-split-functions{max-ops} (None: the pipeline's own), without
+    dlc-outline-kernels unless `outline`."""
     pipelines = dict(stage_pipelines(opt_level))
+    if not outline:
+        pipelines["llvm"] = pipelines["llvm"].replace("dlc-outline-kernels,", "")
     if max_ops is not None:
         elements = pipelines["llvm"].split(",")
         at = next(i for i, e in enumerate(elements) if e.startswith("dlc-split-functions"))
@@ -174,8 +178,12 @@ def test_split_functions_on_a_scheduled_model_at_o2() -> None:
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8
     x = rng.standard_normal((8, sizes[0])).astype(np.float32)
-    whole = compile_with(model, 2, 10 ** 9)
-    parts = compile_with(model, 2, 10)
+    # (without dlc-outline-kernels, the parts hold the loop nests; with it, the kernels' calls)
+    whole = compile_with(model, 2, 10 ** 9, outline=False)
+    parts = compile_with(model, 2, 10, outline=False)
     assert "main__part" not in whole.ir("llvm")
     assert "main__part" in parts.ir("llvm")
     np.testing.assert_array_equal(parts(x)[0], whole(x)[0])
+    calls = compile_with(model, 2, 2)
+    assert "main__part" in calls.ir("llvm") and "main__kernel" in calls.ir("llvm")
+    np.testing.assert_array_equal(calls(x)[0], whole(x)[0])
