@@ -19,6 +19,14 @@ The kernel (`kernel_text`, MLIR text on tensors, inlined in place of the matmul)
   vpdpbusd into MR x NV accumulators of 16 i32;
 - the epilogue adds off[m] * colsum[n] (so each sum is that of A's values: exact, wrapping in
   i32 only in between) and converts to f32 once.
+Convolutions (`conv_kernel_text`, `int8_matmul._match_conv`): a `linalg.conv_2d_nhwc_hwcf` of
+integers, as `dlc-qdq-conv` makes of the static QDQ convs (x the centered activation, padded;
+a constant s8 filter; a zero init), whose input values lie within 255 of each other
+(`value_range`, the padding's zeros included): x is moved into u8 once by the range's low end
+(x8 [pixels, C4], channels padded to a multiple of 4), the filter packed as the matrix [taps x
+C4, F] (`packed_filter`), and each block of MR output pixels reads its taps' channel quads
+from x8 directly (no im2col copy); the epilogue adds low * colsum.
+
 The quads of products are written in pure arith (`_expand_quads`: the 4 byte lanes of each
 dword extended, multiplied, summed, added to the accumulator), which bufferization accepts;
 `dlc-lower-vectors` makes them `llvm.x86.avx512.vpdpbusd.512` (`lower_quads`). Where that
