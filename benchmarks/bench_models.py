@@ -205,7 +205,7 @@ def compile_timed(model: onnx.ModelProto, options: dict
         cache.forget_all()
         start = time.perf_counter()
         again = dlc.compile(model, **options)
-        if again._snapshots is None:  # (loaded from the disk cache)
+        if again._lowered is None:  # (loaded from the disk cache)
             return compiled, compile_s, time.perf_counter() - start
     return compiled, compile_s, None
 
