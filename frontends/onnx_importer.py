@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -31,6 +31,7 @@ from mlir.dialects import func
 from onnx import helper, numpy_helper
 
 from dlc.dialects import ShapeError, build, ops, selection
+from dlc.frontends.common import ImportedModel
 from dlc.frontends.onnx_folding import fold, foldable
 from dlc.frontends.onnx_node import (
     FrontendError,
@@ -201,15 +202,6 @@ def _parse(data: bytes, where: str) -> onnx.ModelProto:
     if not proto.HasField("graph"):
         raise FrontendError(f"{where} is not an ONNX model: it has no graph")
     return proto
-
-
-@dataclass
-class ImportedModel:
-    module: ir.Module
-    input_names: list[str]
-    output_names: list[str]
-    opset: int
-    constants: dict[str, np.ndarray] = field(default_factory=dict)
 
 
 def default_opset(model: onnx.ModelProto) -> int:

@@ -21,11 +21,7 @@ from onnx import helper, numpy_helper
 
 from dlc import element_types
 from dlc.dialects import ShapeError, build, ops
-from dlc.errors import DlcError
-
-
-class FrontendError(DlcError, ValueError):
-    """The model cannot be imported: malformed, unsupported op or dtype, unknown shapes."""
+from dlc.frontends.common import FrontendError, dense  # noqa: F401 (the op importers' names)
 
 
 class ModelValidationError(FrontendError):
@@ -182,17 +178,5 @@ def constant_value(n: NodeContext) -> np.ndarray:
         if attribute.name in ("value_int", "value_ints"):
             return np.asarray(value, dtype=np.int64)
     raise n.error("has no value attribute dlc supports (value, value_float(s), value_int(s))")
-
-
-def dense(array: np.ndarray, n: NodeContext | None = None) -> ir.DenseElementsAttr:
-    if array.dtype.name in ("int4", "uint4"):  # (4-bit weights: held in 8 bits, as dlc has
-        array = array.astype(np.int8 if array.dtype.name == "int4" else np.uint8)  # no i4)
-    if array.dtype not in SUPPORTED_NUMPY_DTYPES:
-        message = f"constant of dtype {array.dtype} is not supported yet"
-        raise n.error(message) if n else FrontendError(message)
-    array = np.asarray(array, order="C")  # (np.ascontiguousarray makes rank 0 into [1])
-    if array.dtype.kind == "u":  # (numpy's unsigned arrays would become signless ints)
-        return ir.DenseElementsAttr.get(array, type=element_types.mlir_type(array.dtype))
-    return ir.DenseElementsAttr.get(array)
 
 

@@ -28,8 +28,8 @@ from mlir import ir
 from dlc import element_types
 from dlc.dialects import ShapeError, build, ops
 from dlc.dialects.binary import CAST
+from dlc.frontends.common import FrontendError, dense
 from dlc.frontends.onnx_importer import UnsupportedOpsError
-from dlc.frontends.onnx_node import FrontendError, dense
 
 # the torch dtypes dlc takes, as numpy dtypes (their MLIR types: dlc.element_types)
 DTYPES: dict[torch.dtype, np.dtype] = {dtype: np.dtype(numpy) for dtype, numpy in (

@@ -36,7 +36,7 @@ from torch._subclasses.fake_tensor import unset_fake_temporarily
 
 from dlc.dialects import make_context
 from dlc.errors import DlcError
-from dlc.frontends.onnx_node import FrontendError
+from dlc.frontends.common import FrontendError
 from dlc.frontends.torch.importer import import_graph
 
 

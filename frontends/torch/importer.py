@@ -28,8 +28,7 @@ from torch.export import ExportedProgram
 from torch.export.graph_signature import InputKind, OutputKind
 
 from dlc.dialects import build, ops
-from dlc.frontends.onnx_importer import ImportedModel
-from dlc.frontends.onnx_node import FrontendError, dense
+from dlc.frontends.common import FrontendError, ImportedModel, dense
 from dlc.frontends.torch import (
     aten_image,
     aten_index,
