@@ -20,50 +20,26 @@ from mlir import ir
 from dlc.dialects import ops
 from dlc.dialects.binary import BINARY, CAST, COMPARE, SELECT
 from dlc.dialects.reduction import REDUCE
-from dlc.dialects.unary import UNARY
-from dlc.element_types import numpy_dtype
-from dlc.frontends.onnx_node import Importer, NodeContext, dense
+from dlc.frontends.decompose import (
+    centered,
+    constant_like,
+    inverse_std,
+    normalize,
+    per_channel,
+    reduce,
+    unary,
+)
+from dlc.frontends.onnx_node import Importer, NodeContext
 from dlc.frontends.onnx_ops.reduction import normalize_axes, normalize_axis
 
 # ----------------------------------------------------------------------------- building blocks
 
 
-def constant(n: NodeContext, value: float | np.ndarray, like: ir.Value) -> ir.Value:
-    """A constant `value` (a scalar: rank 0) of the element type of `like`."""
-    element = like.type.element_type
-    try:
-        dtype = numpy_dtype(element)
-    except TypeError:
-        raise n.error(f"element type {element} is not supported") from None
-    array = np.asarray(value, dtype=dtype)
-    return n.build(ops.CONSTANT, [], {"value": dense(array, n)})
-
-
-def unary(n: NodeContext, fn: str, x: ir.Value) -> ir.Value:
-    return n.build(UNARY, [x], {"fn": fn, "params": []})
+constant = constant_like  # (the name recurrent.py and loss.py import)
 
 
 def mean(n: NodeContext, x: ir.Value, axes: list[int]) -> ir.Value:
-    return n.build(REDUCE, [x], {"fn": "mean", "axes": axes, "keepdims": 1})
-
-
-def centered(n: NodeContext, x: ir.Value, axes: list[int]) -> tuple[ir.Value, ir.Value]:
-    # (x - mean(x), mean((x - mean(x))^2)) over axes, kept dims
-    d = n.build(ops.SUB, [x, mean(n, x, axes)])
-    return d, mean(n, n.build(ops.MUL, [d, d]), axes)
-
-
-def inverse_std(n: NodeContext, var: ir.Value, epsilon: float) -> ir.Value:
-    # 1 / sqrt(var + epsilon)
-    root = unary(n, "sqrt", n.build(ops.ADD, [var, constant(n, epsilon, var)]))
-    return unary(n, "reciprocal", root)
-
-
-def per_channel(n: NodeContext, p: ir.Value, rank: int) -> ir.Value:
-    """A parameter of shape [C] reshaped to [C, 1, ...] for an input [N, C, D1, ...]."""
-    if p.type.rank != 1 or rank <= 2:
-        return p
-    return n.build(ops.RESHAPE, [p], {"shape": [p.type.shape[0]] + [1] * (rank - 2)})
+    return reduce(n, "mean", x, axes)
 
 
 def cast_to(n: NodeContext, x: ir.Value, element: ir.Type) -> ir.Value:
@@ -112,7 +88,7 @@ def import_instance_normalization(n: NodeContext) -> list[ir.Value]:
     x = _channels_input(n, "InstanceNormalization")
     rank = x.type.rank
     scale, bias = (per_channel(n, p, rank) for p in n.inputs[1:3])
-    d, var = centered(n, x, list(range(2, rank)))
+    d, _, var = centered(n, x, list(range(2, rank)))
     y = n.build(ops.MUL, [d, inverse_std(n, var, n.attr("epsilon", 1e-5))])
     return [n.build(ops.ADD, [n.build(ops.MUL, [y, scale]), bias])]
 
@@ -124,10 +100,8 @@ def import_layer_normalization(n: NodeContext) -> list[ir.Value]:
     axes = list(range(normalize_axis(n, n.attr("axis", -1), rank), rank))
     element = x.type.element_type
     wide = cast_to(n, x, stash_element(n, x))
-    mean_ = mean(n, wide, axes)
-    d = n.build(ops.SUB, [wide, mean_])
-    inv_std = inverse_std(n, mean(n, n.build(ops.MUL, [d, d]), axes), n.attr("epsilon", 1e-5))
-    y = cast_to(n, n.build(ops.MUL, [d, inv_std]), element)
+    normalized, mean_, inv_std = normalize(n, wide, axes, n.attr("epsilon", 1e-5))
+    y = cast_to(n, normalized, element)
     y = n.build(ops.MUL, [y, n.inputs[1]])
     if len(n.inputs) > 2 and n.inputs[2] is not None:
         y = n.build(ops.ADD, [y, n.inputs[2]])
@@ -160,7 +134,7 @@ def import_group_normalization(n: NodeContext) -> list[ir.Value]:
     grouped_shape = [shape[0], groups, math.prod(shape[1:]) // groups]
     grouped = n.build(ops.RESHAPE, [cast_to(n, x, stash_element(n, x))],
                       {"shape": grouped_shape})
-    d, var = centered(n, grouped, [2])
+    d, _, var = centered(n, grouped, [2])
     y = cast_to(n, n.build(ops.MUL, [d, inverse_std(n, var, n.attr("epsilon", 1e-5))]),
                 element)
     scale, bias = n.inputs[1], n.inputs[2]

@@ -26,8 +26,8 @@ from dlc.dialects import ops
 from dlc.dialects.indexing import GATHER, GATHER_ELEMENTS, SCATTER_ELEMENTS
 from dlc.dialects.movement import BROADCAST, PAD
 from dlc.dialects.reduction import ARGREDUCE, CUMULATIVE, DET, HARDMAX, REDUCE
-from dlc.dialects.unary import UNARY
 from dlc.element_types import numpy_dtype
+from dlc.frontends import decompose
 from dlc.frontends.onnx_node import Importer, NodeContext, dense
 from dlc.frontends.onnx_ops.selection import import_runtime_compress
 
@@ -106,27 +106,12 @@ def softmax_axes(n: NodeContext) -> list[int]:
     return list(range(axis, rank))
 
 
-def shifted_by_max(n: NodeContext, axes: list[int]) -> ir.Value:
-    # x - max(x over axes), kept dims: the largest element becomes 0
-    x = n.inputs[0]
-    peak = n.build(REDUCE, [x], {"fn": "max", "axes": axes, "keepdims": 1})
-    return n.build(ops.SUB, [x, peak])
-
-
 def import_softmax(n: NodeContext) -> list[ir.Value]:
-    # softmax(x) = e / sum(e), e = exp(x - max(x))
-    axes = softmax_axes(n)
-    e = n.build(UNARY, [shifted_by_max(n, axes)], {"fn": "exp", "params": []})
-    total = n.build(REDUCE, [e], {"fn": "sum", "axes": axes, "keepdims": 1})
-    return [n.build(ops.DIV, [e, total])]
+    return [decompose.softmax(n, n.inputs[0], softmax_axes(n))]
 
 
 def import_log_softmax(n: NodeContext) -> list[ir.Value]:
-    # log_softmax(x) = d - log(sum(exp(d))), d = x - max(x)
-    axes = softmax_axes(n)
-    d = shifted_by_max(n, axes)
-    lse = n.build(REDUCE, [d], {"fn": "logsumexp", "axes": axes, "keepdims": 1})
-    return [n.build(ops.SUB, [d, lse])]
+    return [decompose.log_softmax(n, n.inputs[0], softmax_axes(n))]
 
 
 def import_hardmax(n: NodeContext) -> list[ir.Value]:

@@ -23,7 +23,8 @@ from mlir import ir
 from dlc.dialects import ops
 from dlc.dialects.binary import SELECT
 from dlc.dialects.conv import CONV, CONV_TRANSPOSE, POOL
-from dlc.dialects.reduction import REDUCE
+from dlc.frontends import decompose
+from dlc.frontends.decompose import affine, inverse_std, normalize, per_channel, reduce
 from dlc.frontends.torch.aten_movement import permute, split_with_sizes
 from dlc.frontends.torch.aten_node import AtenNode, Converter, axis, value_dtype
 from dlc.frontends.torch.aten_ops import unary
@@ -39,46 +40,16 @@ def per_axis(values: int | Sequence[int], k: int) -> list[int]:
     return values * k if len(values) == 1 else values
 
 
-def per_channel(n: AtenNode, p: Value, rank: int) -> Value:
-    """A parameter [C] reshaped to [C, 1, ...] for an input [N, C, D1, ...]."""
-    return n.reshape(p, [p.type.shape[0]] + [1] * (rank - 2))
-
-
-def reduce(n: AtenNode, fn: str, x: Value, axes: list[int], keepdims: bool = True) -> Value:
-    return n.build(REDUCE, [x], {"fn": fn, "axes": axes, "keepdims": int(keepdims)})
-
-
-def inverse_std(n: AtenNode, var: Value, eps: float) -> Value:
-    # 1 / sqrt(var + eps)
-    shifted = n.build(ops.ADD, [var, n.constant(eps, value_dtype(var))])
-    return unary(n, "reciprocal", unary(n, "sqrt", shifted))
-
-
-def affine(n: AtenNode, y: Value, weight: Value | None, bias: Value | None) -> Value:
-    # y * weight + bias, each optional
-    if weight is not None:
-        y = n.build(ops.MUL, [y, weight])
-    if bias is not None:
-        y = n.build(ops.ADD, [y, bias])
-    return y
-
-
 def layer_norm(n: AtenNode, x: Value, dims: int, weight: Value | None, bias: Value | None,
                eps: float) -> tuple[Value, Value, Value]:
     # (x - mean) / sqrt(var + eps) * weight + bias over the last `dims` axes
     rank = x.type.rank
-    reduced = list(range(rank - dims, rank))
-    mean = reduce(n, "mean", x, reduced)
-    d = n.build(ops.SUB, [x, mean])
-    rstd = inverse_std(n, reduce(n, "mean", n.build(ops.MUL, [d, d]), reduced), eps)
-    return affine(n, n.build(ops.MUL, [d, rstd]), weight, bias), mean, rstd
+    y, mean, rstd = normalize(n, x, range(rank - dims, rank), eps)
+    return affine(n, y, weight, bias), mean, rstd
 
 
 def softmax(n: AtenNode, x: Value, dim: int) -> Value:
-    # e / sum(e), e = exp(x - max(x))
-    reduced = [axis(n, dim, x.type.rank)]
-    e = unary(n, "exp", n.build(ops.SUB, [x, reduce(n, "max", x, reduced)]))
-    return n.build(ops.DIV, [e, reduce(n, "sum", e, reduced)])
+    return decompose.softmax(n, x, [axis(n, dim, x.type.rank)])
 
 
 def linear(n: AtenNode, x: Value, weight: Value, bias: Value | None) -> Value:
@@ -224,10 +195,7 @@ def softmax_(n: AtenNode, x: Value, dim: int, half_to_float: bool = False) -> Va
 
 
 def log_softmax(n: AtenNode, x: Value, dim: int, half_to_float: bool = False) -> Value:
-    # d - log(sum(exp(d))), d = x - max(x)
-    reduced = [axis(n, dim, x.type.rank)]
-    d = n.build(ops.SUB, [x, reduce(n, "max", x, reduced)])
-    return n.build(ops.SUB, [d, reduce(n, "logsumexp", d, reduced)])
+    return decompose.log_softmax(n, x, [axis(n, dim, x.type.rank)])
 
 
 def sdpa(n: AtenNode, query: Value, key: Value, value: Value, attn_mask: Value | None = None,
