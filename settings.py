@@ -7,8 +7,8 @@ current thread (and the tasks it starts with `contextvars`) without touching `os
 tuning measures candidates with `override(STRICT_SCHEDULE=True)`.
 
 What does not belong here: options of one call (`dlc.compile`'s arguments), and variables read
-by other programs (OpenMP's `KMP_*`, `OMP_*`): dlc sets `KMP_BLOCKTIME` where it loads OpenMP
-(`runtime/jit.openmp_library`), and only when the user has not.
+by other programs (OpenMP's `KMP_*`, `OMP_*`): dlc sets `KMP_BLOCKTIME` before it loads OpenMP
+(`runtime/jit.configure_openmp`), and only when the user has not.
 """
 
 from __future__ import annotations

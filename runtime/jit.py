@@ -63,7 +63,20 @@ def runtime_libraries(threads: bool = False) -> list[str]:
             path = Path(base) / "lib" / name
             if path.exists():
                 found.append(str(path))
-    return found + ([openmp_library()] if threads else [])
+    if not threads:
+        return found
+    library = openmp_library()
+    configure_openmp()
+    return [*found, library]
+
+
+def configure_openmp() -> None:
+    """The OpenMP settings dlc chooses, set before libiomp5 loads (it reads them once, at its
+    first parallel region), each only where the user has not set it: idle threads spin 1 ms
+    (KMP_BLOCKTIME=1, not the default 200 ms) after a parallel region: enough to stay hot
+    between the loops of one call, without burning a core that the caller's other threads
+    (or processes) need between calls."""
+    os.environ.setdefault("KMP_BLOCKTIME", "1")
 
 
 class ThreadsUnavailable(DlcError, RuntimeError):
@@ -79,10 +92,6 @@ def openmp_library() -> str:
     for base in dict.fromkeys((sys.prefix, sys.base_prefix, sys.exec_prefix)):
         path = Path(base) / "lib" / "libiomp5.so"
         if path.exists():
-            # idle OpenMP threads spin 1 ms (not the default 200 ms) after a parallel region:
-            # enough to stay hot between the loops of one call, without burning a core that
-            # the caller's other threads (or processes) need between calls
-            os.environ.setdefault("KMP_BLOCKTIME", "1")
             return str(path)
     raise ThreadsUnavailable("num_threads > 1 needs libiomp5.so: pip install intel-openmp "
                              "(or compile with num_threads=1)")

@@ -142,3 +142,20 @@ def test_dlc_env_prints_them(monkeypatch, capsys):
     assert dlc_cli.main(["env"]) == 0
     out = capsys.readouterr().out
     assert "DLC_NUM_THREADS=5  (set)" in out and "DLC_CACHE=True  (default)" in out
+
+
+def test_openmp_is_configured_when_it_is_asked_for_not_when_it_is_looked_up(monkeypatch):
+    from dlc.runtime import jit
+
+    try:
+        jit.openmp_library()
+    except jit.ThreadsUnavailable:
+        pytest.skip("no libiomp5 here")
+    monkeypatch.delenv("KMP_BLOCKTIME", raising=False)
+    jit.openmp_library()  # (a lookup: the environment untouched)
+    assert "KMP_BLOCKTIME" not in os.environ
+    jit.runtime_libraries(threads=True)
+    assert os.environ["KMP_BLOCKTIME"] == "1"
+    monkeypatch.setenv("KMP_BLOCKTIME", "200")  # (the user's own value stays)
+    jit.runtime_libraries(threads=True)
+    assert os.environ["KMP_BLOCKTIME"] == "200"
