@@ -85,7 +85,9 @@ class _Kernel:
 def _outline(group: list[ir.Operation], defined: set[ir.Value], module_body: ir.Block,
              name: str, location: ir.Location) -> tuple[func.FuncOp, func.CallOp]:
     """Move the ops of `group` (consecutive but for constants and views between them) into
-    a new private function `name`, called where the first of them was."""
+    a new private function `name`, called where the last of them was: the values the group
+    uses may be defined among those constants and views (after its first op), and no op
+    between its members uses its results (`_groups` ends a run at a view of them)."""
     members = set(group)
     inside = {result for op in group for result in op.results}
     uses: list[tuple[ir.Operation, int, ir.Value]] = []
@@ -110,7 +112,7 @@ def _outline(group: list[ir.Operation], defined: set[ir.Value], module_body: ir.
     replacements = [built.local(value) for _, _, value in uses]
     kernel.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(
         [v.type for v in built.inputs], [r.type for r in results]))
-    with ir.InsertionPoint(group[0]), location:
+    with ir.InsertionPoint(group[-1]), location:
         call = func.CallOp([r.type for r in results], ir.FlatSymbolRefAttr.get(name),
                            built.inputs)
     for result, replacement in zip(results, call.results, strict=True):
