@@ -313,3 +313,17 @@ def test_the_scanner_sees_function_level_and_relative_cycles(tmp_path: Path) -> 
                      frozenset({"pkg.e", "pkg.f"})}
     assert cycles(nodes, edges, {("pkg.b", "pkg.a"): "", ("pkg.sub.d", "pkg.sub.c"): "",
                                  ("pkg.f", "pkg.e"): ""}) == []
+
+
+def test_every_package_folder_is_installed():
+    """pyproject's `packages` lists every folder of the package that has an `__init__.py` (a
+    wheel leaves out the others: `dlc.llm` was missing when llm.py became a folder)."""
+    import tomllib
+
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+                 ["packages"])
+    folders = {".".join((PACKAGE, *path.parent.relative_to(ROOT).parts))
+               for path in ROOT.rglob("__init__.py")
+               if not SKIPPED.intersection(path.relative_to(ROOT).parts)
+               and not any(p.startswith(".") for p in path.relative_to(ROOT).parts)}
+    assert folders - listed == set()
