@@ -39,20 +39,12 @@ from mlir.dialects.transform import interpreter
 
 from dlc import settings
 from dlc.passes.codegen import (
-    conv,
-    depthwise,
-    elementwise,
     fusion,
     fusion_plan,
-    grouped_conv,
-    int8_matmul,
-    matmul,
     packed_conv,
-    pool,
-    reduction,
-    transpose,
 )
 from dlc.passes.codegen import target as cpu_target
+from dlc.passes.codegen.family import FAMILIES, Threshold, wants_epilogue
 from dlc.passes.codegen.script import Lines, transform_script
 from dlc.passes.profile import record_families, warn_naive
 from dlc.passes.registry import ModulePass, PassFailure, register
@@ -65,10 +57,8 @@ TAG = "dlc.schedule"
 def candidates(module: ir.Operation, min_volume: int,
                min_elements: int) -> list[tuple[ir.Operation, object, object]]:
     """(op, family, problem) of every op to schedule, in program order."""
-    families = ((int8_matmul, min_volume), (matmul, min_volume), (conv, min_volume), (grouped_conv, min_volume),
-                (elementwise, min_elements),
-                (depthwise, min_volume), (pool, min_volume), (reduction, min_elements),
-                (transpose, min_elements))
+    limits = {Threshold.VOLUME: min_volume, Threshold.ELEMENTS: min_elements}
+    families = [(family, limits[threshold]) for family, threshold in FAMILIES]
     found: list[tuple[ir.Operation, object, object]] = []
 
     def visit(op: ir.Operation) -> ir.WalkResult:
@@ -150,7 +140,7 @@ def _prepare(found: list[tuple[ir.Operation, object, object]]) -> list[Lines]:
              for op, family, problem in found]
     for index, (op, family, problem) in enumerate(found):
         op = family.prepare(op) or op  # (may replace the op, e.g. by an NHWC conv)
-        if getattr(problem, "epilogue", False):  # (matmul and conv problems)
+        if wants_epilogue(problem):  # (matmul and conv problems)
             fusion.write_in_place(op)  # the epilogue updates the result tile in place
         op.attributes[TAG] = ir.IntegerAttr.get(i64, index)
         problem = fusion_plan.plan(op, problem, lambda other: TAG in other.attributes)
