@@ -48,7 +48,10 @@ def match(op: ir.Operation) -> Elementwise | None:
     if not all(isinstance(t, ir.RankedTensorType) and t.has_static_shape for t in types):
         return None
     result = op.results[0].type
-    if str(result.element_type) != "f32" or result.rank == 0 or 0 in result.shape:
+    # (8- and 32-bit integer results too: the quantize ending a QDQ model's epilogue, which
+    # the integer kernels (`int8_matmul.py`) do not fuse, ran as naive loops)
+    if str(result.element_type) not in ("f32", "i8", "ui8", "i32") or result.rank == 0 \
+            or 0 in result.shape:
         return None
     maps = [ir.AffineMapAttr(m).value for m in ir.ArrayAttr(op.attributes["indexing_maps"])]
     if not is_identity(maps[-1]) or not all(ordered_projection(m) for m in maps):

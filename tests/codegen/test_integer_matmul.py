@@ -249,9 +249,11 @@ def test_bert_sized_product_takes_a_schedule(n):
     model, feeds = _weight_model(a, b, np.array(121, np.uint8), np.array(0, np.int8))
     assert _naive_warnings(model) == []
     compiled = dlc.compile(model, num_threads=1)
-    # the FMA kernel, or on AVX2 the integer kernel (`codegen/int8_matmul.py`)
+    # the FMA kernel, or an integer kernel: vpmaddwd on AVX2 (`codegen/int8_matmul.py`),
+    # vpdpbusd on AVX-512 VNNI (`codegen/int8_vnni.py`)
+    llvm = compiled.ir("llvm")
     assert fma_position(compiled.ir("bufferized")) >= 0 \
-        or "llvm.x86.avx2.pmadd.wd" in compiled.ir("llvm")
+        or "llvm.x86.avx2.pmadd.wd" in llvm or "llvm.x86.avx512.vpdpbusd.512" in llvm
     (actual,) = compiled(feeds)
     np.testing.assert_array_equal(actual, _expected(a, b, feeds["a_zero"], np.array(0)))
 
