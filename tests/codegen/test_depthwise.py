@@ -11,11 +11,13 @@ import numpy as np
 import pytest
 from mlir import ir
 
-from dlc.compiler import CompiledModel, run_stage
+from dlc.compiler import CompiledModel, LoweredModel, run_stage
 from dlc.dialects.core import make_context
+from dlc.options import merge
 from dlc.passes.codegen.depthwise import ow_tile
 from dlc.passes.pipelines import stage_pipelines
 from dlc.runtime.jit import JitFunction, Signature, TensorSpec
+from dlc.timings import Timings
 
 RNG = np.random.default_rng(0)
 
@@ -38,7 +40,9 @@ def compile_linalg(text: str) -> CompiledModel:
             if stage != "dlc":
                 run_stage(module, stage, pipeline)
                 snapshots[stage] = module.operation.clone()
-        return CompiledModel(context, snapshots, JitFunction(module, signature), 2, 0.0)
+        lowered = LoweredModel(context, snapshots, 2, Timings())
+        return CompiledModel(JitFunction(module, signature), merge(None, opt_level=2), 0.0,
+                             lowered=lowered)
 
 
 def depthwise_text(x: tuple[int, ...], k: int, stride: int, dilation: int) -> tuple[str, list]:
