@@ -10,7 +10,9 @@ onnxruntime's u8 x s8 `vpmaddubsw`, which saturates pairs of products in 16 bits
 
 On the AVX-512 target of a CPU with VNNI (`target.vnni()`), the same matmuls whose B is s8
 and whose A's rows span at most 255 take the `vpdpbusd` kernel of `int8_vnni.py` instead
-(`Problem.kernel` "vnni"; `prepare` dispatches): this file keeps the match and the AVX2 kernel.
+(`Problem.kernel` "vnni"; `prepare` dispatches), and so do the NHWC convs of integers that
+`dlc-qdq-conv` makes of static QDQ convs (`_match_conv`: input values within 255 of each
+other, a constant s8 filter; `Problem.conv`): this file keeps the matches and the AVX2 kernel.
 
 Match (`match`): a static `linalg.matmul` [M, K] x [K, N] -> f32 accumulating into a fill of
 zero, on the AVX2 target (`codegen/target.py`; AVX-512 without VNNI: its f32 FMAs are as fast,
