@@ -215,6 +215,13 @@ def outer(problem: Contraction) -> fusion.Outer:
     params = params_of(problem)
     mr, nr = register_tile(problem.m, problem.n, params.register)
     mt = outer_tile(problem.m, mr, params.outer[0])
+    if 2 * mr < min(params.register[0], problem.m):
+        # an M without a divisor near the register tile (a prime: ViT's 197 tokens) took
+        # forall tiles of its divisors (1 row: 1 x 32 register tiles); all of M instead,
+        # which `tile_lines` splits into whole register tiles and a rest (192 + 5). ViT's
+        # attention [12,197,64]x[12,64,197] 2.19x -> 1.0x onnxruntime, [12,197,197]x
+        # [12,197,64] 2.90x -> 1.0x (Zen 4, issue 18)
+        mt = problem.m
     nt = outer_tile(problem.n, nr, params.outer[1])
     if problem.batch is None:  # (a batch matmul has its batch's tiles)
         mt, nt = thread_tiles(problem.m, problem.n, problem.k, mt, nt, mr, nr)

@@ -78,7 +78,7 @@ def test_matmul_matches_numpy(m: int, n: int, k: int, cpu: str) -> None:
 
 @pytest.mark.parametrize("cpu", ["avx512", "avx2"])
 @pytest.mark.parametrize("batch, m, n, k", [(4, 64, 80, 48), (3, 19, 45, 33), (16, 64, 20, 64),
-                                            (2, 24, 56, 40)])
+                                            (2, 24, 56, 40), (2, 197, 40, 36)])
 def test_batch_matmul_matches_numpy(batch: int, m: int, n: int, k: int, cpu: str) -> None:
     with target.use(cpu):
         model = dlc.compile(matmul_model([batch, m, k], [batch, k, n]))
@@ -153,6 +153,17 @@ def test_outer_tiles_leave_work_for_the_threads() -> None:
     assert thread_tiles(8, 64, 64, 8, 64, 8, 32) == (8, 64)
     assert thread_tiles(256, 40, 256, 256, 40, 8, 40) == (64, 40)  # (N 40: not halved)
     assert thread_tiles(64, 40, 256, 64, 40, 8, 40) == (32, 40)  # (2 tiles of 320 Ki)
+
+
+@pytest.mark.parametrize("cpu", ["avx512", "avx2"])
+def test_a_prime_m_is_one_forall_tile_of_rows(cpu: str) -> None:
+    # ViT's attention (197 tokens): forall tiles of all 197 rows, not of 1 row (1 x 32
+    # register tiles); `tile_lines` splits them into 192 + 5
+    from dlc.passes.codegen.matmul import Contraction, outer
+
+    with target.use(cpu):
+        assert outer(Contraction(12, 197, 197, 64)).tile_shape == (1, 197, 197)
+        assert outer(Contraction(12, 128, 197, 64)).tile_shape[1] == 128
 
 
 @pytest.mark.parametrize("cpu, tile", [("avx512", (8, 32)), ("avx2", (4, 16))])
