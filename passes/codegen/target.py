@@ -49,6 +49,16 @@ class CpuTarget:
 
 
 AVX512 = CpuTarget("avx512", 16, 32, (8, 32))
+# (kept on an AVX-512 Zen 4, whose 512-bit units are double-pumped, family by family against
+# AVX2's tiles on the same CPU (`benchmarks/cpu_target_bench.py --cpu-time`, hybrid targets
+# `avx512+FAMILY=avx2`; dlc / onnxruntime, single thread, issue 18): convs AVX-512 / AVX2 3x3
+# 512 -> 512 on 7 x 7 1.13x / 1.44x, 1x1 512 -> 2048 on 7 x 7 1.03x / 1.49x, 256 -> 1024 on
+# 14 x 14 1.06x / 1.17x, 3x3 64 -> 64 on 56 x 56 1.01x / 1.01x; matmuls [128,768]x[768,768]
+# 1.04x / 1.10x, [197,768]x[768,3072] 1.03x / 1.30x; depthwise and pools 0-8 % apart either
+# way (MobileNetV2's and V3's layers), ResNet-50 1.02x / 1.04x with AVX2's window tiles;
+# 16-wide conv blocks 1.02x / 1.04x on ResNet-50. What ran slowly on Zen 4 were register tiles
+# of 20 or 24 lanes, a vector and a part, and 1-row matmul tiles (`conv_common.filter_parts`,
+# `matmul.n_sizes`, `matmul.outer`), not these sizes)
 # (convs: [6, 16] tiles, 12 accumulators; against [8, 32], a 3x3 64 -> 64 conv on 56 x 56
 # 2.8x -> 1.2x onnxruntime, 128 -> 128 on 28 x 28 7.4x -> 1.3x, 256 -> 256 on 14 x 14 8.1x ->
 # 1.2x; OW tiles of 4 ran the 14 x 14 one at 5.9x)
