@@ -87,6 +87,18 @@ def test_settings_name_the_exported_files(zoo) -> None:
     assert zoo.Setting(tiny=True).tag(resnet) == "tiny"
 
 
+def test_cpu_time_leaves_out_waiting(zoo, monkeypatch) -> None:
+    # --cpu-time: a call that waits (a thread descheduled on a shared machine) is not charged
+    # for the wait, a wall-clock best is
+    import time
+
+    assert zoo.parse_args(["--cpu-time"]).cpu_time and not zoo.parse_args([]).cpu_time
+    monkeypatch.setattr(zoo, "CLOCK", time.thread_time)
+    waited = zoo.best_times([lambda: time.sleep(0.05)], 2)[0]
+    monkeypatch.setattr(zoo, "CLOCK", time.perf_counter)
+    assert waited < 0.01 and zoo.best_times([lambda: time.sleep(0.05)], 2)[0] >= 0.05
+
+
 def test_dlc_bench_zoo_lists_the_models(capsys) -> None:
     assert dlc_cli.main(["bench", "--zoo", "--list"]) == 0
     listed = capsys.readouterr().out
