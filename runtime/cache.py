@@ -11,13 +11,14 @@ On disk, an entry is a folder `<DLC_CACHE_DIR or ~/.cache/dlc>/<key>/` holding `
 ExecutionEngine's object code, dumped with `dump_to_object_file` and linked with the system's
 `cc`), `weights.bin` (the values of the large constant globals the object code reads through
 pointers, `dlc.passes.external_weights`: each padded to 64 bytes, read after the dlopen into
-the process's one copy of each weight, which the pointers are bound to) and `entry.json`: the format, the full key, the shared object's sha256, the
-weights' sha256 and sizes, the signature, the runtime checks' descriptions and an HMAC-SHA256
+the process's one copy of each weight, which the pointers are bound to) and `entry.json`: the
+format, the full key, the shared object's sha256, each weight's sha256 and size, the signature, the runtime checks' descriptions and an HMAC-SHA256
 over all of them under the directory's secret (`<root>/.secret`, 32 random bytes, mode 0600). Nothing on disk is trusted:
 
 - `load` dlopens a shared object only when its entry's MAC proves the key asked for, the
   signature and the checks, and the file's sha256 matches; its weights are used only if
-  weights.bin has the proved size and sha256. Anything else (an entry copied from
+  each weight of weights.bin has its proved size and sha256 (hashed once as it is read: the
+  same digest keys the process's shared copy) and the padding is zeros. Anything else (an entry copied from
   another key or directory, an edited entry.json, a planted .so, metadata of any shape that is
   not exactly the expected one, missing files, links) is a miss: removed, then recompiled.
 - The root folder (0700) and an entry's folder must belong to this user and be writable by no
@@ -71,7 +72,7 @@ from dlc import settings
 from dlc.passes import external_weights
 from dlc.runtime.jit import SharedObjectFunction, Signature, TensorSpec
 
-FORMAT = 3  # bump when the layout of an entry changes
+FORMAT = 4  # bump when the layout of an entry changes (4: a digest per weight)
 MEMORY_ENTRIES = 32
 _MEMORY: OrderedDict[str, Any] = OrderedDict()
 
@@ -431,14 +432,17 @@ def _read_entry(folder: Path, key: str, secret: bytes
 
 
 def _weights_json(data: Any) -> dict | None:
-    """An entry's {"sha256": hex, "sizes": [bytes...]}, or None unless exactly that."""
-    if not isinstance(data, dict) or set(data) != {"sha256", "sizes"}:
+    """An entry's {"digests": [sha256 hex of each weight...], "sizes": [bytes...]}, or None
+    unless exactly that."""
+    if not isinstance(data, dict) or set(data) != {"digests", "sizes"}:
         return None
-    sha256, sizes = data["sha256"], data["sizes"]
-    if not isinstance(sha256, str) or not isinstance(sizes, list) or \
+    digests, sizes = data["digests"], data["sizes"]
+    if not isinstance(digests, list) or not isinstance(sizes, list) or \
+            len(digests) != len(sizes) or \
+            not all(isinstance(d, str) and _KEY.fullmatch(d) for d in digests) or \
             not all(type(s) is int and 0 <= s <= MAX_EXTENT for s in sizes):
         return None
-    return {"sha256": sha256, "sizes": sizes}
+    return {"digests": digests, "sizes": sizes}
 
 
 def _padding(size: int) -> int:
@@ -446,25 +450,28 @@ def _padding(size: int) -> int:
 
 
 def _write_weights(path: Path, weights: Sequence[np.ndarray]) -> dict:
-    """Write the weights one after the other (each padded to 64 bytes) to a new file 0600
-    (none if there are no weights): their {"sha256", "sizes"}."""
-    digest = hashlib.sha256()
+    """Write the weights one after the other (each padded with zeros to 64 bytes) to a new
+    file 0600 (none if there are no weights): their {"digests", "sizes"}, each weight's sha256
+    (the key `external_weights.share` keeps it under, so that a load hashes each weight once:
+    to prove it and to share it)."""
     if not weights:
-        return {"sha256": digest.hexdigest(), "sizes": []}
+        return {"digests": [], "sizes": []}
+    digests = []
     with os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600),
                    "wb") as file:
         for weight in weights:
             data = memoryview(np.ascontiguousarray(weight)).cast("B")
-            for part in (data, bytes(_padding(len(data)))):
-                file.write(part)
-                digest.update(part)
-    return {"sha256": digest.hexdigest(), "sizes": [int(w.nbytes) for w in weights]}
+            digests.append(hashlib.sha256(data).hexdigest())
+            file.write(data)
+            file.write(bytes(_padding(len(data))))
+    return {"digests": digests, "sizes": [int(w.nbytes) for w in weights]}
 
 
 def _read_weights(folder: Path, function: SharedObjectFunction, weights: dict) -> bool:
     """Read the weights of weights.bin and point the loaded shared object at them (the table
     `_mlir_dlc_weights` says where; each weight the process's one copy of those bytes,
-    `external_weights.share`); False if the file is not exactly the proved one."""
+    `external_weights.share`); False if the file is not exactly the proved one: each weight's
+    sha256 the one its entry proves, the padding zeros, nothing after the last."""
     sizes = weights["sizes"]
     function.weight_bytes = sum(int(size) for size in sizes)  # (the memory level's bound)
     if not sizes:
@@ -473,24 +480,22 @@ def _read_weights(folder: Path, function: SharedObjectFunction, weights: dict) -
     file = _open_private(folder / "weights.bin")
     if file is None:
         return False
-    digest = hashlib.sha256()
     values, digests = [], []
 
-    def read(size: int) -> bool:
+    def read(size: int, proved: str) -> bool:
         value = external_weights.aligned_empty(int(size))
         target, own = memoryview(value).cast("B"), hashlib.sha256()
-        while target:  # (hashed as it goes: the file's digest and the weight's own)
+        while target:  # (hashed as it goes, once: to prove it and to share it)
             count = file.readinto(target[:1 << 24])
             if not count:
                 return False
-            digest.update(target[:count])
             own.update(target[:count])
             target = target[count:]
-        padding = file.read(_padding(size))
-        digest.update(padding)
+        if not hmac.compare_digest(own.hexdigest(), proved):
+            return False
         values.append(value)
         digests.append(own.digest())
-        return len(padding) == _padding(size)
+        return file.read(_padding(size)) == bytes(_padding(size))
 
     with file:
         try:
@@ -498,10 +503,9 @@ def _read_weights(folder: Path, function: SharedObjectFunction, weights: dict) -
                                                               external_weights.TABLE))
         except ValueError:
             return False
-        if not all(read(size) for size in sizes) or file.read(1):
+        if not all(read(size, proved) for size, proved in zip(sizes, weights["digests"],
+                                                               strict=True)) or file.read(1):
             return False
-    if not hmac.compare_digest(digest.hexdigest(), weights["sha256"]):
-        return False
     # (the arrays just read become the shared copies: not copied once more)
     function.weights = external_weights.bind(table, values, digests, adopt=True)
     return True

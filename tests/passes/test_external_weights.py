@@ -144,3 +144,43 @@ def test_a_model_from_the_disk_shares_the_weights_of_a_compiled_one(cache_dir: P
     for a, b in zip(compiled._function.weights, loaded._function.weights, strict=True):
         assert a is b
     check(loaded)
+
+
+def test_weights_padding_and_each_weights_digest_are_proved(cache_dir: Path) -> None:
+    """Each weight of an entry is proved by its own sha256 (hashed once as it is read, the key
+    of the shared copy too) and the padding to 64 bytes must be zeros: a changed byte in the
+    second weight or in the padding is a miss."""
+    odd = RNG.standard_normal(4097).astype(np.float32)  # 16,388 bytes: 60 of padding
+    other = RNG.standard_normal(4096).astype(np.float32)
+    nodes = [helper.make_node("Add", ["x", "odd"], ["y"])]
+
+    def build() -> onnx.ModelProto:
+        return make_model(
+            [nodes[0], helper.make_node("Slice", ["y", "s", "e"], ["ys"]),
+             helper.make_node("Mul", ["ys", "other"], ["z"])],
+            {"x": (np.float32, [4097])}, ["z"],
+            {"odd": odd, "other": other, "s": np.array([0]), "e": np.array([4096])})
+
+    x = RNG.standard_normal(4097).astype(np.float32)
+    expected = ((x + odd)[:4096] * other,)
+    dlc.compile(build())
+    (entry,) = [p for p in cache_dir.iterdir() if not p.name.startswith(".")]
+    path = entry / "weights.bin"
+    original = path.read_bytes()
+    assert len(original) == 16388 + 60 + 16384
+    for where in (16388 + 5, len(original) - 1):  # (the padding; the second weight)
+        data = bytearray(original)
+        data[where] ^= 1
+        path.unlink()
+        path.write_bytes(bytes(data))
+        path.chmod(0o600)
+        cache.forget_all()
+        again = dlc.compile(build())
+        assert type(again._function).__name__ == "JitFunction", where  # a miss: compiled again
+        np.testing.assert_allclose(again(x)[0], expected[0], rtol=1e-6)
+        (entry,) = [p for p in cache_dir.iterdir() if not p.name.startswith(".")]
+        path = entry / "weights.bin"
+    cache.forget_all()
+    loaded = dlc.compile(build())  # (the entry written again is whole: loaded)
+    assert type(loaded._function).__name__ == "SharedObjectFunction"
+    np.testing.assert_allclose(loaded(x)[0], expected[0], rtol=1e-6)
