@@ -29,7 +29,7 @@ _EXPORTS = {
     "FrontendError": "dlc.frontends.onnx_importer",
     "UnsupportedOpsError": "dlc.frontends.onnx_importer",
     "pipeline": "dlc.passes",
-    "NaivePathWarning": "dlc.passes.profile",
+    "NaivePathWarning": "dlc.passes.buffer.profile",
     "profile": "dlc.profiler",
 }
 

@@ -40,11 +40,11 @@ from dlc.options import CompileOptions, merge
 from dlc.passes import (
     STAGES,
     build_pass_manager,
-    external_weights,
     parse_pipeline,
     pipeline,
     stage_pipelines,
 )
+from dlc.passes.llvm import external_weights
 from dlc.passes.lowering import checks
 from dlc.passes.pipelines import extension_key
 from dlc.runtime import cache, native

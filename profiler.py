@@ -1,7 +1,7 @@
 """The per-op profiler: where a compiled model's run time goes, op group by op group.
 
 `profile(model, inputs)` (and `CompiledModel.profile`, `dlc profile MODEL`) compiles the model
-again with the profile instrumentation (`dlc.passes.profile`: a timestamp before each top-level
+again with the profile instrumentation (`dlc.passes.buffer.profile`: a timestamp before each top-level
 op group of `main`, i.e. each scheduled tile loop nest with its fused epilogue, each naive
 linalg op, each copy), runs it `runs` times after one warm-up call and reports per group: its
 ONNX node names, their op types, the schedule family that compiled it (`matmul`, `conv`,
@@ -26,8 +26,8 @@ from dlc.dialects import make_context
 from dlc.frontends.onnx_importer import DynamicShapesError
 from dlc.options import CompileOptions, merge
 from dlc.passes import stage_pipelines
+from dlc.passes.buffer.profile import MODE, naive_ops, segments
 from dlc.passes.lowering import checks
-from dlc.passes.profile import MODE, naive_ops, segments
 from dlc.runtime.jit import JitFunction
 from dlc.tuning import apply as tuning
 

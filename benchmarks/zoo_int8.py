@@ -28,7 +28,7 @@ kernels, whose requantization rounds differently (and whose u8 x s8 products sat
 bits on CPUs without VNNI): a step here and there that propagates, 0.14 of the largest
 output on MobileNetV3-Large (`ort_rel_error` in the row). `RTOL` bounds the first error, or,
 where larger, onnxruntime's own distance to the model as written (`ort_own_error`: its integer
-kernels round differently, and so do dlc's integer convs, `passes/qdq_conv.py`: EfficientNet-B0
+kernels round differently, and so do dlc's integer convs, `passes/graph/qdq_conv.py`: EfficientNet-B0
 0.060 for both on 2026-12-06, against 0.0 for dlc's float convs of the dequantized values).
 Rows go to OUT/zoo_int8.json, the table as zoo.py prints it.
 
@@ -105,8 +105,8 @@ def integer_kernel_off():
     """Compiles without the integer kernels: the int8 matmul family matches nothing and
     dlc-qdq-conv rewrites nothing (the static QDQ convs stay float convs of the dequantized
     values, as before issue 18's integer convs)."""
-    from dlc.passes import qdq_conv
     from dlc.passes.codegen import int8_matmul
+    from dlc.passes.graph import qdq_conv
 
     match, rules = int8_matmul.match, qdq_conv.RULES
     int8_matmul.match = lambda op: None

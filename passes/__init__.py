@@ -1,4 +1,9 @@
-"""dlc's passes: graph-level passes on the dlc dialect and the lowering to linalg.
+"""dlc's passes, one folder per stage they run in: `graph/` (the dlc dialect's graph), `linalg/`
+(the lowering to linalg and the schedules; the op patterns in `lowering/`, the schedule
+families in `codegen/`), `buffer/` (after bufferization), `llvm/` (the llvm dialect and code
+generation), `gpu/` (the NVPTX backend). The infrastructure stays here: `registry` (passes by
+name, found in the stage folders), `pipeline` (pipeline text -> PassManager), `pipelines`
+(the opt levels), `plugins` (passes of other projects).
 
 `registered_passes()` lists every pass by pipeline name; `build_pass_manager(text)` turns a
 pipeline text mixing them with upstream passes into a PassManager; `pipeline(opt_level)` gives

@@ -13,7 +13,6 @@ import dataclasses
 import difflib
 import importlib
 import pkgutil
-import sys
 import traceback
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -108,13 +107,20 @@ def register(cls: type[ModulePass]) -> type[ModulePass]:
     return cls
 
 
+# dlc's passes, by the stage they run in: one folder each (importing a module registers its
+# passes; the GPU backend's package registers its own on import)
+STAGE_FOLDERS = ("graph", "linalg", "buffer", "llvm", "gpu")
+
+
 def registered_passes() -> dict[str, type[ModulePass]]:
-    """Every pass by pipeline name: dlc's (importing each module of `dlc.passes` registers
-    it), installed plugins' and those of plugins loaded with `dlc.passes.load_plugin`."""
-    package = sys.modules[__package__]  # (dlc.passes, imported before this module)
-    for module in pkgutil.iter_modules(package.__path__):
-        if not module.ispkg:
-            importlib.import_module(f"dlc.passes.{module.name}")
+    """Every pass by pipeline name: dlc's (importing each module of the stage folders of
+    `dlc.passes`, `STAGE_FOLDERS`, registers it), installed plugins' and those of plugins
+    loaded with `dlc.passes.load_plugin`."""
+    for folder in STAGE_FOLDERS:
+        package = importlib.import_module(f"{__package__}.{folder}")
+        for module in pkgutil.iter_modules(package.__path__):
+            if not module.ispkg:
+                importlib.import_module(f"{__package__}.{folder}.{module.name}")
     from dlc.passes.plugins import load_entry_points
 
     load_entry_points()  # (installed plugins: the `dlc.passes` entry-point group)

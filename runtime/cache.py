@@ -10,7 +10,7 @@ same key in the same process returns the same `CompiledModel` (`remember`/`recal
 On disk, an entry is a folder `<DLC_CACHE_DIR or ~/.cache/dlc>/<key>/` holding `model.so` (the
 ExecutionEngine's object code, dumped with `dump_to_object_file` and linked with the system's
 `cc`), `weights.bin` (the values of the large constant globals the object code reads through
-pointers, `dlc.passes.external_weights`: each padded to 64 bytes, read after the dlopen into
+pointers, `dlc.passes.llvm.external_weights`: each padded to 64 bytes, read after the dlopen into
 the process's one copy of each weight, which the pointers are bound to) and `entry.json`: the
 format, the full key, the shared object's sha256, each weight's sha256 and size, the signature, the runtime checks' descriptions and an HMAC-SHA256
 over all of them under the directory's secret (`<root>/.secret`, 32 random bytes, mode 0600). Nothing on disk is trusted:
@@ -69,7 +69,7 @@ from typing import Any, BinaryIO
 import numpy as np
 
 from dlc import settings
-from dlc.passes import external_weights
+from dlc.passes.llvm import external_weights
 from dlc.runtime.jit import SharedObjectFunction, Signature, TensorSpec
 
 FORMAT = 4  # bump when the layout of an entry changes (4: a digest per weight)

@@ -26,9 +26,9 @@ from dlc.passes import (
     parse_pipeline,
     pipeline,
     registered_passes,
+    registry,
 )
-from dlc.passes import registry
-from dlc.passes.registry import make_pass
+from dlc.passes.registry import STAGE_FOLDERS, make_pass
 
 LIT_TESTS = Path(__file__).resolve().parents[1] / "lit_tests"
 
@@ -52,10 +52,17 @@ def test_each_pass_has_a_lit_test(name: str) -> None:
 
 
 @pytest.mark.parametrize("name", sorted(registered_passes()))
-def test_each_pass_has_a_lit_file_named_after_it(name: str) -> None:
-    # pass dlc-foo <-> lit_tests/passes/foo.mlir, or a folder lit_tests/passes/dlc-foo/
+def test_each_pass_lives_in_a_stage_folder_mirrored_by_its_lit_file(name: str) -> None:
+    # pass dlc-foo of dlc/passes/STAGE/foo.py <-> lit_tests/passes/STAGE/foo.mlir, or a
+    # folder lit_tests/passes/STAGE/dlc-foo/
+    module = registered_passes()[name].__module__
+    if not module.startswith("dlc."):
+        pytest.skip(f"{name} is a plugin's pass ({module})")
+    parts = module.split(".")
+    assert parts[:2] == ["dlc", "passes"] and len(parts) >= 4 and parts[2] in STAGE_FOLDERS, (
+        f"pass '{name}' is defined in {module}, not in a stage folder {STAGE_FOLDERS}")
     short = name.removeprefix("dlc-")
-    candidates = [LIT_TESTS / "passes" / f"{n}{suffix}" for n in (name, short)
+    candidates = [LIT_TESTS / "passes" / parts[2] / f"{n}{suffix}" for n in (name, short)
                   for suffix in (".mlir", "")]
     assert any(c.exists() for c in candidates), (
         f"no lit test named after '{name}': expected one of {[str(c) for c in candidates]}"

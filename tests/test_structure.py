@@ -37,7 +37,7 @@ ALLOWED_EDGES: dict[tuple[str, str], str] = {
         "lists dlc's own passes first through the registry: one recursion, by design",
     ("dlc.compiler", "dlc.profiler"):
         "CompiledModel.profile() is a shortcut to dlc.profiler.profile, which compiles the "
-        "model again through the compiler's stage functions (_import, run_stage, _signature)",
+        "model again through the compiler's stage functions (run_stage, signature_of)",
     ("dlc.testing.fuzz", "dlc.testing.fuzz_index"):
         "the fuzz driver runs its index mode, a module built on fuzz's graph Builder and Value",
     ("dlc.testing.fuzz", "dlc.testing.fuzz_mutate"):

@@ -189,7 +189,7 @@ def _linalg_ops(module: ir.Module, schedules: bool) -> list[dict]:
     """Every linalg op (before `dlc-schedule` when it runs): its names, types and schedule."""
     chosen: list[tuple[ir.Operation, str, str]] = []
     if schedules:
-        from dlc.passes.schedule import Schedule, candidates
+        from dlc.passes.linalg.schedule import Schedule, candidates
 
         default = Schedule()
         chosen = [(op, family.__name__.rsplit(".", 1)[-1], repr(problem))

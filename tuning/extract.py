@@ -57,7 +57,7 @@ def tasks(model: str | Path | bytes | onnx.ModelProto, input_shapes=None,
     """The distinct tunable ops of `model`, the heaviest (count x volume) first."""
     from dlc.compiler import run_stage
     from dlc.frontends.onnx_importer import import_model
-    from dlc.passes.schedule import Schedule, candidates
+    from dlc.passes.linalg.schedule import Schedule, candidates
 
     context = make_context()
     imported = import_model(model, context, input_shapes, None)

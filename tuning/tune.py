@@ -53,7 +53,7 @@ def problem_of(task: Task) -> Any:
     from mlir import ir
 
     from dlc.dialects import make_context
-    from dlc.passes.schedule import Schedule, candidates
+    from dlc.passes.linalg.schedule import Schedule, candidates
     from dlc.tuning.keys import structural_key
 
     with make_context():

@@ -6,7 +6,7 @@ outputs split in two by `dlc-gpu-split-reductions`); then
 parallel loop nest to a `gpu.launch`, upstream MLIR outlines the kernels, lowers them to NVVM
 and emits PTX with LLVM's NVPTX backend (`gpu-module-to-binary{format=isa}`: no CUDA toolkit).
 `stage_pipelines` gives the pipeline text of each stage; `ptx.kernels` reads the PTX back.
-Importing this package registers its passes (`dlc.passes.gpu_passes` imports it, so that
+Importing this package registers its passes (it is one of the registry's stage folders, so
 `registered_passes()` and dlc-opt see them).
 """
 

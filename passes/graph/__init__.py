@@ -1,8 +1,7 @@
-"""What dlc's graph-level passes share: matching helpers, the rule driver, numpy evaluators.
+"""The dlc stage's passes, on the dlc dialect's graph, and what they share.
 
-The passes themselves are top-level modules of `dlc.passes` (one per pipeline argument, e.g.
-`passes/fold_constants.py` is `dlc-fold-constants`), so that the registry finds them; this
-subpackage holds what several of them use:
+One module per pass (`fold_constants.py` is `dlc-fold-constants`: the registry imports every
+module of the stage folders); what several of them use:
 
 - `match`: reading the graph (producers, constant values, uses) and the rule driver
   `apply_rules`, which runs a table {OpDef: [rule, ...]} greedily and erases dead dlc ops

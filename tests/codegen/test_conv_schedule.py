@@ -174,7 +174,7 @@ GROUPED = [(128, 13, 128, 3, 1, 2), (48, 14, 48, 1, 1, 3), (32, 15, 32, 3, 2, 4)
 
 @pytest.mark.parametrize("c, h, f, kernel, stride, groups", GROUPED, ids=str)
 def test_grouped_conv_is_one_scheduled_conv_per_group(c, h, f, kernel, stride, groups) -> None:
-    from dlc.passes import convert_layout
+    from dlc.passes.graph import convert_layout
 
     weight = RNG.standard_normal((f, c // groups, kernel, kernel)) / np.sqrt(c // groups * 9)
     inits = {"w": weight.astype(np.float32), "b": RNG.standard_normal(f).astype(np.float32)}

@@ -1,4 +1,4 @@
-"""dlc-lower-copies (passes/lower_copies.py): the strided copies of padded inputs and concats
+"""dlc-lower-copies (passes/buffer/lower_copies.py): the strided copies of padded inputs and concats
 become loops of contiguous row copies, with no call of the runtime's element-by-element
 `memrefCopy` left; results against numpy."""
 

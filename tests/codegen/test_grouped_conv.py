@@ -18,8 +18,8 @@ import pytest
 from onnx import helper
 
 import dlc
+from dlc.passes.buffer.profile import NaivePathWarning
 from dlc.passes.codegen import grouped_conv, target
-from dlc.passes.profile import NaivePathWarning
 from dlc.runtime import cache
 from tests.conftest import MATMUL_TOLERANCES, assert_same, make_model, reference
 

@@ -1,4 +1,4 @@
-"""Static QDQ convs on integers (`passes/qdq_conv.py` + the VNNI conv kernel of
+"""Static QDQ convs on integers (`passes/graph/qdq_conv.py` + the VNNI conv kernel of
 `passes/codegen/int8_vnni.py`, issue 18): DequantizeLinear(x: u8) and DequantizeLinear(W: s8
 per channel) into a Conv become an integer conv, on vpdpbusd where the CPU has AVX-512 VNNI,
 with the scales applied once per output. The result must match onnxruntime running the model

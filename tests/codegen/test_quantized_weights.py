@@ -13,7 +13,7 @@ import pytest
 from onnx import helper
 
 import dlc
-from dlc.passes.profile import NaivePathWarning
+from dlc.passes.buffer.profile import NaivePathWarning
 from tests.conftest import MATMUL_TOLERANCES, fma_position, make_model, run_both
 
 RNG = np.random.default_rng(5)

@@ -106,7 +106,7 @@ def test_specializations_share_one_copy_of_each_weight(monkeypatch) -> None:
     memory for each weight (the process holds it once); it is freed with the last of them."""
     import gc
 
-    from dlc.passes import external_weights
+    from dlc.passes.llvm import external_weights
 
     monkeypatch.setenv("DLC_CACHE", "0")
     cache.forget_all()  # (models of the tests before, holding the same weights)

@@ -9,7 +9,7 @@ import onnx.numpy_helper as nh
 import pytest
 
 import dlc
-from dlc.passes.pad_matmul_n import awkward, pad_to
+from dlc.passes.graph.pad_matmul_n import awkward, pad_to
 
 
 def test_awkward_sizes():

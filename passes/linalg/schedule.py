@@ -38,6 +38,7 @@ from mlir.dialects import func
 from mlir.dialects.transform import interpreter
 
 from dlc import settings
+from dlc.passes.buffer.profile import record_families, warn_naive
 from dlc.passes.codegen import (
     fusion,
     fusion_plan,
@@ -46,7 +47,6 @@ from dlc.passes.codegen import (
 from dlc.passes.codegen import target as cpu_target
 from dlc.passes.codegen.family import FAMILIES, Threshold, wants_epilogue
 from dlc.passes.codegen.script import Lines, transform_script
-from dlc.passes.profile import record_families, warn_naive
 from dlc.passes.registry import ModulePass, PassFailure, register
 from dlc.timings import step
 from dlc.tuning import apply as tuning_apply
@@ -106,7 +106,7 @@ class Schedule(ModulePass):
     def _schedule(self, module: ir.Operation) -> None:
         with step("match"):
             found = candidates(module, self.min_volume, self.min_elements)
-        record_families(module, found)  # (profile compiles only: `dlc.passes.profile`)
+        record_families(module, found)  # (profile compiles only: `dlc.passes.buffer.profile`)
         if not found:
             return
         with step("prepare (rewrites, packing)"), packed_conv.numbering():

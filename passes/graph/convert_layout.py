@@ -32,7 +32,7 @@ from dlc.dialects import build, ops
 from dlc.dialects.conv import CONV, CONV_NHWC, POOL, POOL_NHWC
 from dlc.dialects.movement import CONCAT, SLICE
 from dlc.dialects.ops import is_float
-from dlc.passes import sink_transpose
+from dlc.passes.graph import sink_transpose
 from dlc.passes.graph.match import RuleTable, apply_rules, attributes, constant, constant_array
 from dlc.passes.registry import ModulePass, register
 

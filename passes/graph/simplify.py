@@ -20,7 +20,7 @@ from mlir import ir
 
 from dlc.dialects import build, ops
 from dlc.dialects.unary import UNARY
-from dlc.passes import eliminate_nops
+from dlc.passes.graph import eliminate_nops
 from dlc.passes.graph.match import RuleTable, apply_rules, attributes, is_splat_of, merge, producer
 from dlc.passes.registry import ModulePass, register
 

@@ -34,7 +34,7 @@ from dlc.dialects import build, op_def, ops, quant
 from dlc.dialects.binary import BINARY, CAST, COMPARE
 from dlc.dialects.movement import CONCAT
 from dlc.dialects.unary import UNARY
-from dlc.passes import simplify
+from dlc.passes.graph import simplify
 from dlc.passes.graph.match import (
     RuleTable,
     apply_rules,

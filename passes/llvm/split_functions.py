@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from mlir import ir
 from mlir.dialects import func
 
-from dlc.passes.plan_buffers import last_use
+from dlc.passes.buffer.plan_buffers import last_use
 from dlc.passes.registry import ModulePass, register
 
 # side-effect-free ops cloned into each part that uses them rather than passed (their
