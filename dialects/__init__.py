@@ -3,6 +3,10 @@
 `make_context()` gives a Context with the dialect loaded; `ops` holds one `OpDef` per op
 (`ops.ADD.name == "dlc.add"`); `build` creates an op with its result type inferred and
 `verify` checks the shape rules IRDL cannot express.
+
+What belongs here: op declarations, shape inference and verification. What does not: any
+model format (frontends), any rewrite or lowering (passes), running code (runtime); the
+dialect imports nothing else of dlc.
 """
 
 from dlc.dialects import ops

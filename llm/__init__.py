@@ -26,6 +26,10 @@ once, through the compile cache.
 What the model must do for this to hold, and what `CausalLM` checks when it loads it: take
 `attention_mask` and `position_ids` as inputs (a model that derives positions from the past
 length would see `max_length`), and make its present outputs Concats of the past inputs.
+
+What belongs here: serving decoders (`decoder.py`: the ONNX graph's rewrites; `export.py`:
+transformers models in; this module: the cache and generation). What does not: the passes
+that make attention fast (`passes/graph/split_concat_matmul.py`) or the kernels.
 """
 
 from __future__ import annotations

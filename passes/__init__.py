@@ -9,6 +9,9 @@ name, found in the stage folders), `pipeline` (pipeline text -> PassManager), `p
 pipeline text mixing them with upstream passes into a PassManager; `pipeline(opt_level)` gives
 the named pipeline of an opt level; `load_plugin(path)` loads passes written outside dlc and
 `extend_stage(stage, text)` adds passes to the opt levels' pipelines (`dlc.passes.plugins`).
+
+What belongs here: IR to IR transformations and their infrastructure. What does not: model
+formats (frontends), the compile driver (`dlc.compiler`), running code (runtime), the CLIs.
 """
 
 from dlc.passes.pipeline import build_pass_manager, describe, parse_pipeline

@@ -1,5 +1,9 @@
 """runtime: running compiled code (jit, cache, cuda) and exported libraries (`load`: numpy and
-ctypes only, no mlir or onnx; see `loader`)."""
+ctypes only, no mlir or onnx; see `loader`).
+
+What belongs here: native functions (JIT engine or shared object), signatures and descriptors,
+the compile cache, machine code in processes, export. What does not: frontends, passes'
+rewrites, the tools; the runtime imports neither frontends nor tools."""
 
 
 def __getattr__(name: str):

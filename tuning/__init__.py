@@ -8,6 +8,9 @@
 - `extract.py`: a model's distinct scheduled ops as one-op modules; `measure.py`: a
   candidate compiled and timed in a worker process (a local pool or Ray tasks); `search.py`:
   the evolutionary search and the random baseline; `tune.py`: `tune(model)`, the whole loop.
+
+What belongs here: searching and recording schedule parameters. What does not: the schedules
+and their parameter records themselves (`passes/codegen/`), the CLI (`tools/tune_cli.py`).
 """
 
 from dlc.tuning.apply import Report, session

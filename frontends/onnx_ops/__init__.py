@@ -2,6 +2,10 @@
 
 `importers()` merges the tables: ONNX op type -> importer. Adding an ONNX op is adding an
 entry to the table of its family's module (or a new module here).
+
+What belongs here: reading an ONNX node (attributes, opset rules, constant inputs) and building
+dlc ops; math both frontends need is `frontends/decompose.py`'s. What does not: optimizations
+(graph passes) and lowering (passes).
 """
 
 from __future__ import annotations

@@ -11,6 +11,10 @@ and AOTAutograd give) and converts each node through the `ATEN` tables of `aten_
 `aten_reduce.py`, `aten_nn.py` and `aten_image.py` (upsampling); `dynamo.py` is the
 torch.compile backend; `tensors.py` lets a CompiledModel take and return torch tensors. torch is an optional extra (`pip install dlc[torch]`): nothing here
 is imported by `import dlc`, and the names below load on first use.
+
+What belongs here: reading torch graphs and building dlc ops (shared math from
+`frontends/decompose.py`, shared types from `frontends/common.py`). What does not: anything
+ONNX-specific, optimizations or lowering.
 """
 
 from importlib import import_module

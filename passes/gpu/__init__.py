@@ -8,6 +8,9 @@ and emits PTX with LLVM's NVPTX backend (`gpu-module-to-binary{format=isa}`: no 
 `stage_pipelines` gives the pipeline text of each stage; `ptx.kernels` reads the PTX back.
 Importing this package registers its passes (it is one of the registry's stage folders, so
 `registered_passes()` and dlc-opt see them).
+
+What belongs here: what only the GPU pipeline runs. What does not: the CPU schedules
+(`codegen/`) or the shared dlc and linalg stages' passes.
 """
 
 from dlc.passes.gpu import device_buffers, map_loops, names, ptx, split_reductions

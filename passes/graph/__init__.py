@@ -9,6 +9,9 @@ module of the stage folders); what several of them use:
 - `evaluate`: numpy evaluators of dlc ops, the table constant folding uses;
 - `report`: op counts, intermediate-memory liveness and the Graphviz picture of a dlc graph
   (`dlc compile --stats`, `--emit=dot`).
+
+What belongs here: passes on the dlc dialect's graph (before dlc-to-linalg). What does not:
+anything on linalg, buffers or the llvm dialect (`linalg/`, `buffer/`, `llvm/`).
 """
 
 from dlc.passes.graph import evaluate, match, report

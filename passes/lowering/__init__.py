@@ -4,6 +4,9 @@ Each family module has a `PATTERNS` table (OpDef -> rewrite function); `all_patt
 merges them for dlc-to-linalg. A family may also have a `LIMITS` table (OpDef -> function of the
 op returning why this instance cannot be lowered, or None); `all_limits()` merges those, and
 dlc-to-linalg checks them before any rewrite.
+
+What belongs here: one dlc op family's linalg form. What does not: the pass driving them
+(`passes/linalg/dlc_to_linalg.py`), schedules (`passes/codegen/`), graph rewrites.
 """
 
 from __future__ import annotations
