@@ -15,6 +15,7 @@ from onnx import helper
 from dlc.compiler import compile_imported
 from dlc.dialects import make_context
 from dlc.frontends.onnx_importer import import_model
+from dlc.options import CompileOptions
 from dlc.passes.gpu.pipelines import stage_pipelines as gpu_stage_pipelines
 from dlc.passes.pipelines import stage_pipelines
 from tests.conftest import make_model
@@ -94,7 +95,7 @@ def assert_loops_consistent(compiled) -> None:
     from mlir import ir
     from mlir.dialects import linalg
 
-    with compiled._context:
+    with make_context():
         module = ir.Module.parse(compiled.ir("linalg"))
 
         def visit(op: ir.Operation) -> ir.WalkResult:
@@ -126,8 +127,8 @@ def test_split_reduction_matches_onnxruntime(name: str) -> None:
         pipelines["linalg"] = pipelines["linalg"].replace(
             "dlc-gpu-split-reductions", "dlc-gpu-split-reductions{convolutions=true}")
     context = make_context()
-    compiled = compile_imported(context, import_model(proto, context, None, None), 2,
-                                pipelines=pipelines)
+    compiled = compile_imported(context, import_model(proto, context, None, None),
+                                CompileOptions(num_threads=1, pipelines=pipelines))
     linalg_ir = compiled.ir("linalg")
     if parts is None:
         assert not partial_sizes(linalg_ir)
