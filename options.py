@@ -60,8 +60,11 @@ def merge(options: CompileOptions | None, **arguments: Any) -> CompileOptions:
     if options is None:
         return CompileOptions(**arguments).resolve()
     defaults = CompileOptions()
-    given = [name for name, value in arguments.items()
-             if value is not getattr(defaults, name) and value != getattr(defaults, name)]
+    def given_(name: str, value: Any) -> bool:  # (arrays and tensors never compared)
+        default = getattr(defaults, name)
+        return value is not None if default is None else value != default
+
+    given = [name for name, value in arguments.items() if given_(name, value)]
     if given:
         raise ArgumentError(f"give either options= or {', '.join(given)}, not both")
     if not isinstance(options, CompileOptions):
