@@ -340,17 +340,19 @@ def _cache_key(model, opt_level: int, input_shapes, constants,
     """The compile cache's key of an ONNX model, or None (cache disabled, unreadable model)."""
     if not cache.enabled():
         return None
+    data = digest = None
     if isinstance(model, onnx.ModelProto):
         data = model.SerializeToString()
     elif isinstance(model, bytes):
         data = model
     else:
-        try:
-            data = Path(model).read_bytes()
-        except (OSError, TypeError):
+        try:  # (a file: hashed once per process while it does not change, cache.file_digest)
+            digest = cache.file_digest(model)
+        except (OSError, TypeError, ValueError):
             return None  # (the importer reports the error)
     return cache.model_key(data, opt_level, input_shapes, constants,
-                           options=f"threads={num_threads}{extension_key()}{tuning.cache_key()}")
+                           options=f"threads={num_threads}{extension_key()}{tuning.cache_key()}",
+                           model_digest=digest)
 
 
 def _cached(key: str | None, model, options: CompileOptions, start: float

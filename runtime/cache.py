@@ -153,10 +153,12 @@ def _host() -> str:
     return f"{platform.machine()} {flags}"
 
 
-def model_key(model_bytes: bytes, opt_level: int,
+def model_key(model_bytes: bytes | None, opt_level: int,
               input_shapes: Mapping[str, Sequence[int]] | None,
-              constants: Mapping[str, np.ndarray] | None, options: str = "") -> str:
-    """The cache key of one compile (hex sha256)."""
+              constants: Mapping[str, np.ndarray] | None, options: str = "",
+              model_digest: bytes | None = None) -> str:
+    """The cache key of one compile (hex sha256); the model as its bytes or their sha256
+    (`model_digest`, from `file_digest`)."""
     from dlc.passes.codegen import target  # (the register tiles' CPU: the host's or pinned)
 
     digest = hashlib.sha256()
@@ -169,8 +171,37 @@ def model_key(model_bytes: bytes, opt_level: int,
         array = np.ascontiguousarray(value)
         digest.update(f"const {name} {array.dtype} {array.shape}\0".encode())
         digest.update(array.tobytes())
-    digest.update(hashlib.sha256(model_bytes).digest())
+    digest.update(model_digest if model_digest is not None
+                  else hashlib.sha256(model_bytes).digest())
     return digest.hexdigest()
+
+
+_FILE_DIGESTS: OrderedDict[tuple, bytes] = OrderedDict()
+_FILE_DIGESTS_LOCK = threading.Lock()
+
+
+def file_digest(path: str | Path) -> bytes:
+    """The sha256 of a file's bytes, read in blocks (a model of hundreds of MB is not held
+    whole), remembered in this process by the file's identity and state (device, inode, size,
+    modification time in ns): a model compiled again (a specialization of a DynamicModel, a
+    recompile) is not read and hashed again unless the file changed. OSError if unreadable."""
+    status = os.stat(path)
+    identity = (str(Path(path).resolve()), status.st_dev, status.st_ino, status.st_size,
+                status.st_mtime_ns, status.st_ctime_ns)
+    with _FILE_DIGESTS_LOCK:
+        if identity in _FILE_DIGESTS:
+            _FILE_DIGESTS.move_to_end(identity)
+            return _FILE_DIGESTS[identity]
+    digest = hashlib.sha256()
+    with open(path, "rb") as file:
+        for block in iter(lambda: file.read(1 << 22), b""):
+            digest.update(block)
+    value = digest.digest()
+    with _FILE_DIGESTS_LOCK:
+        _FILE_DIGESTS[identity] = value
+        while len(_FILE_DIGESTS) > 64:
+            _FILE_DIGESTS.popitem(last=False)
+    return value
 
 
 # ----------------------------------------------------------------------------- in memory

@@ -175,3 +175,29 @@ def test_memory_level_is_bounded_by_weight_bytes(monkeypatch) -> None:
         assert cache.recall("big") is not None and cache.recall("k3") is None
     finally:
         cache.forget_all()
+
+
+def test_a_model_file_is_hashed_once_while_it_does_not_change(tmp_path, monkeypatch, cache_dir):
+    """The cache key of a model file comes from its sha256, remembered by the file's identity
+    and state: compiling it again (a DynamicModel's next shape, a recompile) does not read and
+    hash the file again; a changed file (same size, new bytes) gets a new key."""
+    import hashlib
+    import os
+
+    from dlc import compiler
+
+    path = tmp_path / "m.onnx"
+    path.write_bytes(b"x" * 1000)
+    first = compiler._cache_key(str(path), 2, None, None, 1)
+    assert cache.file_digest(path) == hashlib.sha256(b"x" * 1000).digest()
+    reads = []
+    real_open = open
+    monkeypatch.setattr("builtins.open", lambda p, *a, **k: reads.append(p) or real_open(p, *a, **k))
+    assert compiler._cache_key(str(path), 2, None, None, 1) == first
+    assert reads == []  # (remembered: not read again)
+    monkeypatch.undo()
+    path.write_bytes(b"y" * 1000)
+    os.utime(path, ns=(1, 1))  # (even a file whose time went back: its ctime moved)
+    assert compiler._cache_key(str(path), 2, None, None, 1) != first
+    assert compiler._cache_key(str(tmp_path / "missing.onnx"), 2, None, None, 1) is None
+    assert compiler._cache_key(str(tmp_path), 2, None, None, 1) is None  # (a folder)
