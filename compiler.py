@@ -319,10 +319,6 @@ def lower_imported(context: ir.Context, imported: ImportedModel, options: Compil
     return lowered
 
 
-def _threads(num_threads: int | None) -> int:
-    return CompileOptions(num_threads=num_threads).resolve().threads
-
-
 def import_source(model, context: ir.Context, options: CompileOptions,
                   timer: Timer | None = None) -> ImportedModel:
     """The model in the dlc dialect of `context` (`frontends.load`), timed as "import"."""

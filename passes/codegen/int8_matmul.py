@@ -336,17 +336,8 @@ def kernel_text(m: int, n: int, k: int, name: str = "int8_matmul") -> str:
             emit(f"      %s{r}_{h} = vector.transfer_write %f{r}_{h}, {last}[%row{r}, "
                  f"%c{8 * h}] {{in_bounds = [true]}} : vector<8xf32>, {strip_type}")
             last = f"%s{r}_{h}"
-    emit(f"      scf.yield {last} : {strip_type}")
-    emit("    }")
-    emit("    scf.forall.in_parallel {")
-    emit(f"      tensor.parallel_insert_slice %res into %o[0, %n0] [{rows}, {NR}] [1, 1] : "
-         f"{strip_type} into {out_type}")
-    emit("    }")
-    emit("  }")
-    result = "%out"
-    if rows != m or cols != n:
-        emit(f"  %r = tensor.extract_slice %out[0, 0] [{m}, {n}] [1, 1] : {out_type} to {c_type}")
-        result = "%r"
+    result = int8_vnni.close_strips(emit, last, strip_type, out_type, c_type, rows, NR, m, n,
+                                    rows != m or cols != n)
     emit(f"  return {result} : {c_type}")
     emit("}")
     return "\n".join(_expand_pairs(line) for line in text)

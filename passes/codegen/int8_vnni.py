@@ -101,6 +101,24 @@ def _zeros(tag: str, tensor: str, row: str, start: int, count: int, tensor_type:
     return out, current
 
 
+def close_strips(emit, last: str, strip_type: str, out_type: str, c_type: str, rows: int,
+                 width: int, m: int, n: int, padded: bool) -> str:
+    """The end of an integer kernel's `scf.forall` over column strips of `width` (this file's
+    and `int8_matmul.kernel_text`'s): the strip's tile yielded and inserted into the output,
+    then the output sliced back to [m, n] when `padded`; the result's SSA name."""
+    emit(f"      scf.yield {last} : {strip_type}")
+    emit("    }")
+    emit("    scf.forall.in_parallel {")
+    emit(f"      tensor.parallel_insert_slice %res into %o[0, %n0] [{rows}, {width}] [1, 1] : "
+         f"{strip_type} into {out_type}")
+    emit("    }")
+    emit("  }")
+    if not padded:
+        return "%out"
+    emit(f"  %r = tensor.extract_slice %out[0, 0] [{m}, {n}] [1, 1] : {out_type} to {c_type}")
+    return "%r"
+
+
 def _row_conversion(m: int, k: int, rows: int, width: int, a_type: str, a8_type: str,
                     off_type: str) -> list[str]:
     """%a8, %off: each row of A minus its minimum as u8, the minimum as i32 (columns past k
@@ -238,17 +256,8 @@ def kernel_text(m: int, n: int, k: int, name: str = "int8_vnni") -> str:
             emit(f"      %s{r}_{v} = vector.transfer_write %f{r}_{v}, {last}[%row{r}, "
                  f"%cv{v}] {{in_bounds = [true]}} : vector<16xf32>, {strip_type}")
             last = f"%s{r}_{v}"
-    emit(f"      scf.yield {last} : {strip_type}")
-    emit("    }")
-    emit("    scf.forall.in_parallel {")
-    emit(f"      tensor.parallel_insert_slice %res into %o[0, %n0] [{rows}, {NP}] [1, 1] : "
-         f"{strip_type} into {out_type}")
-    emit("    }")
-    emit("  }")
-    result = "%out"
-    if rows != m or cols != n:
-        emit(f"  %r = tensor.extract_slice %out[0, 0] [{m}, {n}] [1, 1] : {out_type} to {c_type}")
-        result = "%r"
+    result = close_strips(emit, last, strip_type, out_type, c_type, rows, NP, m, n,
+                          rows != m or cols != n)
     emit(f"  return {result} : {c_type}")
     emit("}")
     joined = "\n".join(_expand_quads(line) for line in text)
@@ -535,18 +544,8 @@ def conv_kernel_text(s: ConvShape, name: str = "int8_vnni_conv") -> str:
             emit(f"      %s{r}_{v} = vector.transfer_write %f{r}_{v}, {last}[%row{r}, "
                  f"%cv{v}] {{in_bounds = [true]}} : vector<16xf32>, {strip_type}")
             last = f"%s{r}_{v}"
-    emit(f"      scf.yield {last} : {strip_type}")
-    emit("    }")
-    emit("    scf.forall.in_parallel {")
-    emit(f"      tensor.parallel_insert_slice %res into %o[0, %n0] [{rows}, {NP}] [1, 1] : "
-         f"{strip_type} into {out_type}")
-    emit("    }")
-    emit("  }")
-    result = "%out"
-    if rows != m or cols != s.f:
-        emit(f"  %r = tensor.extract_slice %out[0, 0] [{m}, {s.f}] [1, 1] : {out_type} to "
-             f"{c_type}")
-        result = "%r"
+    result = close_strips(emit, last, strip_type, out_type, c_type, rows, NP, m, s.f,
+                          rows != m or cols != s.f)
     emit(f"  %y = tensor.expand_shape {result} [[0, 1, 2], [3]] output_shape "
          f"[{s.n}, {s.oh}, {s.ow}, {s.f}] : {c_type} into {y_type}")
     emit(f"  return %y : {y_type}")

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from mlir import ir
 from mlir.dialects import func
 
+from dlc.passes.llvm.split_functions import single_block_functions
 from dlc.passes.registry import ModulePass, register
 
 # views the kernel makes itself from the buffers they view (their static shapes are in its
@@ -213,11 +214,7 @@ class OutlineKernels(ModulePass):
     name = "dlc-outline-kernels"
 
     def run(self, module: ir.Operation) -> None:
-        body = module.regions[0].blocks[0]
-        functions = [op for op in body.operations
-                     if isinstance(op, func.FuncOp) and len(op.regions[0].blocks) == 1]
-        taken = {ir.StringAttr(op.attributes["sym_name"]).value for op in body.operations
-                 if "sym_name" in op.attributes}
+        body, functions, taken = single_block_functions(module)
         known: dict[str, str] = {}
         for function in functions:
             outline_function(function, body, taken, known)

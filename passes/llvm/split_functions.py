@@ -261,6 +261,18 @@ def split_function(function: func.FuncOp, module_body: ir.Block, max_ops: int,
     return len(runs)
 
 
+def single_block_functions(module: ir.Operation
+                           ) -> tuple[ir.Block, list[func.FuncOp], set[str]]:
+    """(the module's body, its functions of one block, the symbol names taken): what the passes
+    that move ops of a function into new functions (this one, dlc-outline-kernels) start from."""
+    body = module.regions[0].blocks[0]
+    functions = [op for op in body.operations
+                 if isinstance(op, func.FuncOp) and len(op.regions[0].blocks) == 1]
+    taken = {ir.StringAttr(op.attributes["sym_name"]).value for op in body.operations
+             if "sym_name" in op.attributes}
+    return body, functions, taken
+
+
 @register
 @dataclass(frozen=True)
 class SplitFunctions(ModulePass):
@@ -272,10 +284,6 @@ class SplitFunctions(ModulePass):
     min_ops: int = 0
 
     def run(self, module: ir.Operation) -> None:
-        body = module.regions[0].blocks[0]
-        functions = [op for op in body.operations
-                     if isinstance(op, func.FuncOp) and len(op.regions[0].blocks) == 1]
-        taken = {ir.StringAttr(op.attributes["sym_name"]).value for op in body.operations
-                 if "sym_name" in op.attributes}
+        body, functions, taken = single_block_functions(module)
         for function in functions:
             split_function(function, body, self.max_ops, taken, self.min_ops)
