@@ -41,7 +41,13 @@ from dataclasses import dataclass
 
 from mlir import ir
 
-from dlc.passes.codegen.predicates import body_is_plain, is_identity, maps, ordered_projection
+from dlc.passes.codegen.predicates import (
+    body_is_plain,
+    is_byte_lookup,
+    is_identity,
+    maps,
+    ordered_projection,
+)
 from dlc.passes.codegen.script import ANY, Lines
 
 INITS = ("linalg.fill", "linalg.broadcast", "linalg.generic")
@@ -65,7 +71,10 @@ def _plain_parallel_generic(op: ir.Operation) -> bool:
     affine_maps = maps(op)
     if not is_identity(affine_maps[-1]) or not all(ordered_projection(m) for m in affine_maps):
         return False
-    return body_is_plain(op)
+    # (a byte-table lookup, `predicates.is_byte_lookup`, is not fused: the contractions' tiles
+    # of it were left naive; the elementwise family vectorizes it on its own)
+    return body_is_plain(op) and not any(is_byte_lookup(inner.operation)
+                                         for inner in op.regions[0].blocks[0].operations)
 
 
 def _single_user(value: ir.Value) -> tuple[ir.Operation, int] | None:

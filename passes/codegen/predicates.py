@@ -25,12 +25,26 @@ def ordered_projection(affine_map: ir.AffineMap) -> bool:
 
 
 def body_is_plain(op: ir.Operation) -> bool:
-    """Only arith and math ops in the body (no linalg.index, no tensor.extract gathers)."""
+    """Only arith and math ops in the body (no linalg.index, no tensor.extract gathers but
+    lookups in a byte table, `is_byte_lookup`)."""
     for inner in op.regions[0].blocks[0].operations:
         name = inner.operation.name
-        if not (name.startswith(("arith.", "math.")) or name == "linalg.yield"):
+        if not (name.startswith(("arith.", "math.")) or name == "linalg.yield"
+                or is_byte_lookup(inner.operation)):
             return False
     return True
+
+
+def is_byte_lookup(op: ir.Operation) -> bool:
+    """A `tensor.extract` from a constant table of 256 bytes (`dlc-qdq-lut`'s gathers): it
+    vectorizes to a `vector.gather`, which dlc-lower-vectors makes byte permutes
+    (`codegen/byte_table.py`)."""
+    if op.name != "tensor.extract" or len(op.operands) != 2:
+        return False
+    table = op.operands[0]
+    owner = table.owner
+    return isinstance(owner, ir.Operation | ir.OpView) and owner.name == "arith.constant" \
+        and str(table.type) in ("tensor<256xi8>",)
 
 
 def window(op: ir.Operation, name: str) -> list[int]:

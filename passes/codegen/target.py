@@ -133,3 +133,12 @@ def vnni() -> bool:
     if platform.machine() not in ("x86_64", "AMD64"):
         return False
     return "avx512_vnni" in _cpuinfo_flags()
+
+
+@cache
+def vbmi() -> bool:
+    """Whether this process's CPU has AVX-512 VBMI (`vpermi2b`: the byte-table lookups of
+    `byte_table.py`, on the AVX-512 target)."""
+    if platform.machine() not in ("x86_64", "AMD64"):
+        return False
+    return "avx512_vbmi" in _cpuinfo_flags() or "avx512vbmi" in _cpuinfo_flags()

@@ -17,6 +17,7 @@ from mlir import ir
 from mlir.dialects import vector
 from mlir.dialects.transform import interpreter
 
+from dlc.passes.codegen.byte_table import lower_byte_tables
 from dlc.passes.codegen.int8_matmul import lower_pairs
 from dlc.passes.codegen.int8_vnni import lower_quads
 from dlc.passes.registry import ModulePass, PassFailure, register
@@ -121,6 +122,7 @@ class LowerVectors(ModulePass):
         broadcast_rows(module)
         lower_pairs(module)  # (the integer matmul kernel's pairs of products: vpmaddwd)
         lower_quads(module)  # (the VNNI kernel's quads of byte products: vpdpbusd)
+        lower_byte_tables(module)  # (dlc-qdq-lut's tables: vpermi2b on AVX-512 VBMI)
         script = ir.Module.parse(SCRIPT)
         try:
             interpreter.apply_named_sequence(module, script.body.operations[0], script)

@@ -83,6 +83,15 @@ def out_of_range(values: np.ndarray, bounds: Sequence[int]) -> tuple[int, int] |
     return value, int(limits[position[-1]] if limits.size > 1 else limits[0])
 
 
+def _always_in_range(element: ir.Type, bounds: Sequence[int]) -> bool:
+    """Whether every value of the (signed) integer type `element` is in [-bound, bound - 1]
+    for each bound: such indices need no check."""
+    if not isinstance(element, ir.IntegerType) or element.width > 32:
+        return False
+    low, high = -(1 << (element.width - 1)), (1 << (element.width - 1)) - 1
+    return all(-bound <= low and high <= bound - 1 for bound in bounds)
+
+
 def prepare(module: ir.Operation) -> list[tuple[ir.Location, str]]:
     """Number the checked ops, record their descriptions, declare the status global; return
     the constant indices that are out of range (location, message)."""
@@ -104,6 +113,8 @@ def prepare(module: ir.Operation) -> list[tuple[ir.Location, str]]:
                            f"[-{bound}, {bound - 1}]")
                 problems.append((op.location, message))
             return ir.WalkResult.ADVANCE
+        if _always_in_range(indices.type.element_type, bounds):
+            return ir.WalkResult.ADVANCE  # (8-bit indices into 256 entries: dlc-qdq-lut)
         i64 = ir.IntegerType.get_signless(64)
         op.attributes[ID_ATTRIBUTE] = ir.IntegerAttr.get(i64, len(descriptions))
         descriptions.append(describe(op, what))
