@@ -66,6 +66,15 @@ def divide_rounded(x: ir.Value, scale: ir.Value) -> ir.Value:
     return math.roundeven(arith.divf(x, scale))
 
 
+def _narrow_f32(value: ir.Type, scale: ir.Type, quantized: ir.Type) -> bool:
+    """Whether a quantize / dequantize between f32 (value and scale) and an integer type of 8 or
+    16 bits can be computed in f32 with the f64 path's results (its integers, the zero point
+    included, are exact in f32 and their products by an f32 scale exact in f64)."""
+    f32 = ir.F32Type.get()
+    return value == f32 and scale == f32 and isinstance(quantized, ir.IntegerType) \
+        and quantized.width <= 16
+
+
 def lower_quantize(op: ir.OpView, rewriter) -> None:
     # dlc.quantize(x, s, zp) -> linalg.generic {clamp(roundeven(x / s) + zp) -> fptosi/fptoui}
     to = source_types(op)[1][0]
@@ -74,6 +83,19 @@ def lower_quantize(op: ir.OpView, rewriter) -> None:
     storage = op.results[0].type.element_type
 
     def body(x: ir.Value, scale: ir.Value, zero_point: ir.Value | None = None) -> ir.Value:
+        if _narrow_f32(x.type, scale.type, to):
+            # (all in f32, the same values: the clamp's bounds and the rounded quotient plus
+            # the zero point are small integers, exact; maxnumf(NaN, low - zp) + zp is low)
+            value = divide_rounded(x, scale)
+            lower, upper = scalar(x.type, low), scalar(x.type, high)
+            if zero_point is not None:
+                zero = arith.uitofp(x.type, zero_point) if unsigned else \
+                    arith.sitofp(x.type, zero_point)
+                lower, upper = arith.subf(lower, zero), arith.subf(upper, zero)
+            value = arith.minnumf(arith.maxnumf(value, lower), upper)
+            if zero_point is not None:
+                value = arith.addf(value, zero)
+            return arith.fptoui(storage, value) if unsigned else arith.fptosi(storage, value)
         value = to_f64(divide_rounded(x, scale))
         if zero_point is not None:
             value = arith.addf(value, to_f64(zero_point, unsigned))
@@ -92,6 +114,14 @@ def lower_dequantize(op: ir.OpView, rewriter) -> None:
     to = op.results[0].type.element_type
 
     def body(x: ir.Value, scale: ir.Value, zero_point: ir.Value | None = None) -> ir.Value:
+        if _narrow_f32(to, scale.type, source_types(op)[0][0]):
+            # (in f32, the same value: x - zp is exact, and so is its product by the scale
+            # in f64; f32's product is that exact product rounded once, as truncf rounds it)
+            value = arith.uitofp(to, x) if unsigned else arith.sitofp(to, x)
+            if zero_point is not None:
+                zero = arith.uitofp(to, zero_point) if unsigned else arith.sitofp(to, zero_point)
+                value = arith.subf(value, zero)
+            return arith.mulf(value, scale)
         value = to_f64(x, unsigned)
         if zero_point is not None:
             value = arith.subf(value, to_f64(zero_point, unsigned))
