@@ -4,26 +4,28 @@
 // LOWERED-NOT: "dlc.
 
 // Per-tensor quantize to ui8: a rank-0 scale and zero point read by an empty map; divide and
-// round half to even in f32, add the zero point and clamp to [0, 255] in f64, then fptoui.
+// round half to even in f32, clamp to [0 - zp, 255 - zp] and add the zero point, in f32 (the
+// f64 path's values: small integers, exact), then fptoui.
 
 // CHECK-DAG:   #[[ID:map[0-9]*]] = affine_map<(d0, d1) -> (d0, d1)>
 // CHECK-DAG:   #[[ALL:map[0-9]*]] = affine_map<(d0, d1) -> ()>
 // CHECK-LABEL: func.func @test_quantize_per_tensor
 // CHECK-SAME:    (%[[X:.*]]: tensor<2x3xf32>, %[[S:.*]]: tensor<f32>, %[[Z:.*]]: tensor<i8>) -> tensor<2x3xi8>
-// CHECK-DAG:     %[[HIGH:.*]] = arith.constant 2.550000e+02 : f64
-// CHECK-DAG:     %[[LOW:.*]] = arith.constant 0.000000e+00 : f64
+// CHECK-DAG:     %[[HIGH:.*]] = arith.constant 2.550000e+02 : f32
+// CHECK-DAG:     %[[LOW:.*]] = arith.constant 0.000000e+00 : f32
 // CHECK:         %[[INIT:.*]] = tensor.empty() : tensor<2x3xi8>
 // CHECK:         linalg.generic {indexing_maps = [#[[ID]], #[[ALL]], #[[ALL]], #[[ID]]], iterator_types = ["parallel", "parallel"]}
 // CHECK-SAME:      ins(%[[X]], %[[S]], %[[Z]] : tensor<2x3xf32>, tensor<f32>, tensor<i8>) outs(%[[INIT]] : tensor<2x3xi8>)
 // CHECK-NEXT:    ^bb0(%[[XE:[^:]+]]: f32, %[[SE:[^:]+]]: f32, %[[ZE:[^:]+]]: i8, %{{[^:]+}}: i8):
 // CHECK-NEXT:      %[[Q:.*]] = arith.divf %[[XE]], %[[SE]] : f32
 // CHECK-NEXT:      %[[R:.*]] = math.roundeven %[[Q]] : f32
-// CHECK-NEXT:      %[[W:.*]] = arith.extf %[[R]] : f32 to f64
-// CHECK-NEXT:      %[[ZF:.*]] = arith.uitofp %[[ZE]] : i8 to f64
-// CHECK-NEXT:      %[[SUM:.*]] = arith.addf %[[W]], %[[ZF]] : f64
-// CHECK-NEXT:      %[[MAX:.*]] = arith.maxnumf %[[SUM]], %[[LOW]] : f64
-// CHECK-NEXT:      %[[MIN:.*]] = arith.minnumf %[[MAX]], %[[HIGH]] : f64
-// CHECK-NEXT:      %[[INT:.*]] = arith.fptoui %[[MIN]] : f64 to i8
+// CHECK-NEXT:      %[[ZF:.*]] = arith.uitofp %[[ZE]] : i8 to f32
+// CHECK-NEXT:      %[[LZ:.*]] = arith.subf %[[LOW]], %[[ZF]] : f32
+// CHECK-NEXT:      %[[HZ:.*]] = arith.subf %[[HIGH]], %[[ZF]] : f32
+// CHECK-NEXT:      %[[MAX:.*]] = arith.maxnumf %[[R]], %[[LZ]] : f32
+// CHECK-NEXT:      %[[MIN:.*]] = arith.minnumf %[[MAX]], %[[HZ]] : f32
+// CHECK-NEXT:      %[[SUM:.*]] = arith.addf %[[MIN]], %[[ZF]] : f32
+// CHECK-NEXT:      %[[INT:.*]] = arith.fptoui %[[SUM]] : f32 to i8
 // CHECK-NEXT:      linalg.yield %[[INT]] : i8
 func.func @test_quantize_per_tensor(%x: tensor<2x3xf32>, %s: tensor<f32>, %z: tensor<ui8>) -> tensor<2x3xui8> {
   %0 = "dlc.quantize"(%x, %s, %z) {axis = 0 : i64, block_size = 0 : i64, to = ui8} : (tensor<2x3xf32>, tensor<f32>, tensor<ui8>) -> tensor<2x3xui8>
@@ -38,13 +40,13 @@ func.func @test_quantize_per_tensor(%x: tensor<2x3xf32>, %s: tensor<f32>, %z: te
 // CHECK-DAG:   #[[ID:map[0-9]*]] = affine_map<(d0, d1) -> (d0, d1)>
 // CHECK-DAG:   #[[BLOCK:map[0-9]*]] = affine_map<(d0, d1) -> (d0, d1 floordiv 2)>
 // CHECK-LABEL: func.func @test_quantize_blocked
-// CHECK-DAG:     arith.constant 1.270000e+02 : f64
-// CHECK-DAG:     arith.constant -1.280000e+02 : f64
+// CHECK-DAG:     arith.constant 1.270000e+02 : f32
+// CHECK-DAG:     arith.constant -1.280000e+02 : f32
 // CHECK:         linalg.generic {indexing_maps = [#[[ID]], #[[BLOCK]], #[[ID]]]
 // CHECK-SAME:      ins(%{{.*}}, %{{.*}} : tensor<2x5xf32>, tensor<2x3xf32>) outs(%{{.*}} : tensor<2x5xi8>)
 // CHECK:           math.roundeven
 // CHECK-NOT:       arith.addf
-// CHECK:           arith.fptosi %{{.*}} : f64 to i8
+// CHECK:           arith.fptosi %{{.*}} : f32 to i8
 func.func @test_quantize_blocked(%x: tensor<2x5xf32>, %s: tensor<2x3xf32>) -> tensor<2x5xi8> {
   %0 = "dlc.quantize"(%x, %s) {axis = 1 : i64, block_size = 2 : i64, to = i8} : (tensor<2x5xf32>, tensor<2x3xf32>) -> tensor<2x5xi8>
   return %0 : tensor<2x5xi8>
@@ -78,12 +80,10 @@ func.func @test_quantize_f16(%x: tensor<4xf16>, %s: tensor<f16>) -> tensor<4xi16
 // CHECK-LABEL: func.func @test_dequantize_per_axis
 // CHECK:         linalg.generic {indexing_maps = [#[[ID]], #[[AXIS]], #[[AXIS]], #[[ID]]], iterator_types = ["parallel", "parallel"]}
 // CHECK-NEXT:    ^bb0(%[[XE:[^:]+]]: i8, %[[SE:[^:]+]]: f32, %[[ZE:[^:]+]]: i8, %{{[^:]+}}: f32):
-// CHECK-NEXT:      %[[XF:.*]] = arith.sitofp %[[XE]] : i8 to f64
-// CHECK-NEXT:      %[[ZF:.*]] = arith.sitofp %[[ZE]] : i8 to f64
-// CHECK-NEXT:      %[[D:.*]] = arith.subf %[[XF]], %[[ZF]] : f64
-// CHECK-NEXT:      %[[SF:.*]] = arith.extf %[[SE]] : f32 to f64
-// CHECK-NEXT:      %[[P:.*]] = arith.mulf %[[D]], %[[SF]] : f64
-// CHECK-NEXT:      %[[Y:.*]] = arith.truncf %[[P]] : f64 to f32
+// CHECK-NEXT:      %[[XF:.*]] = arith.sitofp %[[XE]] : i8 to f32
+// CHECK-NEXT:      %[[ZF:.*]] = arith.sitofp %[[ZE]] : i8 to f32
+// CHECK-NEXT:      %[[D:.*]] = arith.subf %[[XF]], %[[ZF]] : f32
+// CHECK-NEXT:      %[[Y:.*]] = arith.mulf %[[D]], %[[SE]] : f32
 // CHECK-NEXT:      linalg.yield %[[Y]] : f32
 func.func @test_dequantize_per_axis(%x: tensor<2x3xi8>, %s: tensor<3xf32>, %z: tensor<3xi8>) -> tensor<2x3xf32> {
   %0 = "dlc.dequantize"(%x, %s, %z) {axis = 1 : i64, block_size = 0 : i64, to = f32} : (tensor<2x3xi8>, tensor<3xf32>, tensor<3xi8>) -> tensor<2x3xf32>
