@@ -73,7 +73,7 @@ func.func @test_quantize_f16(%x: tensor<4xf16>, %s: tensor<f16>) -> tensor<4xi16
 // -----
 
 // Per-axis dequantize: scale and zero point are read at the axis's loop (d1); the value is
-// (x - zero point) * scale in f64, rounded once to f32.
+// (x - zero point) * scale in f32 (the f64 path's value: x - zp exact, the product rounded once).
 
 // CHECK-DAG:   #[[ID:map[0-9]*]] = affine_map<(d0, d1) -> (d0, d1)>
 // CHECK-DAG:   #[[AXIS:map[0-9]*]] = affine_map<(d0, d1) -> (d1)>
