@@ -113,7 +113,14 @@ class CompiledModel:
     def release_ir(self, relower: Callable[[], LoweredModel]) -> None:
         """Drop the IR kept for `ir` (its MLIR context holds the weights' values, once per
         stage that rewrote them: more than the compiled code's own copy); `relower()` builds
-        it again when `ir` is asked for."""
+        it again when `ir` is asked for. Weights the code reads from that context's storage
+        (dlc-external-weights binds a compile's weights there, without a copy) are copied
+        first (`external_weights.own`), so that the context can go."""
+        function = self._function
+        if getattr(function, "weights", None):
+            with function._lock:  # (no call may read the weights while they move)
+                function.weights = external_weights.own(
+                    function._global_address(external_weights.TABLE_LOOKUP), function.weights)
         self._lowered = None
         self._relower = relower
 

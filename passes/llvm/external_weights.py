@@ -16,11 +16,23 @@ attribute `dlc.weights` (an array of dense elements). One external global,
 points each at its weight's memory.
 
 The weights' memory is not the compiled code's: `bind` takes it from a process-wide table of
-read-only, 64-byte-aligned arrays keyed by their bytes' sha256 (`share`), so that the
-specializations of one model (a decoder's prefill chunk and decode step, the shapes of a
-`DynamicModel`), and two compiles of it, hold one copy of each weight; an array lives as long
-as a compiled function points at it. (Before, each compiled model's .bss held a copy: a
-decoder's two specializations held its weights twice; the copy per model is gone too.)
+read-only arrays keyed by their bytes' sha256 (`share`), so that the specializations of one
+model (a decoder's prefill chunk and decode step, the shapes of a `DynamicModel`), and two
+compiles of it, hold one copy of each weight; an array lives as long as a compiled function
+points at it. (Before, each compiled model's .bss held a copy: a decoder's two specializations
+held its weights twice; the copy per model is gone too.)
+
+A compile does not copy its weights: the arrays it binds are the values' own storage in its
+MLIR context (`take`'s views, read-only; each keeps the context alive), which the compiled
+model keeps anyway for `ir()`. A copy made there cost one more copy of the weights at the
+compile's peak and for the model's life (BERT-base: 415 MiB, the compile's peak 3.4x the
+weights, now 2.4x). A model that lets its IR go (`CompiledModel.release_ir`: the
+specializations of a DynamicModel) first makes its weights its own (`own`: 64-byte-aligned
+copies, which then become the shared ones), so that no context outlives its IR. That storage
+is aligned to 8 bytes at least (MLIR allocates it; 16 or more for these sizes), not 64 as
+dlc's own copies and the disk cache's mapped weights.bin are: the code reads the weights with
+loads aligned to their element (`align 4` for f32), and BERT-base, GPT-2 and ResNet-50 ran
+as fast with their weights at offsets 4, 16 and 32 from a cache line as at 0.
 
 The pointers stay private: only the table names them, and since their addresses escape into
 it, LLVM cannot assume that they stay zero. Globals under `min-bytes` stay constants that LLVM
@@ -124,36 +136,38 @@ def _load_through_slots(module: ir.Operation, names: set[str]) -> None:
 
 
 class Taken(list):
-    """The weights `take` returned, whose shared copies (`share`: a sha256 and an aligned copy
-    of each, 1.2 s of BERT-base's compile) a thread makes meanwhile, while LLVM generates the
-    code (hashlib and numpy's copy release the GIL); `bind` waits for them."""
+    """The weights `take` returned (views of the context's storage), whose sha256 digests (the
+    keys of the process's shared copies, `share`) a thread computes meanwhile, while LLVM
+    generates the code (hashlib releases the GIL); `shared` waits for them."""
 
     def __init__(self, values: Sequence[np.ndarray]):
         super().__init__(values)
-        self._held: list[np.ndarray] | None = None
+        self._digests: list[bytes] | None = None
         self._error: BaseException | None = None
-        self._thread = threading.Thread(target=self._share, name="dlc-share-weights",
+        self._thread = threading.Thread(target=self._hash, name="dlc-hash-weights",
                                         daemon=True)
         self._thread.start()
 
-    def _share(self) -> None:
+    def _hash(self) -> None:
         try:
-            self._held = [share(weight) for weight in self]
+            self._digests = [hashlib.sha256(_raw(weight)).digest() for weight in self]
         except BaseException as error:  # noqa: BLE001 (raised again by `shared`, in the caller's thread)
             self._error = error
 
     def shared(self) -> list[np.ndarray]:
-        """The shared copies, in order, once the thread made them."""
+        """The process's shared array of each weight, in order: one another compiled function
+        holds, else the weight's own storage (borrowed: `share(..., adopt=True)`)."""
         self._thread.join()
         if self._error is not None:
             raise self._error
-        return list(self._held or [])
+        return [share(weight, digest, adopt=True)
+                for weight, digest in zip(self, self._digests or [], strict=True)]
 
 
 def take(module: ir.Operation) -> list[np.ndarray]:
-    """The values `externalize` moved, in table order (views of the context's attributes: the
-    arrays keep it alive), their shared copies made meanwhile by a thread (`Taken`); the
-    module attribute is removed (LLVM does not see it)."""
+    """The values `externalize` moved, in table order (read-only views of the context's
+    attributes: the arrays keep it alive), their digests computed meanwhile by a thread
+    (`Taken`); the module attribute is removed (LLVM does not see it)."""
     if ATTRIBUTE not in module.attributes:
         return []
     values = [np.asarray(ir.DenseElementsAttr(v)) for v in ir.ArrayAttr(module.attributes[ATTRIBUTE])]
@@ -164,7 +178,8 @@ def take(module: ir.Operation) -> list[np.ndarray]:
 _SHARED: weakref.WeakValueDictionary[tuple[bytes, int], np.ndarray] = \
     weakref.WeakValueDictionary()
 _SHARED_LOCK = threading.Lock()
-ALIGNMENT = 64
+ALIGNMENT = 64  # (dlc's own copies)
+MIN_ALIGNMENT = 8  # an array adopted as it is must be aligned to this (any element's size)
 
 
 def aligned_empty(nbytes: int) -> np.ndarray:
@@ -174,24 +189,37 @@ def aligned_empty(nbytes: int) -> np.ndarray:
     return raw[start:start + nbytes]
 
 
+def _raw(weight: np.ndarray) -> memoryview:
+    """The bytes of `weight` (C-contiguous: a view; else a contiguous copy)."""
+    return memoryview(np.ascontiguousarray(weight)).cast("B")
+
+
+def _copy(data: memoryview) -> np.ndarray:
+    copy = aligned_empty(data.nbytes)
+    copy[:] = np.frombuffer(data, np.uint8)
+    copy.flags.writeable = False
+    return copy
+
+
 def share(weight: np.ndarray, digest: bytes | None = None, adopt: bool = False
           ) -> np.ndarray:
-    """The process's read-only, aligned copy of `weight`'s bytes ([nbytes] uint8): the same
-    array for every weight of the same bytes (`digest`: their sha256, when known) while some
-    compiled function holds it. `adopt`: `weight` (an `aligned_empty` array no one else
-    holds) becomes that copy itself when there is none yet."""
-    data = memoryview(np.ascontiguousarray(weight)).cast("B")
+    """The process's read-only copy of `weight`'s bytes ([nbytes] uint8): the same array for
+    every weight of the same bytes (`digest`: their sha256, when known) while some compiled
+    function holds it. `adopt`: `weight` itself (its bytes, viewed as uint8: the caller may
+    not write it afterwards) becomes that copy when there is none yet, if it is C-contiguous
+    and aligned to MIN_ALIGNMENT; else (or without `adopt`) a 64-byte-aligned copy does."""
+    data = _raw(weight)
     key = (digest or hashlib.sha256(data).digest(), data.nbytes)
     with _SHARED_LOCK:
         held = _SHARED.get(key)
         if held is not None:
             return held
-        if adopt:
-            copy = weight
+        if adopt and weight.flags.c_contiguous and \
+                weight.ctypes.data % MIN_ALIGNMENT == 0:
+            copy = weight.reshape(-1).view(np.uint8)
+            copy.flags.writeable = False
         else:
-            copy = aligned_empty(data.nbytes)
-            copy[:] = np.frombuffer(data, np.uint8)
-        copy.flags.writeable = False
+            copy = _copy(data)
         _SHARED[key] = copy
         return copy
 
@@ -202,23 +230,70 @@ def shared_bytes() -> int:
         return sum(array.nbytes for array in _SHARED.values())
 
 
+def pins_context(array: np.ndarray) -> bool:
+    """Whether `array` views an MLIR attribute's storage (it keeps that context alive)."""
+    base = array
+    while isinstance(base, np.ndarray):
+        base = base.base
+    if isinstance(base, memoryview):
+        base = base.obj
+    return type(base).__module__.startswith("mlir.")
+
+
+def _bind_slots(table: int, held: Sequence[np.ndarray]) -> None:
+    slots = (ctypes.c_void_p * len(held)).from_address(table)
+    for slot, array in zip(slots, held, strict=True):
+        ctypes.c_void_p.from_address(slot).value = array.ctypes.data
+
+
 def bind(table: int | None, weights: Sequence[np.ndarray],
          digests: Sequence[bytes] | None = None, adopt: bool = False) -> list[np.ndarray]:
     """Point each pointer of the table at `table` (the address of `_mlir_dlc_weights` in
     loaded code) at the shared copy (`share`, `adopt` passed on) of the weight at the same
-    position; the arrays the code now reads, which its function must keep."""
+    position; the arrays the code now reads, which its function must keep. `take`'s weights
+    are bound to their own storage where no other function shares them (`Taken.shared`)."""
     if not weights:
         return []
     if not table:
         raise RuntimeError(f"the compiled module has no weight table ({TABLE})")
-    slots = (ctypes.c_void_p * len(weights)).from_address(table)
     if isinstance(weights, Taken) and digests is None and not adopt:
         held = weights.shared()
     else:
         held = [share(w, digests[i] if digests else None, adopt) for i, w in enumerate(weights)]
-    for slot, array in zip(slots, held, strict=True):
-        ctypes.c_void_p.from_address(slot).value = array.ctypes.data
+    _bind_slots(table, held)
     return held
+
+
+def own(table: int | None, held: Sequence[np.ndarray]) -> list[np.ndarray]:
+    """The weights a function reads (`held`, bound at `table`) with each that views an MLIR
+    context's storage (`pins_context`) replaced by a 64-byte-aligned copy, the pointers moved
+    to the copies: the context can then be freed. Each copy becomes the shared one of its
+    bytes, so functions bound later share it (not the view); functions that already hold the
+    view keep it. Called before any call of the function (its code must not be running)."""
+    if not held or not any(pins_context(array) for array in held):
+        return list(held)
+    if not table:
+        raise RuntimeError(f"the compiled module has no weight table ({TABLE})")
+    owned = []
+    for array in held:
+        if not pins_context(array):
+            owned.append(array)
+            continue
+        with _SHARED_LOCK:
+            key = next((k for k, v in _SHARED.items() if v is array), None)
+        if key is None:  # (not the shared one: hash it to find or make that)
+            key = (hashlib.sha256(_raw(array)).digest(), array.nbytes)
+        with _SHARED_LOCK:
+            current = _SHARED.get(key)
+        if current is None or pins_context(current):
+            copy = _copy(_raw(array))
+            with _SHARED_LOCK:  # (another thread may have made one meanwhile)
+                current = _SHARED.get(key)
+                if current is None or pins_context(current):
+                    _SHARED[key] = current = copy
+        owned.append(current)
+    _bind_slots(table, owned)
+    return owned
 
 
 @register

@@ -114,7 +114,9 @@ def test_specializations_share_one_copy_of_each_weight(monkeypatch) -> None:
     first, second = dlc.compile(model()), dlc.compile(model())
     assert first is not second
     for a, b in zip(first._function.weights, second._function.weights, strict=True):
-        assert a is b and not a.flags.writeable and a.ctypes.data % 64 == 0
+        # (the first compile's own storage in its context, which it keeps for ir(): no copy)
+        assert a is b and not a.flags.writeable and external_weights.pins_context(a)
+        assert a.ctypes.data % external_weights.MIN_ALIGNMENT == 0
     check(first), check(second)
 
     nodes = [helper.make_node("MatMul", ["x", "w"], ["h"]),
@@ -127,7 +129,8 @@ def test_specializations_share_one_copy_of_each_weight(monkeypatch) -> None:
     one, three = (dynamic.specialize({"x": [n, 64]}) for n in (1, 3))
     assert one is not three
     (w1,), (w3,) = one._function.weights, three._function.weights
-    assert w1 is w3
+    # (a specialization keeps no IR: its weights are dlc's own, aligned copy, shared)
+    assert w1 is w3 and w1.ctypes.data % 64 == 0 and not external_weights.pins_context(w1)
 
     held = external_weights.shared_bytes()
     assert held >= W.nbytes + T.nbytes
@@ -184,3 +187,34 @@ def test_weights_padding_and_each_weights_digest_are_proved(cache_dir: Path) -> 
     loaded = dlc.compile(build())  # (the entry written again is whole: loaded)
     assert type(loaded._function).__name__ == "SharedObjectFunction"
     np.testing.assert_allclose(loaded(x)[0], expected[0], rtol=1e-6)
+
+
+def test_a_compile_binds_its_weights_without_a_copy_until_it_releases_its_ir(monkeypatch):
+    """A compile's code reads the weights from their storage in its MLIR context (kept for
+    `ir()`): no copy at the compile's peak. `release_ir` (a DynamicModel's specializations)
+    moves them to dlc's own aligned copies first, so that the context is freed; the results
+    do not change."""
+    import gc
+
+    from mlir import ir
+
+    from dlc.passes.llvm import external_weights
+
+    monkeypatch.setenv("DLC_CACHE", "0")
+    gc.collect()
+    live = ir.Context._get_live_count()
+    compiled = dlc.compile(model())
+    borrowed = compiled._function.weights
+    assert borrowed and all(external_weights.pins_context(w) for w in borrowed)
+    first = check(compiled)
+    compiled.release_ir(lambda: pytest.fail("lowered again"))
+    owned = compiled._function.weights
+    assert [w.nbytes for w in owned] == [w.nbytes for w in borrowed]
+    for new, old in zip(owned, borrowed, strict=True):
+        assert not external_weights.pins_context(new) and new.ctypes.data % 64 == 0
+        assert not new.flags.writeable and np.array_equal(new, old)
+    del borrowed, new, old
+    gc.collect()
+    assert ir.Context._get_live_count() == live  # (the compile's context is gone)
+    for a, b in zip(first, check(compiled), strict=True):
+        np.testing.assert_array_equal(a, b)
