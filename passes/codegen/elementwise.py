@@ -18,6 +18,7 @@ from __future__ import annotations
 from math import prod
 
 from mlir import ir
+from mlir.dialects import tensor
 
 from dlc.passes.codegen import fusion_plan
 from dlc.passes.codegen.elementwise_lines import (
@@ -27,14 +28,61 @@ from dlc.passes.codegen.elementwise_lines import (
     tile_lines,
     vector_width,
 )
-from dlc.passes.codegen.predicates import body_is_plain, is_identity, ordered_projection
+from dlc.passes.codegen.predicates import (
+    body_is_plain,
+    is_byte_lookup,
+    is_identity,
+    ordered_projection,
+)
 
 # the family's interface (`passes/codegen/__init__.py`); its schedule is in elementwise_lines.py
 __all__ = ["Elementwise", "lines", "match", "prepare", "thread_tile", "tile_lines", "vector_width",
            "volume"]
 
 
+def _unit_broadcast(affine_map: ir.AffineMap, shape: list[int]) -> list[int] | None:
+    """The results of `affine_map` that are the constant 0 on a unit dimension of the operand
+    (`shape`), when the others select loop dims in increasing order: an SE block's scale
+    [1, 1, 1, C] read at (d0, 0, 0, d3); None for any other map."""
+    dims, zeros = [], []
+    for position, expr in enumerate(affine_map.results):
+        if isinstance(expr, ir.AffineDimExpr):
+            dims.append(ir.AffineDimExpr(expr).position)
+        elif isinstance(expr, ir.AffineConstantExpr) and ir.AffineConstantExpr(expr).value == 0 \
+                and shape[position] == 1:
+            zeros.append(position)
+        else:
+            return None
+    return zeros if dims == sorted(set(dims)) else None
+
+
+def _has_lookup(op: ir.Operation) -> bool:
+    return any(is_byte_lookup(inner.operation) for inner in op.regions[0].blocks[0].operations)
+
+
 def prepare(op: ir.Operation) -> None:
+    """A unit-broadcast operand (`_unit_broadcast`, matched for a chain with a byte-table
+    lookup) is read through a rank-reducing slice without its unit dims, its map without the
+    constant results (an ordered projection, which the schedule takes)."""
+    affine_maps = [ir.AffineMapAttr(m).value for m in ir.ArrayAttr(op.attributes["indexing_maps"])]
+    changed = False
+    for index, (operand, affine_map) in enumerate(zip(op.operands, affine_maps)):
+        if ordered_projection(affine_map):
+            continue
+        shape = list(operand.type.shape)
+        zeros = _unit_broadcast(affine_map, shape)
+        kept = [e for position, e in enumerate(affine_map.results) if position not in zeros]
+        with ir.InsertionPoint(op), op.location:
+            reduced = ir.RankedTensorType.get([n for d, n in enumerate(shape) if d not in zeros],
+                                              operand.type.element_type)
+            value = tensor.ExtractSliceOp(reduced, operand, [], [], [], [0] * len(shape), shape,
+                                          [1] * len(shape)).result
+            affine_maps[index] = ir.AffineMap.get(affine_map.n_dims, 0, kept)
+        op.operands[index] = value
+        changed = True
+    if changed:
+        op.attributes["indexing_maps"] = ir.ArrayAttr.get(
+            [ir.AffineMapAttr.get(m) for m in affine_maps])
     return None
 
 
@@ -54,8 +102,13 @@ def match(op: ir.Operation) -> Elementwise | None:
             or 0 in result.shape:
         return None
     maps = [ir.AffineMapAttr(m).value for m in ir.ArrayAttr(op.attributes["indexing_maps"])]
-    if not is_identity(maps[-1]) or not all(ordered_projection(m) for m in maps):
+    if not is_identity(maps[-1]):
         return None
+    for operand, affine_map in zip(op.operands, maps):
+        if not ordered_projection(affine_map) and (
+                not _has_lookup(op) or _unit_broadcast(affine_map, list(operand.type.shape))
+                is None):
+            return None
     if not body_is_plain(op) or fusion_plan.fused_elsewhere(op):
         return None
     return Elementwise(tuple(result.shape), all(is_identity(m) for m in maps))

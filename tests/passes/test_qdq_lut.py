@@ -149,3 +149,28 @@ def test_two_inputs_are_not_a_table():
     feeds = {n: rng.standard_normal([4, 33]).astype(np.float32) for n in "ab"}
     (result,) = dlc.compile(model, num_threads=1)(feeds)
     assert np.abs(result - _as_written(model, feeds)).max() <= 0.05 * 1.0001
+
+
+def test_lookup_beside_a_unit_broadcast_is_vectorized():
+    # the SiLU table, then a product by a [1, 1, 1, C] scale (a squeeze-and-excitation block's,
+    # channels last) and a quantize: one fused generic whose scale operand's map has constant
+    # 0s on its unit dims, (d0, 0, 0, d3); the elementwise family reads it through a
+    # rank-reducing slice and vectorizes the whole chain (it ran as naive loops)
+    shape, c = [1, 16, 16, 32], 32
+    model = _model(shape, "silu", "u8", "u8", 0.05, 127, 0.02, 20)
+    graph = model.graph
+    graph.output[0].name = "se"
+    graph.input.append(helper.make_tensor_value_info("scale", TensorProto.FLOAT, [1, 1, 1, c]))
+    graph.initializer.append(numpy_helper.from_array(np.array(0.01, np.float32), "ss"))
+    graph.initializer.append(numpy_helper.from_array(np.array(0, np.uint8), "sz"))
+    graph.node.extend([helper.make_node("Mul", ["out", "scale"], ["m"]),
+                       helper.make_node("QuantizeLinear", ["m", "ss", "sz"], ["mq"]),
+                       helper.make_node("DequantizeLinear", ["mq", "ss", "sz"], ["se"])])
+    feeds = {"x": _inputs(shape, "u8", 0.05, 127, seed=5),
+             "scale": np.linspace(0.1, 1.0, c).astype(np.float32).reshape(1, 1, 1, c)}
+    (result,) = dlc.compile(model, num_threads=1)(feeds)
+    assert np.abs(result - _as_written(model, feeds)).max() <= 0.01 * 1.0001
+    linalg = dlc.lower(model, stage="linalg", num_threads=1).ir()
+    assert "vector.gather" in linalg and "tensor.extract %" not in linalg
+    if byte_table.enabled():
+        assert byte_table.INTRINSIC in dlc.lower(model, stage="llvm", num_threads=1).ir()
