@@ -97,8 +97,7 @@ def _rewrite(gather: ir.Operation) -> bool:
         return False
     q = byte_index(index)
     lanes = q.type.shape[0] if q is not None else 0
-    if q is None or lanes != int(np.prod(result.shape)) or not (
-            lanes <= LANES or lanes % LANES == 0):
+    if q is None or lanes != int(np.prod(result.shape)):
         return False
     i8 = q.type.element_type
     with ir.InsertionPoint(gather), gather.location:
@@ -112,8 +111,9 @@ def _rewrite(gather: ir.Operation) -> bool:
                 chunk = q
             elif count == LANES:
                 chunk = vector.extract_strided_slice(full, q, [start], [LANES], [1])
-            else:  # (fewer lanes: padded with lane 0, which is then dropped)
-                chunk = vector.shuffle(q, q, list(range(count)) + [0] * (LANES - count))
+            else:  # (fewer lanes: padded with the first one's copies, then dropped)
+                chunk = vector.shuffle(q, q, list(range(start, start + count))
+                                       + [start] * (LANES - count))
             looked = _lookup(tables, chunk)
             if count < LANES:
                 looked = vector.shuffle(looked, looked, list(range(count)))

@@ -185,6 +185,7 @@ def _quantize(op: ir.Operation, x: np.ndarray | None) -> np.ndarray | None:
     info = np.iinfo(dtype)
     with np.errstate(all="ignore"):
         rounded = np.rint(x / F32(scale)).astype(np.float64) + zero
+    rounded[np.isnan(rounded)] = info.min  # (the lowering's maxnumf(NaN, low): low)
     return np.clip(rounded, info.min, info.max).astype(dtype)
 
 
