@@ -218,3 +218,98 @@ def test_a_compile_binds_its_weights_without_a_copy_until_it_releases_its_ir(mon
     assert ir.Context._get_live_count() == live  # (the compile's context is gone)
     for a, b in zip(first, check(compiled), strict=True):
         np.testing.assert_array_equal(a, b)
+
+
+def test_weights_from_the_disk_are_the_mapped_entry(cache_dir: Path) -> None:
+    """A disk-cache hit binds the code to weights.bin itself, mapped read-only (no copy: the
+    pages are the page cache's), each weight 64-byte-aligned; removing the entry meanwhile
+    leaves the mapping whole."""
+    import gc
+    import mmap
+    import shutil
+
+    compiled = dlc.compile(model())
+    expected_y, expected_z = check(compiled)
+    del compiled
+    cache.forget_all()
+    gc.collect()  # (no compiled model holds these weights: the loaded one maps its own)
+    loaded = dlc.compile(model())
+    assert type(loaded._function).__name__ == "SharedObjectFunction"
+    for weight in loaded._function.weights:
+        base = weight
+        while isinstance(base, np.ndarray):
+            base = base.base
+        base = base.obj if isinstance(base, memoryview) else base
+        assert isinstance(base, mmap.mmap), type(base)
+        assert weight.ctypes.data % 64 == 0 and not weight.flags.writeable
+    for entry in [p for p in cache_dir.iterdir() if not p.name.startswith(".")]:
+        shutil.rmtree(entry)
+    y, z = check(loaded)
+    np.testing.assert_array_equal(y, expected_y)
+    np.testing.assert_array_equal(z, expected_z)
+
+
+def test_weights_are_hashed_on_threads_in_order() -> None:
+    import hashlib
+
+    values = [RNG.integers(0, 255, n, dtype=np.uint8) for n in (3 << 20, 9 << 20, 1, 6 << 20)]
+    assert sum(v.nbytes for v in values) >= 1 << 24  # (the threaded path)
+    assert cache._digests(values) == [hashlib.sha256(v).digest() for v in values]
+
+
+def fail_if_hashed(monkeypatch) -> list[int]:
+    calls: list[int] = []
+    real = cache._digests
+    monkeypatch.setattr(cache, "_digests", lambda values: calls.append(len(values)) or real(values))
+    return calls
+
+
+def test_an_unchanged_weights_file_is_not_hashed_again(cache_dir: Path, monkeypatch) -> None:
+    """The entry proves weights.bin's identity and state as written (device, inode, size,
+    modification and change times): a load that finds them unchanged trusts the proved
+    digests; a byte-identical copy (another inode) is hashed, and loaded."""
+    first = check(dlc.compile(model()))
+    hashed = fail_if_hashed(monkeypatch)
+    cache.forget_all()
+    loaded = dlc.compile(model())
+    assert type(loaded._function).__name__ == "SharedObjectFunction" and hashed == []
+    for a, b in zip(first, check(loaded), strict=True):
+        np.testing.assert_array_equal(a, b)
+    (entry,) = [p for p in cache_dir.iterdir() if not p.name.startswith(".")]
+    path = entry / "weights.bin"
+    data = path.read_bytes()
+    path.unlink()
+    path.write_bytes(data)
+    path.chmod(0o600)
+    cache.forget_all()
+    assert type(dlc.compile(model())._function).__name__ == "SharedObjectFunction"
+    assert hashed == [2]
+
+
+@pytest.mark.parametrize("entry_too", [False, True], ids=["file", "file and entry"])
+def test_weights_changed_in_place_with_their_times_put_back_are_a_miss(
+        cache_dir: Path, monkeypatch, entry_too: bool) -> None:
+    """A byte of weights.bin changed in place (same inode, same size, its modification time
+    put back): the change time moved, so the weights are hashed, and the entry is a miss; an
+    entry.json edited to the file's new state fails its MAC."""
+    import json
+    import os
+
+    dlc.compile(model())
+    (entry,) = [p for p in cache_dir.iterdir() if not p.name.startswith(".")]
+    path = entry / "weights.bin"
+    before = path.stat()
+    with open(path, "r+b") as file:
+        file.seek(100)
+        byte = file.read(1)
+        file.seek(100)
+        file.write(bytes([byte[0] ^ 1]))
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    if entry_too:
+        meta = json.loads((entry / "entry.json").read_text())
+        meta["weights"]["file"] = cache._file_state(path.stat())
+        (entry / "entry.json").write_text(json.dumps(meta))
+    cache.forget_all()
+    again = dlc.compile(model())
+    assert type(again._function).__name__ == "JitFunction"  # compiled again, never loaded
+    check(again)
