@@ -60,3 +60,18 @@ config.substitutions.append(
     (r"(?<![\w/.%-])dlc-opt(?![\w/.-])", f"{PYTHON} -m dlc.tools.dlc_opt")
 )
 config.substitutions.append(("%python", PYTHON))
+
+
+def cpu_flags() -> set[str]:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("flags"):
+                return set(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return set()
+
+
+# (REQUIRES: avx512-vbmi: the byte-table permutes of dlc-lower-vectors, which need the host's)
+if cpu_flags() & {"avx512_vbmi", "avx512vbmi"}:
+    config.available_features.add("avx512-vbmi")
