@@ -18,18 +18,18 @@ from __future__ import annotations
 
 import contextlib
 import io
+import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import onnx
 from mlir import ir
 
 from dlc import frontends, settings
 from dlc.dialects import make_context
 from dlc.errors import ArgumentError, DlcError
-from dlc.frontends.onnx_importer import DynamicShapesError, ImportedModel
 from dlc.frontends.torch.tensors import (
     call_with_tensors,
     holds_torch_tensors,
@@ -49,9 +49,15 @@ from dlc.passes.lowering import checks
 from dlc.passes.pipelines import extension_key
 from dlc.runtime import cache, native
 from dlc.runtime.jit import NativeFunction, Signature, TensorSpec, numpy_dtype
-from dlc.specialize import DynamicModel, symbolic_signature
 from dlc.timings import Timer, Timings
 from dlc.tuning import apply as tuning
+
+if TYPE_CHECKING:  # (imported where used: a disk-cache hit imports neither onnx nor the
+    # importer: 0.9 s of a new process's hit on this machine, most of it onnx's ml_dtypes)
+    import onnx
+
+    from dlc.frontends.onnx_importer import DynamicShapesError, ImportedModel
+    from dlc.specialize import DynamicModel
 
 MACHINE_CODE = "machine code"  # the span of LLVM's optimization and code generation (the JIT)
 # constant globals of at least this many bytes are bound at load, not compiled into the object
@@ -184,7 +190,11 @@ def compile(
             return dynamic
     try:
         compiled = _compile(model, options)
-    except DynamicShapesError as error:
+    except DlcError as error:
+        from dlc.frontends.onnx_importer import DynamicShapesError
+
+        if not isinstance(error, DynamicShapesError):
+            raise
         return _onnx_dynamic_model(model, error, options)
     compiled._source = model  # (for .profile)
     return compiled
@@ -195,6 +205,8 @@ def _onnx_dynamic_model(model, error: DynamicShapesError, options: CompileOption
     """The DynamicModel of an ONNX model whose inputs have dynamic sizes (`error` holds the
     loaded proto and the inputs' shapes): `compile` with `input_shapes` makes each
     specialization (from `model` as the user gave it: a path keeps external data findable)."""
+    from dlc.specialize import DynamicModel, symbolic_signature
+
     def compile_for(input_shapes: dict[str, list[int]]) -> CompiledModel:
         specialization = options.for_shapes(input_shapes)
         compiled = compile(model, options=specialization)
@@ -214,6 +226,7 @@ def _exported_dynamic_model(exported, options: CompileOptions) -> DynamicModel |
     signature names the sizes by torch's symbols (`s0`...)."""
     from dlc.frontends.torch import importer
     from dlc.frontends.torch.aten_node import element_type
+    from dlc.specialize import DynamicModel
 
     inputs = importer.dynamic_user_inputs(exported)
     if inputs is None:
@@ -344,7 +357,8 @@ def _cache_key(model, opt_level: int, input_shapes, constants,
     if not cache.enabled():
         return None
     data = digest = None
-    if isinstance(model, onnx.ModelProto):
+    onnx = sys.modules.get("onnx")  # (a ModelProto is onnx's: none unless it was imported)
+    if onnx is not None and isinstance(model, onnx.ModelProto):
         data = model.SerializeToString()
     elif isinstance(model, bytes):
         data = model
@@ -436,6 +450,8 @@ def compile_imported_cached(context: ir.Context, imported: ImportedModel,
         function = cache.load(key)
     if function is not None:
         def relower() -> LoweredModel:  # (the stages again from the imported IR's bytes)
+            from dlc.frontends.onnx_importer import ImportedModel
+
             again = make_context()
             with again:
                 module = ir.Module.parse(data)

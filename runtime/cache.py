@@ -19,11 +19,14 @@ checks' descriptions and an HMAC-SHA256 over all of them under the directory's s
 
 - `load` dlopens a shared object only when its entry's MAC proves the key asked for, the
   signature and the checks, and the file's sha256 matches; its weights are used only if
-  weights.bin has exactly the proved size, each weight its proved sha256 (hashed from the
-  mapping, on a few threads: the same digest keys the process's shared copy) and the padding
-  is zeros. Anything else (an entry copied from another key or directory, an edited
-  entry.json, a planted .so, metadata of any shape that is not exactly the expected one,
-  missing files, links) is a miss: removed, then recompiled.
+  weights.bin has exactly the proved size, the padding is zeros and each weight has its
+  proved sha256 (the same digest keys the process's shared copy): hashed from the mapping, on
+  a few threads, unless the file is still in the identity and state the entry proves it was
+  written in (device, inode, size, modification and change times: any write, copy or
+  replacement changes them; BERT-base: 0.25 s less per load). Anything else (an entry copied
+  from another key or directory, an edited entry.json, a planted .so, metadata of any shape
+  that is not exactly the expected one, missing files, links) is a miss: removed, then
+  recompiled.
 - The root folder (0700) and an entry's folder must belong to this user and be writable by no
   one else (the secret: readable by no one else); otherwise the directory is refused with a
   `CacheWarning` that says why and how to fix it (chmod, or DLC_CACHE_DIR), and the compile
@@ -43,7 +46,9 @@ planted): each is a miss or is ignored, never loaded. It does not defend against
 as the same user, which can read the secret (and change dlc itself); and a weights.bin that
 such code truncates or rewrites in place while a model that mapped it runs changes or ends
 that process (dlc itself never writes an entry's files after the rename, and removing an
-entry leaves its mapping whole).
+entry leaves its mapping whole). Since an unchanged weights.bin is not hashed again, a
+change that leaves a file's times as they were (the storage's own silent corruption, or the
+root user's clock) is not seen: as it is not in the model file the cache key came from.
 
 Only compiles slower than `DLC_CACHE_MIN_SECONDS` (0.25 s) are written to disk; without a C
 compiler driver (`cc`) on PATH, or without `os.fork`, nothing is.

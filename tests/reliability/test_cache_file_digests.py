@@ -262,3 +262,35 @@ def test_memos_are_bounded(cache_dir, tmp_path, settled, monkeypatch) -> None:
         assert cache.file_digest(path) == hashlib.sha256(bytes([i]) * 100).digest()
     memos = [p for p in (cache_dir / cache.DIGESTS).iterdir() if not p.name.startswith(".")]
     assert 1 <= len(memos) <= 4
+
+
+def test_a_hit_in_a_new_process_imports_no_onnx(cache_dir, tmp_path, settled) -> None:
+    """A new process that compiles a cached model file loads its entry without importing onnx
+    (onnx and its ml_dtypes: most of a new process's hit) or reading the file."""
+    import subprocess
+    import sys
+
+    path = tmp_path / "m.onnx"
+    onnx.save(mlp(1), path)
+    expected_y = dlc.compile(str(path))(X)[0]
+    np.save(tmp_path / "x.npy", X)
+    script = f"""
+import builtins, sys
+import numpy as np
+real_open = builtins.open
+def spy(file, *args, **kwargs):
+    assert str(file) != {str(path)!r}, "the model file was read"
+    return real_open(file, *args, **kwargs)
+builtins.open = spy
+import dlc
+compiled = dlc.compile({str(path)!r})
+assert "onnx" not in sys.modules, "onnx was imported"
+print(type(compiled._function).__name__)
+np.save({str(tmp_path / 'y.npy')!r}, compiled(np.load({str(tmp_path / 'x.npy')!r}))[0])
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          env={**os.environ, "DLC_CACHE_DIR": str(cache_dir)}, timeout=300,
+                          check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["SharedObjectFunction"]
+    np.testing.assert_array_equal(np.load(tmp_path / "y.npy"), expected_y)
