@@ -658,9 +658,11 @@ def _write_weights(path: Path, weights: Sequence[np.ndarray]) -> dict:
     digests = []
     with os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600),
                    "wb") as file:
-        for weight in weights:
+        # (a compiled function's weights are the process's shared copies, whose digests are
+        # known: not hashed again)
+        for weight, known in zip(weights, external_weights.digests_of(weights), strict=True):
             data = memoryview(np.ascontiguousarray(weight)).cast("B")
-            digests.append(hashlib.sha256(data).hexdigest())
+            digests.append(known.hex() if known is not None else hashlib.sha256(data).hexdigest())
             file.write(data)
             file.write(bytes(_padding(len(data))))
     return {"digests": digests, "sizes": [int(w.nbytes) for w in weights],

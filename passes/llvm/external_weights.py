@@ -230,6 +230,14 @@ def shared_bytes() -> int:
         return sum(array.nbytes for array in _SHARED.values())
 
 
+def digests_of(arrays: Sequence[np.ndarray]) -> list[bytes | None]:
+    """For each array, the sha256 under which it is the process's shared copy (`share`: the
+    digest of its bytes), else None (the disk cache's save hashes no weight twice)."""
+    with _SHARED_LOCK:
+        known = {id(held): digest for (digest, _), held in _SHARED.items()}
+    return [known.get(id(array)) for array in arrays]
+
+
 def pins_context(array: np.ndarray) -> bool:
     """Whether `array` views an MLIR attribute's storage (it keeps that context alive)."""
     base = array

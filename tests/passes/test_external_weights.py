@@ -313,3 +313,16 @@ def test_weights_changed_in_place_with_their_times_put_back_are_a_miss(
     again = dlc.compile(model())
     assert type(again._function).__name__ == "JitFunction"  # compiled again, never loaded
     check(again)
+
+
+def test_the_digests_a_save_takes_from_the_shared_copies_are_their_bytes(monkeypatch) -> None:
+    import hashlib
+
+    from dlc.passes.llvm import external_weights
+
+    monkeypatch.setenv("DLC_CACHE", "0")
+    compiled = dlc.compile(model())
+    weights = compiled._function.weights
+    foreign = np.ones(4096, np.uint8)
+    known = external_weights.digests_of([*weights, foreign])
+    assert known[:-1] == [hashlib.sha256(w).digest() for w in weights] and known[-1] is None
