@@ -172,7 +172,7 @@ def test_compile_bench_fits_the_growth_and_reports_a_timeout(tmp_path: Path) -> 
     assert bench.growth_exponent([(1000, 1.0)]) is None
     late = bench.run_case("chain 100", 0, 0.5, tmp_path)  # (a child cannot import dlc in 0.5 s)
     assert late.status == "> 0.5 s" and late.cold_s is None
-    assert "| chain 100 | 0 | - | - | - | - | - | - | - | > 0.5 s |" in bench.markdown([late])
+    assert "| chain 100 | 0 | - | - | - | - | - | - | - | - | > 0.5 s |" in bench.markdown([late])
     assert "not finished: N = 100" in bench.markdown([late])
     # a model's weights (the peak RSS is reported as a multiple of them), --zoo's files
     weights = {"w": np.zeros((64, 32), np.float32), "b": np.zeros(3, np.int64)}
@@ -181,5 +181,7 @@ def test_compile_bench_fits_the_growth_and_reports_a_timeout(tmp_path: Path) -> 
     assert bench.weight_bytes(model) == 64 * 32 * 4 + 3 * 8
     done = bench.Result("zoo bert", 2, cold_s=5.0, cold_cpu_s=4.0, peak_rss_mib=900.0,
                         weight_mib=300.0)
-    assert "| zoo bert | 2 | 5.00 | 4.00 | - | 900 | 300 | 3.0 |" in bench.markdown([done])
+    assert "| zoo bert | 2 | 5.00 | 4.00 | - | - | 900 | 300 | 3.0 |" in bench.markdown([done])
+    done.cached_s, done.cached_new_s = 0.01, 0.2
+    assert "| 5.00 | 4.00 | 0.010 | 0.200 | 900 |" in bench.markdown([done])
     assert bench.zoo_path("zoo bert").name == "bert_full.onnx"
