@@ -31,7 +31,13 @@ script (the convolutions' filter packing), the script itself, and the fallback i
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
+import functools
+import threading
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 from mlir import ir
 from mlir.dialects import func
@@ -150,7 +156,64 @@ def _prepare(found: list[tuple[ir.Operation, object, object]]) -> list[Lines]:
 
 def _apply(module: ir.Operation, text: str) -> None:
     script = ir.Module.parse(text)
-    interpreter.apply_named_sequence(module, script.body.operations[0], script, _options())
+    with printing_assumes_verified():
+        interpreter.apply_named_sequence(module, script.body.operations[0], script, _options())
+
+
+# `transform.structured.fuse_into_containing_op` writes its producer and its containing op
+# into a diagnostic before it tries to fuse (and drops it when the fusion succeeds); printing
+# an op verifies and numbers its nearest isolated-from-above ancestor, the whole function: on
+# BERT-base's one function 44 % of the script's time was that verification, and it grew with
+# the function (each schedule's loops add to it). MLIR's `--mlir-print-assume-verified` skips
+# it (printing is all it changes; the IR the script transforms was verified by the pass before
+# and transform ops keep it valid): it is on while a script runs, through LLVM's command-line
+# options (process-wide: a counter keeps it on while any thread runs a script).
+_ASSUME_VERIFIED = threading.Lock()
+_assume_verified_depth = 0
+
+
+@functools.cache
+def _command_line() -> Callable[[str], None] | None:
+    """A function that parses one LLVM command-line option, after registering MLIR's printer
+    options (None where the bindings' library does not export what it needs)."""
+    import mlir._mlir_libs as libs
+
+    try:
+        capi = ctypes.CDLL(str(Path(libs.__file__).parent / "libMLIRPythonCAPI.so"))
+        capi._ZN4mlir27registerAsmPrinterCLOptionsEv()  # mlir::registerAsmPrinterCLOptions()
+        llvm_parse = capi.LLVMParseCommandLineOptions  # (from libLLVM.so, its dependency)
+    except (OSError, AttributeError):
+        return None
+    llvm_parse.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_char_p), ctypes.c_char_p]
+    llvm_parse.restype = None
+
+    def parse(option: str) -> None:
+        argv = (ctypes.c_char_p * 2)(b"dlc", option.encode())
+        llvm_parse(2, argv, b"")
+
+    return parse
+
+
+@contextlib.contextmanager
+def printing_assumes_verified() -> Iterator[None]:
+    """MLIR prints ops without verifying them first while in this context (on exit the
+    option is false again, its default)."""
+    global _assume_verified_depth
+    parse = _command_line()
+    if parse is None:
+        yield
+        return
+    with _ASSUME_VERIFIED:
+        _assume_verified_depth += 1
+        if _assume_verified_depth == 1:
+            parse("--mlir-print-assume-verified=true")
+    try:
+        yield
+    finally:
+        with _ASSUME_VERIFIED:
+            _assume_verified_depth -= 1
+            if _assume_verified_depth == 0:
+                parse("--mlir-print-assume-verified=false")
 
 
 def _one_by_one(module: ir.Operation, schedules: list[Lines]) -> None:
