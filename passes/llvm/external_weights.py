@@ -283,14 +283,12 @@ def own(table: int | None, held: Sequence[np.ndarray]) -> list[np.ndarray]:
     if not table:
         raise RuntimeError(f"the compiled module has no weight table ({TABLE})")
     owned = []
-    for array in held:
+    for array, digest in zip(held, digests_of(held), strict=True):
         if not pins_context(array):
             owned.append(array)
             continue
-        with _SHARED_LOCK:
-            key = next((k for k, v in _SHARED.items() if v is array), None)
-        if key is None:  # (not the shared one: hash it to find or make that)
-            key = (hashlib.sha256(_raw(array)).digest(), array.nbytes)
+        # (not the shared one: hashed to find or make that)
+        key = (digest or hashlib.sha256(_raw(array)).digest(), array.nbytes)
         with _SHARED_LOCK:
             current = _SHARED.get(key)
         if current is None or pins_context(current):
