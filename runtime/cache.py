@@ -703,10 +703,9 @@ def _read_weights(folder: Path, function: SharedObjectFunction, weights: dict) -
         status = os.fstat(file.fileno())
         if status.st_size != end:  # (missing bytes, or bytes after the last)
             return False
-        # (the mapping outlives the file's descriptor, and the entry's removal: an unlinked
-        # file stays while it is mapped)
-        data = np.frombuffer(mmap.mmap(file.fileno(), end, access=mmap.ACCESS_READ), np.uint8) \
-            if end else np.empty(0, np.uint8)
+        data = _map(file, end)
+        if data is None:
+            return False
     values = [data[offset:offset + size] for offset, size in zip(offsets, sizes, strict=True)]
     if any(data[offset + size:offset + size + _padding(size)].any()
            for offset, size in zip(offsets, sizes, strict=True)):
@@ -721,6 +720,31 @@ def _read_weights(folder: Path, function: SharedObjectFunction, weights: dict) -
     # (the mapped weights become the shared copies: not copied)
     function.weights = external_weights.bind(table, values, digests, adopt=True)
     return True
+
+
+def _map(file: BinaryIO, size: int) -> np.ndarray | None:
+    """The `size` bytes of `file`, read-only: mapped (the mapping outlives the descriptor, and
+    the entry's removal: an unlinked file stays while it is mapped), else (a file system that
+    cannot map files) read into dlc's own aligned memory; None if they cannot be read."""
+    if not size:
+        return np.empty(0, np.uint8)
+    try:
+        return np.frombuffer(mmap.mmap(file.fileno(), size, access=mmap.ACCESS_READ), np.uint8)
+    except (OSError, ValueError):
+        pass
+    data = external_weights.aligned_empty(size)
+    target = memoryview(data)
+    try:
+        file.seek(0)
+        while target:
+            count = file.readinto(target[:1 << 24])
+            if not count:
+                return None
+            target = target[count:]
+    except OSError:
+        return None
+    data.flags.writeable = False
+    return data
 
 
 HASH_THREADS = 4  # at most; the weights of an entry are hashed on min(this, cores) threads
