@@ -6,7 +6,12 @@ one loop nest per chain. Recipe: an op whose operands all use identity maps is f
 other dimension by 1, then vectorized (vector<Vxf32>). V is 64, 32 or 16 when it divides the
 innermost size, the whole innermost size when that is <= 64; otherwise the dimension is split
 into a part divisible by 16 and a remainder vectorized whole (no masks). Operands may be
-broadcast (maps selecting an ordered subset of the loops); transposing maps are left alone.
+broadcast (maps selecting an ordered subset of the loops), also on unit dims (maps with
+constant-0 results on size-1 dims: a squeeze-and-excitation scale [1, 1, 1, C] read at
+(d0, 0, 0, d3), or [1, C, 1, 1] at (d0, d1, 0, 0); `prepare` reads such an operand through a
+rank-reducing slice, whose map is then an ordered projection: in f32, i32 and the 8-bit QDQ
+chains alike, where they ran as naive scalar loops, 94,080-element products of MobileNetV3
+among them); transposing maps are left alone.
 With exp/tanh/erf turned into polynomials (dlc-polynomial-math) the body vectorizes whole.
 A large op (tiles of at least THREAD_MIN elements) first gets an scf.forall of 4 or 2 tiles of
 its outer dimension, so that it runs on the threads (`thread_tile`; single-threaded, a loop):
@@ -28,12 +33,7 @@ from dlc.passes.codegen.elementwise_lines import (
     tile_lines,
     vector_width,
 )
-from dlc.passes.codegen.predicates import (
-    body_is_plain,
-    is_byte_lookup,
-    is_identity,
-    ordered_projection,
-)
+from dlc.passes.codegen.predicates import body_is_plain, is_identity, ordered_projection
 
 # the family's interface (`passes/codegen/__init__.py`); its schedule is in elementwise_lines.py
 __all__ = ["Elementwise", "lines", "match", "prepare", "thread_tile", "tile_lines", "vector_width",
@@ -56,14 +56,10 @@ def _unit_broadcast(affine_map: ir.AffineMap, shape: list[int]) -> list[int] | N
     return zeros if dims == sorted(set(dims)) else None
 
 
-def _has_lookup(op: ir.Operation) -> bool:
-    return any(is_byte_lookup(inner.operation) for inner in op.regions[0].blocks[0].operations)
-
-
 def prepare(op: ir.Operation) -> None:
-    """A unit-broadcast operand (`_unit_broadcast`, matched for a chain with a byte-table
-    lookup) is read through a rank-reducing slice without its unit dims, its map without the
-    constant results (an ordered projection, which the schedule takes)."""
+    """A unit-broadcast operand (`_unit_broadcast`) is read through a rank-reducing slice
+    without its unit dims, its map without the constant results (an ordered projection, which
+    the schedule takes)."""
     affine_maps = [ir.AffineMapAttr(m).value for m in ir.ArrayAttr(op.attributes["indexing_maps"])]
     changed = False
     for index, (operand, affine_map) in enumerate(zip(op.operands, affine_maps)):
@@ -83,7 +79,6 @@ def prepare(op: ir.Operation) -> None:
     if changed:
         op.attributes["indexing_maps"] = ir.ArrayAttr.get(
             [ir.AffineMapAttr.get(m) for m in affine_maps])
-    return None
 
 
 def match(op: ir.Operation) -> Elementwise | None:
@@ -105,9 +100,8 @@ def match(op: ir.Operation) -> Elementwise | None:
     if not is_identity(maps[-1]):
         return None
     for operand, affine_map in zip(op.operands, maps):
-        if not ordered_projection(affine_map) and (
-                not _has_lookup(op) or _unit_broadcast(affine_map, list(operand.type.shape))
-                is None):
+        if not ordered_projection(affine_map) \
+                and _unit_broadcast(affine_map, list(operand.type.shape)) is None:
             return None
     if not body_is_plain(op) or fusion_plan.fused_elsewhere(op):
         return None
