@@ -97,3 +97,31 @@ def test_other_matmuls_keep_the_plain_schedule(m: int, n: int, k: int) -> None:
     assert not packed(model) and "vector.fma" in model.ir("linalg")
     a, b = random(m, k), random(k, n)
     check(model, [a, b], a @ b)
+
+
+@pytest.mark.parametrize("transposed", [False, True])
+def test_constant_packing_layout(transposed: bool) -> None:
+    """_packed_operand packs a constant [K, rows] (or [rows, K]) into [rows/tile, K, tile]:
+    element [r, k, i] is row r*tile + i, column k (the copy reads the attribute in place)."""
+    from mlir import ir
+    from mlir.dialects import arith, func
+
+    from dlc.dialects import make_context
+    from dlc.passes.codegen.matmul import _packed_operand
+
+    rows, k, tile = 64, 24, 16
+    rng = np.random.default_rng(3)
+    plain = rng.standard_normal((rows, k)).astype(np.float32)  # [rows, K]
+    stored = plain if transposed else np.ascontiguousarray(plain.T)
+    with make_context(), ir.Location.unknown():
+        module = ir.Module.create()
+        with ir.InsertionPoint(module.body):
+            function = func.FuncOp("f", ([], []))
+        with ir.InsertionPoint(function.add_entry_block()):
+            value = arith.ConstantOp(ir.RankedTensorType.get(list(stored.shape), ir.F32Type.get()),
+                                     ir.DenseElementsAttr.get(stored)).result
+            packed = _packed_operand(value, rows, tile, transposed)
+            got = np.array(ir.DenseElementsAttr(packed.owner.attributes["value"]))
+    want = plain.reshape(rows // tile, tile, k).transpose(0, 2, 1)
+    assert got.shape == (rows // tile, k, tile)
+    np.testing.assert_array_equal(got, want)
