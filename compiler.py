@@ -45,7 +45,6 @@ from dlc.passes import (
     stage_pipelines,
 )
 from dlc.passes.llvm import external_weights
-from dlc.passes.lowering import checks
 from dlc.passes.pipelines import extension_key
 from dlc.runtime import cache, native
 from dlc.runtime.jit import NativeFunction, Signature, TensorSpec, numpy_dtype
@@ -402,6 +401,8 @@ def compile_imported(context: ir.Context, imported: ImportedModel, options: Comp
         main = module.body.operations[0]
         signature = signature_of(main, imported.input_names, imported.output_names)
     lowered = lower_imported(context, imported, options, STAGES[-1], timer)
+    from dlc.passes.lowering import checks  # (not imported by a cache hit)
+
     with context:
         descriptions = checks.descriptions(module.operation)
         # LLVM: translation, -O2 and code generation (the JIT compiles on the entry's lookup,

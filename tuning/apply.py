@@ -26,7 +26,7 @@ from typing import Any
 
 from mlir import ir
 
-from dlc.tuning import database, families
+from dlc.tuning import database
 from dlc.tuning.database import TuningWarning
 from dlc.tuning.keys import describe, structural_key
 
@@ -123,6 +123,8 @@ def cache_key() -> str:
 
 def choose(op: ir.Operation, family: ModuleType, problem: Any) -> Any:
     """`problem` with the parameters of `op`'s record, or unchanged (see the module doc)."""
+    from dlc.tuning import families  # (the codegen modules: not imported by a cache hit)
+
     active = _SESSION.get()
     tunable = families.of(family)
     if active is None or tunable is None or not hasattr(problem, "params"):

@@ -51,7 +51,6 @@ from dataclasses import dataclass
 
 import numpy as np
 from mlir import ir
-from mlir.dialects import llvm
 
 from dlc.passes.registry import ModulePass, register
 
@@ -80,6 +79,8 @@ def externalize(module: ir.Operation, min_bytes: int) -> int:
     the table `_mlir_dlc_weights`; how many."""
     body = module.regions[0].blocks[0]
     moved: list[tuple[str, ir.Attribute]] = []
+    from mlir.dialects import llvm  # (not imported by a cache hit: 30 ms)
+
     pointer = llvm.PointerType.get()
     for op in list(body.operations):
         op = op.operation
@@ -128,6 +129,8 @@ def _load_through_slots(module: ir.Operation, names: set[str]) -> None:
         return ir.WalkResult.ADVANCE
 
     module.walk(visit)
+    from mlir.dialects import llvm  # (not imported by a cache hit: 30 ms)
+
     pointer = llvm.PointerType.get()
     for op in found:
         with ir.InsertionPoint.after(op), op.location:
