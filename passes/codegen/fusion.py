@@ -96,9 +96,9 @@ def epilogue(op: ir.Operation) -> ir.Operation | None:
         return user.operation if is_identity(maps(user)[index]) else None
     if user.results[0].type != op.results[0].type:
         return None
-    if any(_is_contraction(v.owner) for v in user.operands[:index]):
+    if any(_from_contraction(v) for v in user.operands[:index]):
         return None  # (the first contraction an epilogue reads fuses it)
-    if _is_contraction(user.operands[-1].owner):
+    if _from_contraction(user.operands[-1]):
         # (... and one that updates it in place, `write_in_place`, fused it first: a residual
         # add of two convs, ResNet-D's downsample; both claimed it, the second one's packing
         # rewrote it, and the first one's schedule failed: naive loops)
@@ -150,6 +150,19 @@ def write_in_place(op: ir.Operation) -> ir.Operation | None:
 
 def _is_contraction(owner: object) -> bool:
     return _is_op(owner) and (owner.name in CONTRACTIONS or PACKED in owner.attributes)
+
+
+def _from_contraction(value: ir.Value) -> bool:
+    """`value` is a contraction's result, also once packed: packing (`packed_conv.pack`) reads
+    its 5-D generic's result back through a collapse_shape or an extract_slice, so that the
+    answer of `epilogue` is the same before and after a conv before it was packed (a residual
+    add of two convs, MobileNetV2's: the second conv took it as its epilogue only after the
+    first was packed, and its packing erased the add, which the elementwise family had taken
+    as its own op: a dangling handle, a crash)."""
+    owner = value.owner
+    if _is_op(owner) and owner.name in ("tensor.collapse_shape", "tensor.extract_slice"):
+        owner = owner.operands[0].owner
+    return _is_contraction(owner)
 
 
 def init_producer(op: ir.Operation) -> ir.Operation | None:

@@ -157,3 +157,22 @@ def test_residual_add_of_two_convs_is_fused_into_one(first: str) -> None:
         assert "vector.fma" not in linalg  # (all packed, the zero filter too: no conv.py kernel)
     run_both(model, [RNG.standard_normal((1, 32, 28, 28)).astype(np.float32)],
              tolerances=MATMUL_TOLERANCES)
+
+
+def test_residual_add_of_a_shared_conv_result_and_a_conv() -> None:
+    # MobileNetV2's residual: a = conv1(x) (1x1, packed) read by conv2 and by the add, then
+    # a + conv2(a). The add is no conv's epilogue when dlc-schedule matches (conv2's reads a
+    # contraction's result first, and conv1's result has two users): the elementwise family
+    # takes it. Once conv1 was packed, a reached the add through a collapse_shape, conv2 took
+    # the add as its epilogue and its packing erased it: the elementwise family's prepare then
+    # read the erased op (a segmentation fault compiling MobileNetV2)
+    inits = {"w1": (RNG.standard_normal((32, 144, 1, 1)) / 12).astype(np.float32),
+             "b1": RNG.standard_normal(32).astype(np.float32),
+             "w2": (RNG.standard_normal((32, 32, 1, 1)) / 6).astype(np.float32),
+             "b2": RNG.standard_normal(32).astype(np.float32)}
+    nodes = [helper.make_node("Conv", ["x", "w1", "b1"], ["a"], kernel_shape=[1, 1]),
+             helper.make_node("Conv", ["a", "w2", "b2"], ["c"], kernel_shape=[1, 1]),
+             helper.make_node("Add", ["a", "c"], ["z"])]
+    model = make_model(nodes, {"x": (np.float32, [1, 144, 28, 28])}, ["z"], initializers=inits)
+    run_both(model, [RNG.standard_normal((1, 144, 28, 28)).astype(np.float32)],
+             tolerances=MATMUL_TOLERANCES)
