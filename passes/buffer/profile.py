@@ -21,7 +21,8 @@ left on the naive loop path: top-level linalg ops with a reduction (a contractio
 pool, a reduction) of at least `min_volume` iterations, and elementwise generics (all loops
 parallel, a body of arith and math ops only: the elementwise family's form, which vectorizes)
 of at least `min_volume` elements (a squeeze-and-excitation product of 1x28x28x120, 94,080
-elements, ran as scalar loops unnamed); dlc-schedule warns about each with a
+elements, ran as naive loops unnamed: LLVM vectorizes such a loop's innermost dimension at
+best, on one thread); dlc-schedule warns about each with a
 `NaivePathWarning` naming the op, its node and its shape.
 """
 
