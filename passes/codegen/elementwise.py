@@ -13,7 +13,9 @@ rank-reducing slice, whose map is then an ordered projection: in f32, i32 and th
 chains alike, where they ran as naive loops, 94,080-element products of MobileNetV3 among
 them: 5-18% faster per op single-threaded (LLVM had vectorized the naive innermost loop; a
 chain with a byte-table lookup, scalar there, gained most), threaded by the forall when
-large); transposing maps are left alone.
+large); transposing maps are left alone. A map whose constant 0s all trail, (d0, d1) -> (d0, 0),
+is a row broadcast (softmax, layernorm) when f32: those stay the row family's
+(`reduction.py`: the same vectors, IR unchanged).
 With exp/tanh/erf turned into polynomials (dlc-polynomial-math) the body vectorizes whole.
 A large op (tiles of at least THREAD_MIN elements) first gets an scf.forall of 4 or 2 tiles of
 its outer dimension, so that it runs on the threads (`thread_tile`; single-threaded, a loop):
@@ -27,7 +29,7 @@ from math import prod
 from mlir import ir
 from mlir.dialects import tensor
 
-from dlc.passes.codegen import fusion_plan
+from dlc.passes.codegen import fusion_plan, reduction
 from dlc.passes.codegen.elementwise_lines import (
     Elementwise,
     lines,
@@ -101,10 +103,15 @@ def match(op: ir.Operation) -> Elementwise | None:
     maps = [ir.AffineMapAttr(m).value for m in ir.ArrayAttr(op.attributes["indexing_maps"])]
     if not is_identity(maps[-1]):
         return None
+    projections = True
     for operand, affine_map in zip(op.operands, maps):
-        if not ordered_projection(affine_map) \
-                and _unit_broadcast(affine_map, list(operand.type.shape)) is None:
+        if ordered_projection(affine_map):
+            continue
+        if _unit_broadcast(affine_map, list(operand.type.shape)) is None:
             return None
+        projections = False
+    if not projections and reduction.match(op) is not None:
+        return None  # (a row broadcast, (d0, d1) -> (d0, 0): the row family's, as before)
     if not body_is_plain(op) or fusion_plan.fused_elsewhere(op):
         return None
     return Elementwise(tuple(result.shape), all(is_identity(m) for m in maps))
