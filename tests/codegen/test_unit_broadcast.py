@@ -27,6 +27,7 @@ SHAPES = [
     ([1, 9, 13, 37], [1, 1, 1, 37]),  # 37 channels
     ([2, 7, 50, 100], [2, 1, 50, 1]),  # the middle and the last position, 100 = 96 + 4
     ([1, 7, 7, 1152], [1, 1, 1, 1152]),  # EfficientNet-B0's last blocks
+    ([1, 8, 128, 64], [1, 1, 128, 64]),  # shared by the heads (Llama's rotary, T5's bias)
 ]
 IDS = [f"{'x'.join(map(str, a))}*{'x'.join(map(str, b))}" for a, b in SHAPES]
 
