@@ -123,7 +123,8 @@ def numpy_to_elements(array: np.ndarray, element: ir.Type) -> ir.DenseElementsAt
     shape = list(array.shape)
     array = np.asarray(array.astype(numpy_dtype(element), copy=False), order="C")
     flat = array.reshape(-1)
-    uniform = flat.size > 1 and bool(np.all(flat == flat[0]))
+    # (the first two elements differ in nearly every weight: no pass over all of it then)
+    uniform = flat.size > 1 and bool(flat[1] == flat[0]) and bool(np.all(flat == flat[0]))
     if uniform:
         array = flat[:1]
     if isinstance(element, ir.IntegerType) and element.is_unsigned:
