@@ -4,7 +4,9 @@ result broadcast along that axis (the rows of softmax, layernorm, logsumexp, mea
 Two kinds of static f32 `linalg.generic` ops are matched:
 - a *row reduction*: every loop parallel but the innermost, a reduction; inputs read with
   identity maps, the output with the parallel loops; the body combines the output with one
-  `arith` add/mul/max/min (`acc = acc op f(x...)`).
+  `arith` add/mul/max/min (`acc = acc op f(x...)`). Also with an integer output (8 to 64 bits)
+  of f32 or integer inputs and an integer combiner (add/mul/max/min/or/and: timm attention's
+  `any()` over a boolean mask, ONNX's integer ReduceMax/Min/Sum).
 - a *row broadcast*: all loops parallel, identity output, each input read with an identity or
   broadcast map or with a map whose trailing results are the constant 0 (`(d0, d1) -> (d0, 0)`:
   a row value broadcast along the row; `elementwise.py` leaves those maps alone).
@@ -37,6 +39,11 @@ ROWS, LANES = 8, 32
 WIDTHS = (64, 32, 16)
 COMBINERS = ("arith.addf", "arith.mulf", "arith.maximumf", "arith.minimumf", "arith.maxnumf",
              "arith.minnumf")
+# an integer row reduction (timm attention's any() over a boolean mask: max of i8 flags): the
+# combiners whose neutral element `tile_reduction_using_for` knows
+INTEGER_COMBINERS = ("arith.addi", "arith.muli", "arith.maxsi", "arith.minsi", "arith.maxui",
+                     "arith.minui", "arith.ori", "arith.andi")
+INTEGER_WIDTHS = (8, 16, 32, 64)
 
 
 @dataclass(frozen=True)
@@ -79,30 +86,44 @@ def _ordered(affine_map: ir.AffineMap) -> bool:
     return dims is not None and -1 not in dims and dims == sorted(set(dims))
 
 
-def _combines_output(op: ir.Operation) -> bool:
+def _combines_output(op: ir.Operation, combiners: tuple[str, ...] = COMBINERS) -> bool:
     """The yielded value is `combiner(out, v)` (or `(v, out)`) and `out` (the output block
     argument) is used nowhere else: the form `tile_reduction_using_for` splits."""
     block = op.regions[0].blocks[0]
     out = block.arguments[len(block.arguments) - 1]
     yielded = block.operations[len(block.operations) - 1].operands[0]
     owner = yielded.owner
-    if not isinstance(owner, ir.Operation | ir.OpView) or owner.name not in COMBINERS:
+    if not isinstance(owner, ir.Operation | ir.OpView) or owner.name not in combiners:
         return False
     uses = [o for inner in block.operations for o in inner.operands if o == out]
     return len(uses) == 1 and any(o == out for o in owner.operands)
 
 
-def _static_f32(op: ir.Operation) -> bool:
+def _static(op: ir.Operation) -> list[ir.RankedTensorType] | None:
     types = [v.type for v in op.operands]
     if not all(isinstance(t, ir.RankedTensorType) and t.has_static_shape for t in types):
-        return False
-    return all(str(t.element_type) == "f32" for t in types) and 0 not in types[-1].shape
+        return None
+    return None if 0 in types[-1].shape else types
+
+
+def _integer(t: ir.Type) -> bool:
+    return isinstance(t, ir.IntegerType) and t.width in INTEGER_WIDTHS
+
+
+def _integer_reduction(types: list[ir.RankedTensorType]) -> bool:
+    """An integer output of f32 or integer inputs (a row reduction only)."""
+    return _integer(types[-1].element_type) and all(
+        str(t.element_type) == "f32" or _integer(t.element_type) for t in types[:-1])
 
 
 def match(op: ir.Operation) -> Rows | None:
     if op.name != "linalg.generic" or len(op.results) != 1 or len(op.regions) != 1:
         return None
-    if not _static_f32(op) or not predicates.body_is_plain(op):
+    types = _static(op)
+    if types is None or not predicates.body_is_plain(op):
+        return None
+    f32 = all(str(t.element_type) == "f32" for t in types)
+    if not f32 and not _integer_reduction(types):
         return None
     iterators = ["reduction" in str(i) for i in ir.ArrayAttr(op.attributes["iterator_types"])]
     maps = predicates.maps(op)
@@ -115,8 +136,9 @@ def match(op: ir.Operation) -> Rows | None:
         outputs = ir.AffineMap.get(rank, 0, [ir.AffineDimExpr.get(i) for i in range(rank - 1)])
         if maps[-1] != outputs or any(m != identity for m in maps[:-1]):
             return None
-        return Rows(shape, True) if _combines_output(op) else None
-    if any(iterators) or maps[-1] != identity:
+        combiners = COMBINERS if f32 else INTEGER_COMBINERS
+        return Rows(shape, True) if _combines_output(op, combiners) else None
+    if not f32 or any(iterators) or maps[-1] != identity:
         return None
     inputs = maps[:-1]
     if not any(_row_broadcast(m) for m in inputs):

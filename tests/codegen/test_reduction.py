@@ -67,3 +67,43 @@ def test_small_rows_keep_the_naive_path() -> None:
 @pytest.mark.parametrize("shape, dim", [((128, 1, 768), 0), ((4, 33, 70), 1), ((1, 1, 9), 1)])
 def testrows_dim_is_the_innermost_long_parallel_loop(shape, dim: int) -> None:
     assert rows_dim(shape) == dim
+
+
+# integer rows (an integer output, f32 or integer inputs): timm attention's any() over a
+# boolean mask is a max of i8 flags; ONNX's integer ReduceMax/Min/Sum; rows and row lengths
+# that do and do not divide the 8 x 32 partial tile
+INTEGER_CASES = [("ReduceMax", np.int32, [96, 130]), ("ReduceMin", np.int64, [37, 1000]),
+                 ("ReduceSum", np.int32, [200, 33]), ("ReduceMax", np.int8, [300, 32]),
+                 ("ReduceMin", np.uint8, [64, 70])]
+
+
+@pytest.mark.parametrize("op,dtype,shape", INTEGER_CASES, ids=str)
+def test_integer_reductions_along_the_last_axis(op: str, dtype, shape: list[int]) -> None:
+    node = helper.make_node(op, ["x", "axes"], ["y"], keepdims=1)
+    model = make_model([node], {"x": (dtype, shape)}, ["y"],
+                       initializers={"axes": np.array([-1], np.int64)}, opset=18)
+    assert scheduled(dlc.compile(model))
+    info = np.iinfo(dtype)
+    low, high = (-1000, 1000) if op == "ReduceSum" else (info.min, info.max)
+    x = RNG.integers(max(low, info.min), min(high, info.max), shape, endpoint=True).astype(dtype)
+    outputs = run_both(model, [x], tolerances=MATMUL_TOLERANCES)
+    np.testing.assert_array_equal(outputs[0], getattr(np, op[6:].lower())(x, -1, keepdims=True))
+
+
+def test_any_over_a_mask_is_scheduled() -> None:
+    """x.any(-1) of a comparison (torch: extui i1 -> i8, maxui): no naive loops, exact."""
+    torch = pytest.importorskip("torch")
+
+    class AnyRow(torch.nn.Module):
+        def forward(self, x):
+            return (x > 1.5).any(dim=-1, keepdim=True).to(torch.float32)
+
+    x = torch.from_numpy(RNG.standard_normal([4, 4, 100, 70]).astype(np.float32))
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        compiled = dlc.compile(AnyRow().eval(), example_inputs=(x,))
+    assert not [w for w in caught if issubclass(w.category, dlc.NaivePathWarning)]
+    assert "vector.multi_reduction" in compiled.ir("linalg")
+    np.testing.assert_array_equal(compiled(x.numpy())[0], AnyRow()(x).numpy())
