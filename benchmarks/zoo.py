@@ -324,8 +324,9 @@ ZOO: dict[str, Model] = {m.name: m for m in [
 # the conv before it (EfficientNet-B0 17, MobileNetV3 9, ResNet-50 1): now a dlc.pool. Left:
 # by default torch.compile passes weights as graph inputs, packed at each call and BN not
 # folded (ResNet-50 254 ms against 110 ms through the module; --freeze: 111 ms), and the
-# grouped convs of RegNetY-400MF with runtime weights run as naive loops (12); MobileViT-XXS's
-# any() over boolean masks (timm's attention, 6) runs as naive loops on i8 on both paths.
+# grouped convs of RegNetY-400MF with runtime weights run as naive loops (12). MobileViT-XXS's
+# any() over boolean masks (timm's attention, 6 on both paths) takes the row schedule since
+# 2026-12-06 (integer row reductions).
 KNOWN_FAILURES: dict[str, str] = {}
 
 
