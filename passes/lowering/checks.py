@@ -84,11 +84,14 @@ def out_of_range(values: np.ndarray, bounds: Sequence[int]) -> tuple[int, int] |
 
 
 def _always_in_range(element: ir.Type, bounds: Sequence[int]) -> bool:
-    """Whether every value of the (signed) integer type `element` is in [-bound, bound - 1]
-    for each bound: such indices need no check."""
+    """Whether every value of the integer type `element` (signless read as signed) is in
+    [-bound, bound - 1] for each bound: such indices need no check."""
     if not isinstance(element, ir.IntegerType) or element.width > 32:
         return False
-    low, high = -(1 << (element.width - 1)), (1 << (element.width - 1)) - 1
+    if element.is_unsigned:
+        low, high = 0, (1 << element.width) - 1
+    else:
+        low, high = -(1 << (element.width - 1)), (1 << (element.width - 1)) - 1
     return all(-bound <= low and high <= bound - 1 for bound in bounds)
 
 

@@ -199,3 +199,18 @@ def test_nan_propagates_through_max_and_min(op):
     (peer,) = onnxruntime_run(model, [x])
     finite = ~np.isnan(want)
     np.testing.assert_array_equal(got[finite], peer[finite])
+
+
+def test_indices_whose_type_bounds_them_need_no_check() -> None:
+    """An index type all of whose values are in range skips the run-time check (dlc-qdq-lut's
+    i8 indices into 256 entries); an unsigned byte into fewer entries than 256 does not."""
+    from mlir import ir
+
+    from dlc.passes.lowering.checks import _always_in_range
+
+    with ir.Context():
+        assert _always_in_range(ir.IntegerType.get_signless(8), [256])
+        assert not _always_in_range(ir.IntegerType.get_signless(8), [100])
+        assert _always_in_range(ir.IntegerType.get_unsigned(8), [256])
+        assert not _always_in_range(ir.IntegerType.get_unsigned(8), [200])
+        assert not _always_in_range(ir.IntegerType.get_signless(64), [1 << 40])
