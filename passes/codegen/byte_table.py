@@ -18,6 +18,7 @@ from mlir import ir
 from mlir.dialects import arith, llvm, vector
 
 from dlc.passes.codegen import target
+from dlc.passes.walk import ops_where
 
 INTRINSIC = "llvm.x86.avx512.vpermi2var.qi.512"
 LANES = 64  # bytes of a zmm register
@@ -144,12 +145,5 @@ def lower_byte_tables(module: ir.Operation) -> int:
     (where `enabled`). How many."""
     if not enabled():
         return 0
-    found: list[ir.Operation] = []
-
-    def visit(op: ir.Operation) -> ir.WalkResult:
-        if op.name == "vector.gather":
-            found.append(op)
-        return ir.WalkResult.ADVANCE
-
-    module.walk(visit)
+    found = ops_where(module, lambda op: op.name == "vector.gather")
     return sum(_rewrite(op) for op in found)

@@ -66,6 +66,7 @@ from dlc.passes.codegen import int8_vnni, matmul, target
 from dlc.passes.codegen.inline import inline_kernel
 from dlc.passes.codegen.script import Lines
 from dlc.passes.codegen.value_range import constant_range, is_op, row_span, value_range
+from dlc.passes.walk import ops_where
 
 MR = 6  # rows of the register tile: 6 x 2 accumulators of 8 i32
 NR = 16  # columns of the register tile (two ymm of 8 i32)
@@ -458,14 +459,8 @@ def lower_pairs(module: ir.Operation) -> int:
     """addi(even products, odd products) of two 16 x i16 vectors (`_expand_pairs`) ->
     `llvm.x86.avx2.pmadd.wd` (vpmaddwd), once bufferization is done (LLVM's instcombine
     rewrites the pure form into shuffles, vpmulld and one half-used vpmaddwd). How many."""
-    found: list[ir.Operation] = []
-
-    def visit(op: ir.Operation) -> ir.WalkResult:
-        if op.name == "arith.addi" and str(op.results[0].type) == "vector<8xi32>":
-            found.append(op)
-        return ir.WalkResult.ADVANCE
-
-    module.walk(visit)
+    found = ops_where(module, lambda op: op.name == "arith.addi"
+                      and str(op.results[0].type) == "vector<8xi32>")
     done = 0
     for op in found:
         sides = [_product(v) for v in op.operands]

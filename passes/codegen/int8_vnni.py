@@ -42,6 +42,7 @@ from mlir import ir
 from mlir.dialects import llvm
 
 from dlc.passes.codegen.value_range import is_op
+from dlc.passes.walk import ops_where
 
 MR = 8  # rows of the register tile
 NV = 2  # vectors of 16 i32 per row of the register tile
@@ -349,14 +350,8 @@ def _sum_of_quads(value: ir.Value) -> tuple[ir.Value, ir.Value] | None:
 def lower_quads(module: ir.Operation) -> int:
     """acc + (the 4 quarters' products of u8 a and s8 b, summed) (`_expand_quads`) ->
     `llvm.x86.avx512.vpdpbusd.512`(acc, a, b), once bufferization is done. How many."""
-    found: list[ir.Operation] = []
-
-    def visit(op: ir.Operation) -> ir.WalkResult:
-        if op.name == "arith.addi" and str(op.results[0].type) == "vector<16xi32>":
-            found.append(op)
-        return ir.WalkResult.ADVANCE
-
-    module.walk(visit)
+    found = ops_where(module, lambda op: op.name == "arith.addi"
+                      and str(op.results[0].type) == "vector<16xi32>")
     done = 0
     for op in found:
         for accumulator, quads in ((op.operands[0], op.operands[1]),

@@ -53,6 +53,7 @@ import numpy as np
 from mlir import ir
 
 from dlc.passes.registry import ModulePass, register
+from dlc.passes.walk import ops_where
 
 TABLE = "_mlir_dlc_weights"  # (ExecutionEngine.raw_lookup adds the `_mlir_` prefix)
 TABLE_LOOKUP = TABLE.removeprefix("_mlir_")
@@ -120,15 +121,8 @@ def externalize(module: ir.Operation, min_bytes: int) -> int:
 def _load_through_slots(module: ir.Operation, names: set[str]) -> None:
     """Each `llvm.mlir.addressof @name` in a function (the data's address, before) becomes the
     address loaded from the pointer global @name."""
-    found: list[ir.Operation] = []
-
-    def visit(op: ir.Operation) -> ir.WalkResult:
-        if op.name == "llvm.mlir.addressof" and \
-                ir.FlatSymbolRefAttr(op.attributes["global_name"]).value in names:
-            found.append(op)
-        return ir.WalkResult.ADVANCE
-
-    module.walk(visit)
+    found = ops_where(module, lambda op: op.name == "llvm.mlir.addressof" and
+                      ir.FlatSymbolRefAttr(op.attributes["global_name"]).value in names)
     from mlir.dialects import llvm  # (not imported by a cache hit: 30 ms)
 
     pointer = llvm.PointerType.get()

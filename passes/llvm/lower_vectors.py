@@ -21,6 +21,7 @@ from dlc.passes.codegen.byte_table import lower_byte_tables
 from dlc.passes.codegen.int8_matmul import lower_pairs
 from dlc.passes.codegen.int8_vnni import lower_quads
 from dlc.passes.registry import ModulePass, PassFailure, register
+from dlc.passes.walk import ops_where
 
 SCRIPT = """
 module attributes {transform.with_named_sequence} {
@@ -79,14 +80,7 @@ def broadcast_rows(module: ir.Operation) -> int:
     channels). The transpose lowering flattened it into a 256-lane shufflevector, correct but
     slow to compile (ResNet-50's packed convs: 3 s of JIT); a stretched broadcast lowers to one
     splat per row. How many were rewritten."""
-    found: list[ir.Operation] = []
-
-    def visit(op: ir.Operation) -> ir.WalkResult:
-        if op.name == "vector.transpose":
-            found.append(op)
-        return ir.WalkResult.ADVANCE
-
-    module.walk(visit)
+    found = ops_where(module, lambda op: op.name == "vector.transpose")
     done = 0
     for op in found:
         source = op.operands[0].owner
