@@ -236,6 +236,12 @@ class SharedObjectFunction(NativeFunction):
                 raise RuntimeError(f"{path} has no runtime-check status "
                                    f"({STATUS_SYMBOL})") from None
 
+    def _global_address(self, name: str) -> int | None:
+        try:
+            return ctypes.addressof(ctypes.c_char.in_dll(self._library, "_mlir_" + name))
+        except ValueError:
+            return None
+
     def _invoke(self) -> None:
         self._function(*self._pointers)
 

@@ -141,14 +141,6 @@ class SplitObjectFunction(SharedObjectFunction):
         # (unloaded with the function: its .bss holds the weights, hundreds of MB)
         weakref.finalize(self, _release, self._library._handle, str(work))
 
-    def _global_address(self, name: str) -> int | None:
-        import ctypes
-
-        try:
-            return ctypes.addressof(ctypes.c_char.in_dll(self._library, "_mlir_" + name))
-        except ValueError:
-            return None
-
     def dump_object(self, path: str) -> None:
         """Write the code as one relocatable object to `path` (the disk cache links it)."""
         linker = _linker()

@@ -8,9 +8,12 @@ model with dlc, runs it and compares every output with `onnx.reference.Reference
 
 from __future__ import annotations
 
+import atexit
 import importlib.util
 import os
 import re
+import shutil
+import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -31,6 +34,13 @@ os.environ.setdefault("DLC_NUM_THREADS", "1")
 os.environ.setdefault("DLC_STRICT_SCHEDULE", "1")
 # the user's tuning records (`dlc tune`) would change the schedules the suite checks
 os.environ.setdefault("DLC_TUNING_DB", "off")
+# the suite's compile cache is its own, empty at the start and removed at the end: entries
+# that earlier runs (or the user) left in ~/.cache/dlc made CI load specializations that a
+# clean machine compiled, so a bug of the loaded path failed there only (and the suite left
+# 800 MB there); tests of the cache itself take a folder each (`cache_dir`)
+_CACHE = tempfile.mkdtemp(prefix="dlc-test-cache-")
+os.environ["DLC_CACHE_DIR"] = _CACHE
+atexit.register(shutil.rmtree, _CACHE, ignore_errors=True)
 
 OPSET = 17
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"

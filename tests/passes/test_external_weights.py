@@ -139,6 +139,27 @@ def test_specializations_share_one_copy_of_each_weight(monkeypatch) -> None:
     assert external_weights.shared_bytes() <= held - W.nbytes - T.nbytes
 
 
+def test_a_specialization_from_the_disk_cache_releases_its_ir(cache_dir: Path) -> None:
+    """A DynamicModel's specialization that the disk cache already holds is loaded from it
+    (its weights are the mapped entry, no MLIR context to release): the same results. Its
+    `release_ir` asked a loaded shared object for the weight table's address, which only the
+    JIT's functions could give (AttributeError in CI, whose cache held the LLM tests'
+    specializations from an earlier run)."""
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["h"]),
+             helper.make_node("Add", ["h", "b"], ["y"])]
+    proto = make_model(nodes, {"x": (np.float32, ["batch", 64])}, ["y"],
+                       initializers={"w": W, "b": B})
+    x = RNG.standard_normal((3, 64)).astype(np.float32)
+    first = dlc.compile(proto)(x)[0]
+    cache.forget_all()  # (a new process: the entry is on disk only)
+    dynamic = dlc.compile(proto)
+    again = dynamic(x)[0]
+    assert type(dynamic.specialize({"x": [3, 64]})._function).__name__ == \
+        "SharedObjectFunction"
+    np.testing.assert_array_equal(again, first)
+    np.testing.assert_allclose(again, x @ W + B, rtol=1e-5, atol=1e-5)
+
+
 def test_a_model_from_the_disk_shares_the_weights_of_a_compiled_one(cache_dir: Path) -> None:
     compiled = dlc.compile(model())
     cache.forget_all()
