@@ -1,6 +1,7 @@
 """Machine code generated in parallel processes (`dlc.runtime.native`, issue 20): a module whose
-`main` was split is translated, split into modules, optimized and compiled by the pinned LLVM
-tools in processes, linked and loaded; the results are the in-process JIT's, bit for bit."""
+`main` was split is cut into modules (`dlc.runtime.split_module`), translated, optimized and
+compiled by the pinned LLVM tools in processes, linked and loaded; the results are the
+in-process JIT's, bit for bit."""
 
 from __future__ import annotations
 
@@ -62,7 +63,7 @@ def test_a_split_module_is_generated_in_processes(monkeypatch):
     parallel = compile_with(monkeypatch, "2")
     assert type(parallel._function).__name__ == "SplitObjectFunction"
     names = [r.name for r in parallel.timings.records]
-    assert "(opt, llc: 2 processes)" in names and "(link)" in names, names
+    assert "(split; translate, opt, llc: 2 processes)" in names and "(link)" in names, names
     jit = compile_with(monkeypatch, "0")
     assert type(jit._function).__name__ == "JitFunction"
     got, reference = parallel(X)[0], jit(X)[0]
@@ -123,3 +124,26 @@ def test_the_work_folder_goes_with_the_function(monkeypatch):
         gc.collect()
     assert not work.exists()
     shutil.rmtree(work, ignore_errors=True)
+
+
+@needs_tools
+@pytest.mark.parametrize("processes", ["3", "5"])
+def test_parts_call_each_other_and_share_one_copy_of_each_global(monkeypatch, processes):
+    """The parts' functions call the others' (main's parts, split at -O1) and read and write one
+    arena and one set of weight pointers, defined in part 0; the shared object exports the
+    entry points, not the parts' functions (hidden)."""
+    import subprocess
+
+    compiled = compile_with(monkeypatch, processes)
+    function = compiled._function
+    assert type(function).__name__ == "SplitObjectFunction"
+    assert len(function._objects) == min(int(processes), 4)  # (main, its 2 parts, C interface)
+    for _ in range(2):  # (the arena is reused)
+        np.testing.assert_allclose(compiled(X)[0], expected(X), rtol=1e-6)
+    nm = shutil.which("nm")
+    if nm is not None:
+        exported = subprocess.run([nm, "-D", "--defined-only", str(function._work / "model.so")],
+                                  capture_output=True, text=True, check=True).stdout
+        names = {line.split()[-1] for line in exported.splitlines() if line.strip()}
+        assert "_mlir_ciface_main" in names and "_mlir_dlc_weights" in names
+        assert not any("__part" in name or "__kernel" in name for name in names), names
