@@ -58,6 +58,7 @@ import numpy as np
 from mlir import ir
 from mlir.dialects import arith, linalg, tensor
 
+from dlc.passes.blocked_copy import transposed
 from dlc.passes.codegen import elementwise_lines, fusion, packed_conv
 from dlc.passes.codegen.conv_common import (
     Conv,
@@ -153,7 +154,7 @@ def prepare(op: ir.Operation) -> ir.Operation | None:
         problem = match(op)
         return packed_conv.pack(op) if problem is not None and problem.packed else None
     attr = constant_filter(op)
-    hwcf = np.ascontiguousarray(np.array(attr).transpose(2, 3, 1, 0))
+    hwcf = transposed(np.asarray(attr), (2, 3, 1, 0))
     x, _, acc = op.operands
     with ir.InsertionPoint(op), op.location:
         weight = arith.ConstantOp(

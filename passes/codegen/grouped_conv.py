@@ -45,6 +45,7 @@ import numpy as np
 from mlir import ir
 from mlir.dialects import arith, linalg, math, tensor
 
+from dlc.passes.blocked_copy import contiguous
 from dlc.passes.codegen import elementwise_lines, fusion, target
 from dlc.passes.codegen.predicates import constant_filter, window
 from dlc.passes.codegen.script import ANY, Lines, split, tile, vectorize_each
@@ -129,8 +130,8 @@ def _packed_filter(attr: ir.DenseElementsAttr, shape: list[int]) -> ir.Value:
     if attr.is_splat:
         packed = ir.DenseElementsAttr.get_splat(packed_type, attr.get_splat_value())
     else:
-        array = np.array(attr).transpose(0, 4, 2, 3, 1).reshape(g, c, kh * kw, f)
-        packed = ir.DenseElementsAttr.get(np.ascontiguousarray(array))
+        array = np.asarray(attr).transpose(0, 4, 2, 3, 1).reshape(g, c, kh * kw, f)
+        packed = ir.DenseElementsAttr.get(contiguous(array))
     return arith.ConstantOp(packed_type, packed).result
 
 

@@ -93,7 +93,7 @@ def qdq_conv(op: ir.OpView) -> list[ir.Value] | None:
     # channels last (what dlc-convert-layout does to float convs: here the scales and the bias
     # are per last axis, where the elementwise schedules and dlc-sink-transpose take them)
     lhs = build(ops.TRANSPOSE, [lhs], {"perm": to_nhwc}, loc=loc)
-    filters = constant(np.ascontiguousarray(centered.transpose(2, 3, 1, 0)), f32, loc)
+    filters = constant(centered.transpose(2, 3, 1, 0), f32, loc)
     conv = build(CONV_NHWC, [lhs, filters], attributes(op), loc=loc)
     if int(np.prod(w_scale.type.shape)) == 1:
         w_scale = scalar(w_scale)

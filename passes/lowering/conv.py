@@ -34,6 +34,7 @@ from mlir.dialects import arith, linalg, math, tensor
 from dlc.dialects import conv as conv_ops
 from dlc.dialects.core import attr_to_python
 from dlc.dialects.ops import is_float, is_unsigned
+from dlc.passes.blocked_copy import contiguous
 from dlc.passes.lowering.builders import (
     PARALLEL,
     REDUCTION,
@@ -408,8 +409,8 @@ def conv_2d_grouped_nhwc(x: ir.Value, w: ir.Value, acc: ir.Value, group: int,
     shape = [group, out_channels // group, kh, kw, channels // group]
     array = _constant_array(w)
     if array is not None:
-        gfhwc = np.ascontiguousarray(array.reshape(kh, kw, shape[4], group, shape[1])
-                                     .transpose(3, 4, 0, 1, 2))
+        gfhwc = contiguous(array.reshape(kh, kw, shape[4], group, shape[1])
+                           .transpose(3, 4, 0, 1, 2))
         wg = arith.ConstantOp(_tensor_type(shape, w.type.element_type),
                               ir.DenseElementsAttr.get(gfhwc, type=w.type.element_type)).result
     else:
