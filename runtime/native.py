@@ -15,8 +15,8 @@ ones `dlc export` uses), in processes (Linux):
    declare them; each part keeps its own private copy of the constant globals it reads (LLVM
    may still fold their loads),
 2. per module, in parallel: `mlir-translate --mlir-to-llvmir`, `opt -O2`, then `llc -O2
-   -relocation-model=pic`, for this CPU (`-mcpu=native`: the host's name and features, as the
-   ExecutionEngine's target machine),
+   -relocation-model=pic` (no post-RA scheduling: `LLC_OPTIONS`), for this CPU
+   (`-mcpu=native`: the host's name and features, as the ExecutionEngine's target machine),
 3. the C compiler links the objects into one shared object, loaded as the disk cache loads its
    entries (`SharedObjectFunction`: dlopen; the weights are then bound the same way).
 
@@ -58,6 +58,11 @@ from dlc.runtime.split_module import write_parts
 
 ENV = "DLC_PARALLEL_CODEGEN"
 MIN_KERNELS = 16  # a module of fewer kernels (dlc-outline-kernels) and no parts: the JIT
+# the post-RA list scheduler, which llc runs for Zen 4 (-mcpu=native), was 11 % of llc's time
+# and changed no run time (out-of-order cores; single thread, CPU time of a call, median:
+# ResNet-50 82.9 / 82.9 ms, BERT-base 218.2 / 218.1, MobileNetV3 5.59 / 5.62; the same outputs
+# bit for bit); llc -O1 was no faster than this
+LLC_OPTIONS = ("-post-RA-scheduler=false",)
 STEP_SECONDS = 600  # a tool still running after this long is killed (then the JIT compiles)
 
 
@@ -199,7 +204,7 @@ def _parallel(module: ir.Module, signature: Signature, count: int, checks: Seque
         def generate(k: int) -> str:
             _run([translate, "--mlir-to-llvmir", f"part{k}.mlirbc", "-o", f"part{k}.ll"], work)
             _run([opt, "-O2", *target, f"part{k}.ll", "-o", f"part{k}.bc"], work)
-            _run([llc, "-O2", *target, "-relocation-model=pic", "-filetype=obj",
+            _run([llc, "-O2", *target, *LLC_OPTIONS, "-relocation-model=pic", "-filetype=obj",
                   f"part{k}.bc", "-o", f"part{k}.o"], work)
             return f"part{k}.o"
 
