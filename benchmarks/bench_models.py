@@ -383,14 +383,9 @@ def openblas_core() -> str | None:
 
 
 def machine_note(threads: int) -> str:
-    cpu = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.partition(":")[2].strip()
-                break
-    except OSError:
-        pass
+    from dlc import host
+
+    cpu = host.model_name() or platform.processor() or platform.machine()
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     dlc_threads = (f"dlc num_threads={threads}" if dlc_has_threads()
                    else "dlc single-threaded (dlc.compile has no num_threads option yet)")

@@ -165,15 +165,9 @@ def _version(package: str) -> str:
 @cache
 def _host() -> str:
     """The host CPU: architecture and its feature flags (code is compiled for them)."""
-    flags = ""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith(("flags", "Features")):
-                flags = line
-                break
-    except OSError:
-        pass
-    return f"{platform.machine()} {flags}"
+    from dlc import host
+
+    return f"{platform.machine()} flags: {' '.join(host.flags())}"
 
 
 def model_key(model_bytes: bytes | None, opt_level: int,

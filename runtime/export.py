@@ -73,13 +73,9 @@ TARGETS = ("native", "x86-64", "x86-64-v2", "x86-64-v3", "x86-64-v4", "aarch64")
 
 
 def _host_flags() -> set[str]:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("flags"):
-                return set(line.split(":", 1)[1].split())
-    except OSError:
-        pass
-    return set()
+    from dlc import host
+
+    return set(host.flags())
 
 
 def find_target(name: str) -> Target:

@@ -70,15 +70,9 @@ def version() -> str:
 @cache
 def cpu_id() -> str:
     """This machine's CPU as a record key: model name, schedule target, digest of its flags."""
-    model, flags = platform.machine(), ""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name") and model == platform.machine():
-                model = line.split(":", 1)[1].strip()
-            elif line.startswith(("flags", "Features")) and not flags:
-                flags = " ".join(sorted(line.split(":", 1)[1].split()))
-    except OSError:
-        pass
+    from dlc import host
+
+    model, flags = host.model_name() or platform.machine(), " ".join(sorted(host.flags()))
     digest = hashlib.sha256(flags.encode()).hexdigest()[:12]
     return f"{model} | {target.current().name} | {digest}"
 

@@ -25,7 +25,6 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache
-from pathlib import Path
 
 
 @dataclass(frozen=True)
@@ -79,14 +78,10 @@ def from_features(features: Iterable[str]) -> CpuTarget:
     return DEFAULT
 
 
-def _cpuinfo_flags() -> list[str]:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("flags"):
-                return line.split(":", 1)[1].split()
-    except OSError:
-        pass
-    return []
+def _cpuinfo_flags() -> tuple[str, ...]:
+    from dlc import host
+
+    return host.flags()
 
 
 @cache
