@@ -15,7 +15,8 @@ import pytest
 from onnx import helper
 
 import dlc
-from dlc.passes.codegen.matmul import PACK_PAD_M, pack_tile
+from dlc.passes.codegen import target
+from dlc.passes.codegen.matmul import PACK_PAD_M, pack_tile, packed_rows_tile
 from tests.codegen.test_matmul_packed import check, matmul_model, packed, random
 from tests.conftest import make_model
 
@@ -55,4 +56,24 @@ def test_small_m_keeps_the_plain_schedule(m: int) -> None:
     model = dlc.compile(matmul_model(m, n, k))
     assert not packed(model) and "vector.fma" in model.ir("linalg")
     a, b = random(m, k), random(k, n)
+    check(model, [a, b], a @ b)
+
+
+def test_padded_rows_are_one_forall_tile() -> None:
+    # (M, mr, limit) -> the packed product's forall rows: ViT's 200 padded rows (8 x 25) were
+    # tiles of 40, each streaming all of B again; all 200 now (at most twice the limit) ...
+    assert packed_rows_tile(200, 8, 128) == 200 and packed_rows_tile(136, 8, 128) == 136
+    # ... where a divisor of at least half the limit exists, or M is large, it stays
+    assert packed_rows_tile(192, 8, 128) == 96 and packed_rows_tile(264, 8, 128) == 88
+    assert packed_rows_tile(128, 8, 128) == 128 and packed_rows_tile(1024, 8, 128) == 128
+    assert packed_rows_tile(200, 4, 128) == 100 and packed_rows_tile(56, 8, 128) == 56
+    assert packed_rows_tile(280, 8, 128) == 56  # (more than twice the limit)
+
+
+def test_vit_rows_run_in_one_forall_tile() -> None:
+    with target.use("avx512"):
+        model = dlc.compile(matmul_model(197, N, K))
+    text = model.ir("linalg")
+    assert "scf.forall (%arg2) in (2)" in text  # 352-column tiles of all 200 rows, not (5, 2)
+    a, b = random(197, K), random(K, N)
     check(model, [a, b], a @ b)
