@@ -11,6 +11,13 @@ in linalg.generic bodies, or vector) by branch-free arith code:
 - tanh: |x| < 0.625: x + x^3 P(x^2) (Cephes' tanhf); otherwise sign(x)(1 - 2 / (e^{2|x|} + 1)).
 - erf: x P(x^2) / Q(x^2) on x clamped to [-4, 4] (the rational form XLA and Eigen use).
 Sigmoid, GELU, Softplus... are built from these by the lowering, so they vectorize too.
+Each multiply-add of the polynomials and of exp's range reduction is one FMA (the pair marked
+fastmath<contract>: `_Builder.fma`), and exp clamps n by compare-and-select (minnumf/maxnumf
+became a compare and a blend more each on x86): exp 25 instead of 36 AVX-512 instructions per
+vector. Zen 4, one thread, CPU ms, before -> after (onnxruntime): Exp on 465k elements 0.177
+-> 0.127 (0.089), Softmax [1,12,197,197] 0.412 -> 0.356 (0.182), [1,12,128,128] 0.141 ->
+0.121 (0.088), Tanh [1,128,3072] 0.255 -> 0.191 (0.112), erf GELU [1,197,3072] 0.250 -> 0.225
+(0.401); the largest errors fell (erf 6.6 -> 5.5 ulp, tanh 1.3 -> 1.1, sigmoid 2.3 -> 1.9).
 Accuracy against float64 references is measured by tests/codegen/test_polynomial_math.py.
 """
 
@@ -39,6 +46,10 @@ ERF_BETA = (-1.45660718464996e-05, -2.13374055278905e-04, -1.68282697438203e-03,
             -7.37332916720468e-03, -1.42647390514189e-02)
 
 
+def CONTRACT() -> ir.Attribute:
+    return ir.Attribute.parse("#arith.fastmath<contract>")
+
+
 class _Builder:
     """Arith ops on values of one f32 type (scalar or vector), at the current insertion point."""
 
@@ -63,11 +74,23 @@ class _Builder:
                 self.int_type, ir.IntegerAttr.get(i32, value)))
         return arith.constant(i32, value)
 
+    def fma(self, a: ir.Value, b: ir.Value, c: ir.Value) -> ir.Value:
+        """a * b + c, the pair marked fastmath<contract>: LLVM fuses it into one FMA."""
+        product = arith.MulFOp(a, b, fastmath=CONTRACT()).result
+        return arith.AddFOp(product, c, fastmath=CONTRACT()).result
+
     def horner(self, x: ir.Value, coefficients: tuple[float, ...]) -> ir.Value:
         result = self.const(coefficients[0])
         for c in coefficients[1:]:
-            result = arith.addf(arith.mulf(result, x), self.const(c))
+            result = self.fma(result, x, self.const(c))
         return result
+
+    def clamp(self, x: ir.Value, low: float, high: float) -> ir.Value:
+        """x clamped to [low, high], NaN to high: `x < high ? x : high` is x86's vminps
+        exactly (one instruction; minnumf/maxnumf took a compare and a blend more each)."""
+        high_value, low_value = self.const(high), self.const(low)
+        x = arith.select(self.less(x, high_value), x, high_value)
+        return arith.select(self.greater(x, low_value), x, low_value)
 
     def less(self, a: ir.Value, b: ir.Value) -> ir.Value:
         return arith.cmpf(arith.CmpFPredicate.OLT, a, b)
@@ -78,12 +101,12 @@ class _Builder:
 
 def build_exp(b: _Builder, x: ir.Value) -> ir.Value:
     # n = round(x log2 e), clamped so that 2^n has a normal or zero exponent (NaN -> 127)
-    n = math.floor(arith.addf(arith.mulf(x, b.const(LOG2E)), b.const(0.5)))
-    n = arith.maxnumf(arith.minnumf(n, b.const(127.0)), b.const(-127.0))
-    r = arith.subf(arith.subf(x, arith.mulf(n, b.const(LN2_HI))), arith.mulf(n, b.const(LN2_LO)))
+    n = math.floor(b.fma(x, b.const(LOG2E), b.const(0.5)))
+    n = b.clamp(n, -127.0, 127.0)
+    r = b.fma(n, b.const(-LN2_LO), b.fma(n, b.const(-LN2_HI), x))
     # e^r = 1 + r + r^2 P(r)
     p = b.horner(r, EXP_P)
-    p = arith.addf(arith.addf(arith.mulf(arith.mulf(p, r), r), r), b.const(1.0))
+    p = arith.addf(b.fma(arith.mulf(p, r), r, r), b.const(1.0))
     # 2^n: (n + 127) << 23 in the exponent bits
     bits = arith.shli(arith.addi(arith.fptosi(b.int_type, n), b.int_const(127)),
                       b.int_const(23))

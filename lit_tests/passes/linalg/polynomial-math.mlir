@@ -3,9 +3,18 @@
 // exp(x) -> polynomial, 2^n in the exponent bits, overflow to +inf and underflow to 0
 // (no math.exp left: no libm call)
 
+// Each multiply-add is a pair marked contract (one FMA), n clamped by compare-and-select
+// (x86's vminps / vmaxps; minnumf / maxnumf took two instructions more each).
+
 // CHECK-LABEL: func.func @test_exp
 // CHECK-NOT:     math.exp
-// CHECK:         math.floor
+// CHECK:         %[[P:.*]] = arith.mulf %arg0, {{.*}} fastmath<contract> : f32
+// CHECK:         %[[S:.*]] = arith.addf %[[P]], {{.*}} fastmath<contract> : f32
+// CHECK:         %[[N:.*]] = math.floor %[[S]]
+// CHECK-NOT:     arith.minnumf
+// CHECK-NOT:     arith.maxnumf
+// CHECK:         arith.cmpf olt, %[[N]]
+// CHECK:         arith.mulf {{.*}} fastmath<contract> : f32
 // CHECK:         arith.fptosi {{.*}} : f32 to i32
 // CHECK:         arith.shli
 // CHECK:         arith.bitcast {{.*}} : i32 to f32
