@@ -44,7 +44,13 @@ from dlc.frontends.onnx_node import (
 from dlc.frontends.onnx_ops import importers
 from dlc.frontends.onnx_ops.movement import range_size
 from dlc.frontends.onnx_ops.selection import check_not_bounded
-from dlc.frontends.validate import check_tensor_size, load_external_data, validate_model
+from dlc.frontends.validate import (
+    check_tensor_size,
+    load_external_data,
+    read_raw,
+    reads_raw,
+    validate_model,
+)
 
 __all__ = ["DynamicShapesError", "FrontendError", "ImportedModel", "UnsupportedOpsError",
            "import_model", "load_model"]
@@ -86,8 +92,11 @@ class DynamicShapesError(FrontendError):
         self.symbolic = symbolic
 
 
-def load_model(model: str | Path | bytes | onnx.ModelProto) -> onnx.ModelProto:
-    """The ModelProto of `model` (a path, serialized bytes or a ModelProto), checked."""
+def load_model(model: str | Path | bytes | onnx.ModelProto,
+               read_sizes: bool = True) -> onnx.ModelProto:
+    """The ModelProto of `model` (a path, serialized bytes or a ModelProto), checked;
+    `read_sizes=False` leaves the size of large raw initializers to their reading
+    (`validate.read_raw`, which `import_model` does)."""
     base_dir = None  # where external data is found: the model's folder
     if isinstance(model, onnx.ModelProto):
         proto = model
@@ -102,7 +111,7 @@ def load_model(model: str | Path | bytes | onnx.ModelProto) -> onnx.ModelProto:
         raise FrontendError(
             f"expected an ONNX ModelProto or a path, got {type(model).__name__}"
         )
-    validate_model(proto)  # specific messages first; then the checker catches the rest
+    validate_model(proto, read_sizes)  # specific messages first; then the checker the rest
     load_external_data(proto, base_dir)  # (only a proto read from `base_dir` is changed)
     _check(proto)
     return proto
@@ -312,7 +321,7 @@ def import_model(
     `constants` gives values to graph inputs, which then become constants of the module
     (the compiled function is specialized to them and no longer takes them as arguments).
     """
-    proto = load_model(model)
+    proto = load_model(model, read_sizes=False)  # (read_raw checks them: `_initializer_array`)
     graph = proto.graph
     opset = default_opset(proto)
     check_supported(graph)
@@ -338,7 +347,7 @@ def import_model(
         with ir.InsertionPoint(block):
             for name, tensor in initializers.items():
                 array = tensor if isinstance(tensor, np.ndarray) else \
-                    numpy_helper.to_array(tensor)
+                    _initializer_array(tensor)
                 location = ir.Location.name(name)
                 try:
                     value = dense(array)
@@ -368,6 +377,12 @@ def import_model(
 
 
 VIEW_BYTES = 65536
+
+
+def _initializer_array(tensor: onnx.TensorProto) -> np.ndarray:
+    """The value of an initializer of the main graph, its bytes read once (and their size
+    checked there: `load_model(read_sizes=False)` did not)."""
+    return read_raw(tensor) if reads_raw(tensor) else numpy_helper.to_array(tensor)
 
 
 def _constant_view(value: ir.DenseElementsAttr, array: np.ndarray) -> np.ndarray:
