@@ -17,7 +17,14 @@ and the other parallel loops by 1; the reduction is tiled by L with
 loop's accumulator is hoisted) while the row is read L elements at a time, then the partial
 results are merged once per R rows (`vector.multi_reduction`, lowered by `dlc-lower-vectors`
 with the "innerparallel" strategy: an R x L transpose then L - 1 vector ops on R lanes).
-R = 8 rows, L = 32 lanes (R != L: equal tile sizes hit the LLVM 22 miscompile, PERF.md).
+R = 8 rows, L = 16 lanes (R != L: equal tile sizes hit the LLVM 22 miscompile, PERF.md): one
+AVX-512 vector a row, 8 accumulators, enough for the adds' latency. L = 32 merged an 8 x 32
+tile per 8 rows (a transpose and 31 vector ops), which dominated short rows: Zen 4, one
+thread, CPU ms, L 32 -> 16 (onnxruntime): ReduceMax of 2364 rows of 192 0.055 -> 0.044
+(0.038), ReduceSum rows of 197 0.055 -> 0.048 (0.043), Softmax [1,12,197,197] 0.354 -> 0.335
+(0.186), [1,12,128,128] 0.119 -> 0.110 (0.089), [1,12,64,1024] 0.392 -> 0.385 (0.264),
+LayerNormalization [1,197,768] 0.057 -> 0.055 (0.080). (On AVX2, two vectors a row: 16
+accumulators of the 16 registers, where 32 lanes took 32.)
 Rows are split into a multiple of R and a remainder tiled whole; a row length that L does not
 divide is split into a multiple of L and a remainder (< L); a row of at most L elements is
 reduced whole without the partial tile.
@@ -35,7 +42,7 @@ from mlir import ir
 from dlc.passes.codegen import predicates
 from dlc.passes.codegen.script import ANY, Lines, split, split_parts, tile
 
-ROWS, LANES = 8, 32
+ROWS, LANES = 8, 16
 WIDTHS = (64, 32, 16)
 COMBINERS = ("arith.addf", "arith.mulf", "arith.maximumf", "arith.minimumf", "arith.maxnumf",
              "arith.minnumf")

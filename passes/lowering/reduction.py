@@ -50,6 +50,16 @@ from dlc.passes.lowering.storage import source_types
 # ----------------------------------------------------------------------------- element kinds
 
 
+def NO_SIGNED_ZEROS() -> ir.Attribute:
+    """fastmath<nsz> of a reduction's maximumf/minimumf: NaN still propagates, only which zero
+    max(-0, +0) returns is left open (numpy's maximum returns its first operand there). x86
+    then needs vmaxps and a NaN fix-up (3 instructions a vector, not 6: the ordering of zeros
+    took a sign test and two blends). Zen 4, one thread, CPU ms, before -> after
+    (onnxruntime): ReduceMax of 2364 rows of 192 0.066 -> 0.058 (0.039), ReduceMin of 197
+    rows of 768 0.022 -> 0.017 (0.019), Softmax [1,12,197,197] 0.358 -> 0.352 (0.184)."""
+    return ir.Attribute.parse("#arith.fastmath<nsz>")
+
+
 class Kind:
     """How to do arithmetic on one element type as the program wrote it (`source`)."""
 
@@ -89,13 +99,13 @@ class Kind:
         return arith.mulf(a, b) if self.floating else arith.muli(a, b)
 
     def max(self, a: ir.Value, b: ir.Value) -> ir.Value:
-        if self.floating:
-            return arith.maximumf(a, b)  # NaN-propagating, as numpy's maximum
+        if self.floating:  # NaN-propagating, as numpy's maximum (see NO_SIGNED_ZEROS)
+            return arith.maximumf(a, b, fastmath=NO_SIGNED_ZEROS())
         return arith.maxui(a, b) if self.unsigned else arith.maxsi(a, b)
 
     def min(self, a: ir.Value, b: ir.Value) -> ir.Value:
         if self.floating:
-            return arith.minimumf(a, b)
+            return arith.minimumf(a, b, fastmath=NO_SIGNED_ZEROS())
         return arith.minui(a, b) if self.unsigned else arith.minsi(a, b)
 
     def abs(self, x: ir.Value) -> ir.Value:
