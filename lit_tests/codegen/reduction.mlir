@@ -1,5 +1,5 @@
 // dlc-schedule on the rows of a softmax: the max (and sum) along the innermost loop keeps an
-// 8x32 tile of partial results in registers while the row is read 32 elements at a time, then
+// 8x16 tile of partial results in registers while the row is read 16 elements at a time, then
 // merges it once per 8 rows (vector.multi_reduction); the op subtracting the row max
 // (broadcast along the row: map (d0, d1) -> (d0, 0)) is vectorized 64 elements at a time, the
 // broadcast of the row's max read once per row (loop-invariant code motion).
@@ -13,9 +13,9 @@
 // CHECK-LABEL: func.func @test_row_max_then_subtract
 // CHECK-NOT:     linalg.generic
 // CHECK:         scf.for {{.*}} step %c8
-// CHECK:           scf.for {{.*}} step %c32 iter_args(%{{.*}} = %{{.*}}) -> (vector<8x1x32xf32>)
-// CHECK:             arith.maximumf {{.*}} : vector<8x1x32xf32>
-// CHECK:           vector.multi_reduction <maximumf>, {{.*}} [2] : vector<8x1x32xf32> to vector<8x1xf32>
+// CHECK:           scf.for {{.*}} step %c16 iter_args(%{{.*}} = %{{.*}}) -> (vector<8x1x16xf32>)
+// CHECK:             arith.maximumf {{.*}} : vector<8x1x16xf32>
+// CHECK:           vector.multi_reduction <maximumf>, {{.*}} [2] : vector<8x1x16xf32> to vector<8x1xf32>
 // CHECK:         scf.for
 // CHECK:           vector.transfer_read {{.*}} permutation_map = {{.*}} : tensor<1x1xf32>, vector<64xf32>
 // CHECK:           scf.for {{.*}} step %c64
@@ -41,7 +41,7 @@ func.func @test_row_max_then_subtract(%x: tensor<128x768xf32>) -> tensor<128x768
 
 // -----
 
-// A row of 1000 = 31 * 32 + 8 is split (no masks): the 8-element remainder is reduced whole.
+// A row of 1000 = 62 * 16 + 8 is split (no masks): the 8-element remainder is reduced whole.
 
 #in = affine_map<(d0, d1) -> (d0, d1)>
 #out = affine_map<(d0, d1) -> (d0)>
@@ -49,7 +49,7 @@ func.func @test_row_max_then_subtract(%x: tensor<128x768xf32>) -> tensor<128x768
 // CHECK-LABEL: func.func @test_row_sum_remainder
 // CHECK-NOT:     linalg.generic
 // CHECK-NOT:     vector.mask
-// CHECK-DAG:     vector.multi_reduction <add>, {{.*}} [1] : vector<8x32xf32> to vector<8xf32>
+// CHECK-DAG:     vector.multi_reduction <add>, {{.*}} [1] : vector<8x16xf32> to vector<8xf32>
 // CHECK-DAG:     vector.multi_reduction <add>, {{.*}} [1] : vector<8x8xf32> to vector<8xf32>
 func.func @test_row_sum_remainder(%x: tensor<64x1000xf32>, %init: tensor<64xf32>) -> tensor<64xf32> {
   %s = linalg.generic {indexing_maps = [#in, #out], iterator_types = ["parallel", "reduction"]} ins(%x : tensor<64x1000xf32>) outs(%init : tensor<64xf32>) {
