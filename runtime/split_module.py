@@ -2,8 +2,9 @@
 (`dlc.runtime.native`), and that link into one shared object.
 
 Each function definition goes to one part, dealt by cost (its op count; a third of it for
-`main` and its parts) to the part of least cost so far, largest first, in module order among equals: the parts take about the same
-time in `opt` and `llc`, and the same module always gives the same parts. In each part:
+`main` and its parts) to the part of least cost so far, largest first, in module order among
+equals: the parts take about the same time in `opt` and `llc`, and the same module always
+gives the same parts. In each part:
 - its own functions are defined, made external and hidden (the linker resolves the other
   parts' calls; the shared object exports only the entry points), and the other parts'
   functions it calls are declared; the module's external functions (`main`, its C interface)
@@ -25,6 +26,8 @@ from pathlib import Path
 
 from mlir import ir
 
+from dlc.passes.walk import ops_where
+
 FUNC = "llvm.func"
 GLOBAL = "llvm.mlir.global"
 KERNEL = "__kernel"  # (dlc-outline-kernels' functions: main__kernel<N>)
@@ -41,15 +44,7 @@ def _defines(op: ir.Operation) -> bool:
 
 def _size(op: ir.Operation) -> int:
     """The ops in `op`, nested ones included (a kernel's OpenMP region holds nearly all)."""
-    count = 0
-
-    def visit(_: ir.Operation) -> ir.WalkResult:
-        nonlocal count
-        count += 1
-        return ir.WalkResult.ADVANCE
-
-    op.walk(visit)
-    return count
+    return len(ops_where(op, lambda _: True))
 
 
 def _cost(op: ir.Operation) -> int:
@@ -98,45 +93,38 @@ def _keep(module: ir.Operation, part: int, parts: dict[str, int]) -> None:
             if parts[_name(op)] == part:
                 _share(op)
             else:
-                _replace(op, _function_declaration(op))
+                _declare(op, FUNCTION_KEPT)
         elif op.name == GLOBAL and "constant" not in op.attributes:
             if part == 0:
                 _share(op)
             else:
-                _replace(op, _global_declaration(op))
+                _declare(op, GLOBAL_KEPT)
+
+
+# the attributes a declaration keeps of a function's or a global's definition
+FUNCTION_KEPT = ("sym_name", "function_type", "CConv", "visibility_")
+GLOBAL_KEPT = ("sym_name", "global_type", "addr_space", "alignment", "visibility_")
+
+
+def _linked(attributes: ir.OpAttributeMap | dict, was: ir.Attribute) -> None:
+    """External linkage in `attributes`, hidden where the definition's linkage `was` not
+    external (a symbol of the module that only its parts use: not exported)."""
+    if str(was) != "#llvm.linkage<external>":
+        attributes["visibility_"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), HIDDEN)
+    attributes["linkage"] = ir.Attribute.parse("#llvm.linkage<external>")
 
 
 def _share(op: ir.Operation) -> None:
-    """A symbol of this part that the others may use: external linkage, hidden unless it was
-    external already."""
-    attributes = op.attributes
-    if str(attributes["linkage"]) != "#llvm.linkage<external>":
-        attributes["linkage"] = ir.Attribute.parse("#llvm.linkage<external>")
-        attributes["visibility_"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), HIDDEN)
-    if "sym_visibility" in attributes:
-        del attributes["sym_visibility"]
+    """A definition of this part that the others may use."""
+    _linked(op.attributes, op.attributes["linkage"])
+    if "sym_visibility" in op.attributes:
+        del op.attributes["sym_visibility"]
 
 
-def _function_declaration(op: ir.Operation) -> dict:
-    kept = ("sym_name", "function_type", "CConv", "visibility_")
-    return {"name": FUNC, "attributes": _declared(op, kept)}
-
-
-def _global_declaration(op: ir.Operation) -> dict:
-    kept = ("sym_name", "global_type", "addr_space", "alignment", "visibility_")
-    return {"name": GLOBAL, "attributes": _declared(op, kept)}
-
-
-def _declared(op: ir.Operation, kept: tuple[str, ...]) -> dict[str, ir.Attribute]:
+def _declare(op: ir.Operation, kept: tuple[str, ...]) -> None:
+    """Replace the definition `op` (of another part) by a declaration of it."""
     attributes = {name: op.attributes[name] for name in kept if name in op.attributes}
-    attributes["linkage"] = ir.Attribute.parse("#llvm.linkage<external>")
-    if str(op.attributes["linkage"]) != "#llvm.linkage<external>":
-        attributes["visibility_"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), HIDDEN)
-    return attributes
-
-
-def _replace(op: ir.Operation, declaration: dict) -> None:
+    _linked(attributes, op.attributes["linkage"])
     with ir.InsertionPoint(op), op.location:
-        ir.Operation.create(declaration["name"], attributes=declaration["attributes"],
-                            regions=1)
+        ir.Operation.create(op.name, attributes=attributes, regions=1)
     op.erase()
