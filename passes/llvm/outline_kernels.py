@@ -254,7 +254,7 @@ def _place(calls: list[func.CallOp], bases: list[str],
 @dataclass(frozen=True)
 class OutlineKernels(ModulePass):
     """Move each top-level op with regions of a function into a private noinline function
-    called in its place; kernels of the same text become one function."""
+    called in its place; kernels equal but for names and locations become one function."""
 
     name = "dlc-outline-kernels"
 
