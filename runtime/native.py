@@ -11,9 +11,9 @@ ones `dlc export` uses), in processes (Linux):
 1. `split_module.write_parts`: N llvm dialect modules (bytecode), the function definitions
    dealt by cost (op count) to the least-loaded part, largest first: each part defines its
    functions, made external and hidden (not exported), and declares the others it calls;
-   part 0 defines the mutable globals (the arena, the weight pointers, the weight table), hidden, the others
-   declare them; each part keeps its own private copy of the constant globals it reads (LLVM
-   may still fold their loads),
+   part 0 defines the mutable globals (the arena, the weight pointers, the weight table),
+   hidden, the others declare them; each part keeps its own private copy of the constant
+   globals it reads (LLVM may still fold their loads),
 2. per module, in parallel: `mlir-translate --mlir-to-llvmir`, `opt -O2`, then `llc -O2
    -relocation-model=pic` (no post-RA scheduling: `LLC_OPTIONS`), for this CPU
    (`-mcpu=native`: the host's name and features, as the ExecutionEngine's target machine),
