@@ -214,8 +214,22 @@ def _onnx_dynamic_model(model, error: DynamicShapesError, options: CompileOption
         compiled.release_ir(lambda: lower(model, STAGES[-1], options=specialization))
         return compiled
 
-    return DynamicModel(symbolic_signature(error.proto, error.symbolic), compile_for,
-                        options.opt_level, options.threads)
+    signature = symbolic_signature(error.proto, error.symbolic)
+    return DynamicModel(signature, compile_for, options.opt_level, options.threads,
+                        plan_rows=_rows_planner(signature, lambda shapes, context: import_source(
+                            model, context, options.for_shapes(shapes)).module))
+
+
+def _rows_planner(signature: Signature, import_at) -> Callable[[], object]:
+    """`DynamicModel.plan_rows` of a model imported by `import_at(shapes, context)`."""
+    def plan_rows():
+        from dlc.batching import rows_plan
+
+        context = make_context()
+        with context:
+            return rows_plan([(s.name, s.shape) for s in signature.inputs],
+                             lambda shapes: import_at(shapes, context))
+    return plan_rows
 
 
 def _exported_dynamic_model(exported, options: CompileOptions) -> DynamicModel | None:
@@ -247,7 +261,12 @@ def _exported_dynamic_model(exported, options: CompileOptions) -> DynamicModel |
         program = importer.specialized_program(exported, module, inputs, input_shapes)
         return compile(program, options=specialization)
 
-    return DynamicModel(signature, compile_for, options.opt_level, options.threads)
+    def import_at(shapes: dict[str, list[int]], context: ir.Context) -> ir.Module:
+        program = importer.specialized_program(exported, module, inputs, shapes)
+        return import_source(program, context, specialization).module
+
+    return DynamicModel(signature, compile_for, options.opt_level, options.threads,
+                        plan_rows=_rows_planner(signature, import_at))
 
 
 def _compile(model, options: CompileOptions) -> CompiledModel:

@@ -128,6 +128,9 @@ CACHE_MEMORY_MB = Setting("DLC_CACHE_MEMORY_MB", _number(0), 2048.0, "a number >
 MAX_SPECIALIZATIONS = Setting("DLC_MAX_SPECIALIZATIONS", _integer(1), 8, "an integer >= 1",
                               "static specializations a DynamicModel keeps (least recently "
                               "used dropped first)")
+BATCH_ROWS = Setting("DLC_BATCH_ROWS", _flag, True, "0 or 1",
+                     "a DynamicModel whose only dynamic size is a separable batch runs its "
+                     "batch-1 code per row (one compile for every batch); 0: per shape")
 TUNING_DB = Setting("DLC_TUNING_DB", _path_or_off, lambda: _cache_home() / "dlc" / "tuning.db",
                     "a path, or off", "the tuning database (off, 0, none or blank: no records); "
                     "default: ~/.cache/dlc/tuning.db", blank_is_value=True)
@@ -136,7 +139,7 @@ NO_PROGRESS = Setting("DLC_NO_PROGRESS", _flag, False, "0 or 1",
 
 ALL: tuple[Setting, ...] = (NUM_THREADS, PARALLEL_CODEGEN, VERIFY_EACH, STRICT_SCHEDULE, CACHE,
                             CACHE_DIR, CACHE_MAX_MB, CACHE_MIN_SECONDS, CACHE_MEMORY_MB,
-                            MAX_SPECIALIZATIONS, TUNING_DB, NO_PROGRESS)
+                            MAX_SPECIALIZATIONS, BATCH_ROWS, TUNING_DB, NO_PROGRESS)
 
 
 @contextmanager

@@ -15,8 +15,15 @@ through the compile cache: a shape seen before, in this process or an earlier on
 not compiled again. At most `max_specializations` of them are kept, least recently used
 dropped first (default 8, `$DLC_MAX_SPECIALIZATIONS`).
 
-What this is not (yet): one compiled function for every shape. The first call with a new
-shape pays a compile (seconds for a real model, see `compile_seconds` of each specialization).
+One compile for every batch: when the only dynamic size is a batch at axis 0 and the model
+computes each row on its own (`dlc.batching`, checked on the dlc module: `plan_rows`), the
+first call compiles the batch-1 specialization and every call, at any batch, runs it once
+per row on views of the inputs and outputs (`rows`; `rows_reason` says why a model is not
+run so; `$DLC_BATCH_ROWS=0` turns it off).
+
+What this is not (yet): one compiled function for every shape. Another dynamic size
+(a sequence length) still compiles per shape: the first call with a new one pays a compile
+(seconds for a real model, see `compile_seconds` of each specialization).
 """
 
 from __future__ import annotations
@@ -132,9 +139,18 @@ class DynamicModel:
 
     def __init__(self, signature: Signature,
                  compile_for: Callable[[dict[str, list[int]]], Any], opt_level: int = 2,
-                 num_threads: int = 1, max_specializations: int | None = None):
+                 num_threads: int = 1, max_specializations: int | None = None,
+                 plan_rows: Callable[[], Any] | None = None):
         self.signature = signature
         self._compile_for = compile_for  # input shapes (all, by name) -> a CompiledModel
+        # () -> a batching.RowsPlan, or NotSeparable: asked once, on the first call
+        self._plan_rows = plan_rows if plan_rows is not None and settings.BATCH_ROWS.get() \
+            else None
+        self._rows: Any = None  # the RowsPlan of a model computed row by row
+        self._rows_decided = plan_rows is None or self._plan_rows is None
+        self.rows_reason: str | None = None if self._plan_rows is not None else (
+            "DLC_BATCH_ROWS=0" if plan_rows is not None else None)
+        self._rows_lock = threading.Lock()
         self.opt_level = opt_level
         self.num_threads = num_threads
         self.max_specializations = max_specializations or default_max_specializations()
@@ -164,11 +180,62 @@ class DynamicModel:
             return call_with_tensors(self, args, kwargs)
         arrays = self.signature.check_dtypes(args, kwargs)
         shapes = tuple(a.shape for a in arrays)
+        if self.rows is not None:
+            self.signature.bind_symbols(shapes)
+            return self._run_rows(arrays)
         compiled = self._compiled.recall(shapes)
         if compiled is None:  # (a shape seen before fits the signature: checked then)
             self.signature.bind_symbols(shapes)
             compiled = self._specialization(shapes)
         return compiled._function.run(arrays)  # (the arrays are checked: not again)
+
+    @property
+    def rows(self) -> Any:
+        """The `batching.RowsPlan` when one compile (batch 1, run per row) serves every batch,
+        else None (`rows_reason` says why); decided on first use."""
+        if not self._rows_decided:
+            with self._rows_lock:
+                if not self._rows_decided:
+                    self._decide_rows()
+        return self._rows
+
+    def _decide_rows(self) -> None:
+        from dlc.batching import NotSeparable
+
+        try:
+            plan = self._plan_rows()
+        except NotSeparable as reason:
+            self.rows_reason = str(reason)
+        else:
+            specialization = self._row_specialization(plan)
+            public = specialization._function.signature
+            if public.bounds or any(not spec.shape or spec.shape[0] != 1
+                                    for spec in public.outputs):
+                self.rows_reason = "an output is not one row at batch 1"
+            else:
+                self._rows, self._row_compiled = plan, specialization
+        self._rows_decided = True
+
+    def _row_shapes(self, plan: Any) -> Shapes:
+        return tuple(tuple(1 if spec.name in plan.batched and axis == 0 else d
+                           for axis, d in enumerate(spec.shape)) for spec in self.signature.inputs)
+
+    def _row_specialization(self, plan: Any) -> Any:  # (kept as _row_compiled when used)
+        return self._specialization(self._row_shapes(plan))
+
+    def _run_rows(self, arrays: list[np.ndarray]) -> list[np.ndarray]:
+        """The batch-1 code called once per row, on views of the inputs and outputs."""
+        function = self._row_compiled._function
+        batched = [spec.name in self._rows.batched for spec in self.signature.inputs]
+        batch = next(a.shape[0] for a, b in zip(arrays, batched) if b)
+        outputs = [np.empty((batch, *spec.shape[1:]), spec.dtype)
+                   for spec in function.signature.outputs]
+        steps = [a.nbytes // batch if b and batch else 0 for a, b in zip(arrays, batched)]
+        steps += [o.nbytes // batch if batch else 0 for o in outputs]
+        starts = [a.ctypes.data for a in (*arrays, *outputs)]
+        for row in range(batch):
+            function.call_addresses([start + row * step for start, step in zip(starts, steps)])
+        return outputs
 
     def specialize(self, input_shapes: Mapping[str, Sequence[int]]) -> Any:
         """The `CompiledModel` for these input shapes (every input's, by name), compiled now
@@ -203,6 +270,7 @@ class DynamicModel:
         return compiled.ir(stage, large_elements_limit)
 
     def __repr__(self) -> str:
+        mode = "; one compile for every batch, run per row" if self._rows is not None else ""
         return (f"DynamicModel{self.signature} (opt_level={self.opt_level}, "
-                f"{len(self._compiled)} specialization{'s' * (len(self._compiled) != 1)})")
+                f"{len(self._compiled)} specialization{'s' * (len(self._compiled) != 1)}{mode})")
 

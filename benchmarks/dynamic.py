@@ -9,11 +9,13 @@ Each model of the zoo (benchmarks/zoo.py: random weights, no downloads) is expor
 TorchScript exporter and `dynamic_axes` (transformers: `batch` and `sequence` of the token ids
 and the mask; vision: `batch`), then `dlc.compile(path)` gives one `DynamicModel` for it. At
 each shape (transformers: (1, 1), (1, 16), (1, 128), (4, 384), (8, 512); vision: batch 1, 3,
-8) the row holds: the first call's time (the specialization's compile, the compile cache off),
-the relative error against onnxruntime (same tolerance as the zoo), and the best of --repeat
-calls of dlc's DynamicModel, of its specialization called directly (a static compile for the
-shape: the same code, so their ratio is the cost of the dispatch) and of onnxruntime with one
-intra-op thread, timed alternately in this process. dlc runs single-threaded. Rows go to
+8) the row holds: the first call's time (a compile when the DynamicModel needs one at that
+shape, the compile cache off), the DynamicModel's compiles so far, the relative error against
+onnxruntime (same tolerance as the zoo), and the best of --repeat calls of dlc's DynamicModel,
+of a static compile for the shape (`input_shapes`, apart from the DynamicModel: per-shape
+specializations have its code, so the ratio is the dispatch's cost; a batch run per row,
+`dlc.batching`, is compared with the batched code) and of onnxruntime with one intra-op
+thread, timed alternately in this process. dlc runs single-threaded. Rows go to
 OUT/dynamic.json; a failure is recorded in its row and the next shape runs.
 """
 
@@ -92,7 +94,11 @@ def run(name: str, setting: zoo.Setting, out: Path, repeat: int,
             with cache.disabled():
                 results = model(feeds)
             row["first_call_s"] = time.perf_counter() - start
-            static = model.specialize({n: a.shape for n, a in feeds.items()})
+            row["compiles"] = model.compiles  # (the DynamicModel's, so far)
+            # a static compile for the shape, apart from the DynamicModel (whose
+            # `specialize` would count among its compiles)
+            static = dlc.compile(str(path), opt_level=2, num_threads=1,
+                                 input_shapes={n: a.shape for n, a in feeds.items()})
             stage = "onnxruntime"
             expected = session.run(None, feeds)
             row["rel_error"] = error = zoo.relative_error(results, expected)
@@ -109,7 +115,11 @@ def run(name: str, setting: zoo.Setting, out: Path, repeat: int,
         print(format_row(row), flush=True)
         rows.append(row)
         save(rows, out)
-    row = {"model": name, "config": setting.tag(zoo.ZOO[name]), "compiles": model.compiles}
+    row = {"model": name, "config": setting.tag(zoo.ZOO[name]), "compiles": model.compiles,
+           "rows": model.rows is not None, "rows_reason": model.rows_reason}
+    print(f"{name}: {model.compiles} compile(s); "
+          + ("one for every batch, run per row" if model.rows is not None
+             else f"per shape: {model.rows_reason}"), flush=True)
     rows.append(row)
     return rows
 
@@ -120,7 +130,8 @@ def format_row(row: dict) -> str:
     return (f"{row['model']:<10} {row['shape']!s:<10} first call {row['first_call_s']:7.2f} s  "
             f"dlc {row['dlc_ms']:9.3f} ms  static {row['static_ms']:9.3f} ms  "
             f"ort {row['ort_ms']:9.3f} ms  dlc/static {row['vs_static']:.3f}  "
-            f"dlc/ort {row['vs_ort']:.2f}  error {row['rel_error']:.1e}  {row['status']}")
+            f"dlc/ort {row['vs_ort']:.2f}  error {row['rel_error']:.1e}  compiles "
+            f"{row['compiles']}  {row['status']}")
 
 
 _SAVED: list[dict] = []

@@ -1,0 +1,460 @@
+"""Batch-separable models: one compile for every batch size.
+
+A model whose only dynamic size is a batch at axis 0 of its inputs (`input: float32[batch,
+3, 224, 224]`) usually computes each row of the batch on its own: convolutions, pools,
+matmuls over the rows' own tokens, elementwise ops, reductions along other axes. Such a
+model needs no code for each batch size: the code compiled for batch 1, called once per
+row on views of the inputs and outputs (no copies), computes the same outputs for any batch.
+`DynamicModel` does this when `rows_plan` says the model is separable, and compiles one
+specialization (batch 1) instead of one per batch size.
+
+Separable is decided on the dlc module, not guessed:
+- the module is imported at batch 1, 2 and 3; the three must be the same program but for the
+  batch: the same ops in the same order on the same operands, equal attributes and constants
+  (a size computed from the batch, `x * x.shape[0]` or a branch on the batch folded by the
+  importer, shows as a constant or attribute that differs), result types equal but at each
+  value's batch axis;
+- every op of the batch-3 module is row-wise along the batch axis of its operands by its own
+  rule (`_RULES`): elementwise ops broadcast an unbatched operand along it, a reduction,
+  softmax-like op, concat or gather does not run along it, a reshape keeps it as one axis
+  with the same rows before it, a matmul takes it as rows or a batch dimension of one
+  operand with the other unbatched (or as a batch dimension of both)... An op without a rule
+  (NonZero, Unique, scatters, einsum...) makes the model not separable;
+- every output has the batch at axis 0 (its rows are the call's rows).
+A model that fails any of these is compiled per call shape, as before (`DynamicModel`).
+
+The per-row code is slower than a batched compile where the batch gives a matmul its only
+rows: an MLP's layers at batch 64 run as 64 vector-matrix products, its weights read once a
+row instead of once a tile of rows. `rows_plan` declines a model where such products
+(`_single_row_macs`) are more than `MAX_SINGLE_ROW` of the multiply-adds of its matmuls and
+convolutions; a CNN (its final classifier is ~0.05 % of ResNet-50's) and a transformer with a
+static sequence length (each row's tokens are rows) take the per-row path.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from mlir import ir
+
+from dlc.dialects.core import op_def
+from dlc.errors import DlcError
+
+BATCHES = (1, 2, 3)  # the batch sizes whose modules must agree (the rules read the last)
+MAX_SINGLE_ROW = 0.1  # of the multiply-adds: above it, the batch is worth compiling per size
+# a row's work (multiply-adds of matmuls and convs, result elements of the other ops) below
+# which its call's own cost (~3-5 us: the lock, the descriptors) is more than a tenth of it
+MIN_ROW_WORK = 1_000_000
+
+
+class NotSeparable(Exception):
+    """Why a model is not computed row by row (the reason, for `rows_reason`)."""
+
+
+@dataclass(frozen=True)
+class RowsPlan:
+    """A separable model: `batched` names the inputs whose axis 0 is the batch (the others
+    are the same for every row)."""
+
+    batched: tuple[str, ...]
+
+
+def batch_symbol(inputs: Sequence[tuple[str, tuple[int | str, ...]]]) -> str | None:
+    """The one symbol that is the only dynamic size of the inputs, at axis 0 of those that have
+    it, or None (no dynamic size, several, `?`, or a symbol at another axis)."""
+    symbols = {d for _, shape in inputs for d in shape if isinstance(d, str)}
+    if len(symbols) != 1:
+        return None
+    (symbol,) = symbols
+    if symbol == "?" or any(symbol in shape[1:] for _, shape in inputs):
+        return None
+    return symbol
+
+
+def rows_plan(inputs: Sequence[tuple[str, tuple[int | str, ...]]],
+              import_at: Callable[[dict[str, list[int]]], ir.Module]) -> RowsPlan:
+    """The plan of a model computed row by row, or NotSeparable (see the module doc).
+    `inputs`: (name, symbolic shape) in signature order; `import_at(shapes)`: the dlc module
+    at those input shapes (in a context the caller keeps alive)."""
+    symbol = batch_symbol(inputs)
+    if symbol is None:
+        raise NotSeparable("the only dynamic size must be one batch at axis 0 of the inputs")
+    batched = tuple(name for name, shape in inputs if shape and shape[0] == symbol)
+    modules = []
+    for batch in BATCHES:
+        shapes = {name: [batch if isinstance(d, str) else d for d in shape]
+                  for name, shape in inputs}
+        try:
+            modules.append(import_at(shapes))
+        except (DlcError, ValueError, RuntimeError) as error:  # (a Dim range without 1...)
+            raise NotSeparable(f"importing at batch {batch} failed: {error}") from None
+    reference = _main(modules[-1])
+    args = list(reference.arguments)
+    names = [name for name, _ in inputs]
+    if len(args) != len(names):
+        raise NotSeparable("the module's arguments are not the signature's inputs")
+    axes = _batch_axes(reference, [0 if n in batched else None for n in names], BATCHES[-1])
+    for module, batch in zip(modules[:-1], BATCHES[:-1]):
+        _same_program(_main(module), batch, reference, BATCHES[-1], axes)
+    work = _work(reference) / BATCHES[-1]
+    if work < MIN_ROW_WORK:
+        raise NotSeparable(f"a row is ~{work:,.0f} multiply-adds or elements, under "
+                           f"{MIN_ROW_WORK:,}: a call per row would cost more than its work")
+    share = _single_row_share(reference, axes)
+    if share > MAX_SINGLE_ROW:
+        raise NotSeparable(f"{share:.0%} of the multiply-adds are vector-matrix products whose "
+                           "rows are the batch: compiled per batch size")
+    return RowsPlan(batched)
+
+
+def _main(module: ir.Module) -> ir.Block:
+    for op in module.body.operations:
+        if op.operation.name == "func.func" and \
+                ir.StringAttr(op.attributes["sym_name"]).value == "main":
+            return op.regions[0].blocks[0]
+    raise NotSeparable("the module has no main function")
+
+
+def _ops(block: ir.Block) -> list[ir.Operation]:
+    """The ops of `block` that its return depends on (the importer leaves the folded
+    constants of shape computations behind, `Shape`'s among them: dead, dropped later)."""
+    ops = [op.operation for op in block.operations]
+    live: set = set()
+    kept = []
+    for op in reversed(ops):
+        if op.name == "func.return" or any(r in live for r in op.results):
+            kept.append(op)
+            live.update(op.operands)
+    return kept[::-1]
+
+
+# ----------------------------------------------------------------------------- the rules
+
+Axes = dict[Any, int | None]  # value -> its batch axis (None: the same for every row)
+
+
+def _batch_axes(block: ir.Block, arg_axes: list[int | None], batch: int) -> Axes:
+    """Each value's batch axis in `block` (arguments given), by the ops' rules; NotSeparable
+    when an op is not row-wise or an output's batch is not at axis 0."""
+    axes: Axes = {}
+    for arg, axis in zip(block.arguments, arg_axes):
+        if axis is not None and list(arg.type.shape)[axis] != batch:
+            raise NotSeparable("an input's batch size is not the one imported")
+        axes[arg] = axis
+    for op in _ops(block):
+        if op.name == "func.return":
+            for i, value in enumerate(op.operands):
+                if axes.get(value) != 0:
+                    raise NotSeparable(f"output #{i} does not have the batch at axis 0")
+            continue
+        definition = op_def(op)
+        if definition is None:
+            raise NotSeparable(f"{op.name} is not a dlc op")
+        operand_axes = [axes[v] for v in op.operands]
+        if all(a is None for a in operand_axes):
+            result_axes = [None] * len(op.results)  # (computed the same for every row)
+        else:
+            rule = _RULES.get(definition.mnemonic)
+            if rule is None:
+                raise NotSeparable(f"{op.name} has no row-wise rule")
+            attrs = definition.python_attributes(op)
+            shapes = [list(v.type.shape) for v in op.operands]
+            out = [list(r.type.shape) for r in op.results]
+            result = rule(shapes, operand_axes, attrs, out)
+            if result is None:
+                raise NotSeparable(f"{op.name} ({_where(op)}) mixes the rows of the batch")
+            result_axes = [result] * len(op.results)
+        for value, axis in zip(op.results, result_axes):
+            if axis is not None and list(value.type.shape)[axis] != batch:
+                raise NotSeparable(f"{op.name} ({_where(op)}): the batch axis lost its size")
+            axes[value] = axis
+    return axes
+
+
+def _where(op: ir.Operation) -> str:
+    return str(op.location)
+
+
+def _elementwise(shapes, axes, attrs, out) -> int | None:
+    """numpy broadcasting: batched operands agree on the result's axis, the others are 1
+    there (or do not reach it)."""
+    rank = len(out[0])
+    found = {a + rank - len(s) for s, a in zip(shapes, axes) if a is not None}
+    if len(found) != 1:
+        return None
+    (axis,) = found
+    for shape, a in zip(shapes, axes):
+        at = axis - (rank - len(shape))
+        if a is None and at >= 0 and shape[at] != 1:
+            return None
+    return axis
+
+
+def _along(name: str):
+    """An op along one axis (`name`), the result the operand's shape: row-wise off it."""
+    def rule(shapes, axes, attrs, out):
+        if len(axes) != 1 or axes[0] == attrs[name] or len(out[0]) != len(shapes[0]):
+            return None
+        return axes[0]
+    return rule
+
+
+def _first_only(shapes, axes, attrs, out) -> int | None:
+    """Convs and pools: the batch is axis 0 of the data; filters and bias are unbatched."""
+    if axes[0] != 0 or any(a is not None for a in axes[1:]):
+        return None
+    return 0
+
+
+def _reduced(axis: int, reduced: Sequence[int], keepdims: int) -> int | None:
+    if axis in reduced:
+        return None
+    return axis if keepdims else axis - sum(1 for r in reduced if r < axis)
+
+
+def _reduce(shapes, axes, attrs, out):
+    return _reduced(axes[0], attrs["axes"], attrs["keepdims"])
+
+
+def _argreduce(shapes, axes, attrs, out):
+    return _reduced(axes[0], [attrs["axis"]], attrs["keepdims"])
+
+
+def _transpose(shapes, axes, attrs, out):
+    return list(attrs["perm"]).index(axes[0])
+
+
+def _reshape(shapes, axes, attrs, out):
+    """The batch stays one axis with the same number of elements before it."""
+    (shape,), (axis,), result = shapes, axes, out[0]
+    before = math.prod(shape[:axis])
+    for k, size in enumerate(result):
+        if math.prod(result[:k]) == before and size == shape[axis]:
+            return k if math.prod(result[k + 1:]) == math.prod(shape[axis + 1:]) else None
+    return None
+
+
+def _broadcast(shapes, axes, attrs, out):
+    return axes[0] + len(out[0]) - len(shapes[0])
+
+
+def _slice(shapes, axes, attrs, out):
+    axis = axes[0]
+    whole = (attrs["starts"][axis], attrs["sizes"][axis], attrs["steps"][axis]) == \
+        (0, shapes[0][axis], 1)
+    return axis if whole else None
+
+
+def _pad(shapes, axes, attrs, out):
+    axis, rank = axes[0], len(shapes[0])
+    if len(axes) > 1 and axes[1] is not None:
+        return None
+    pads = attrs["pads"]
+    return axis if pads[axis] == 0 and pads[rank + axis] == 0 else None
+
+
+def _concat(shapes, axes, attrs, out):
+    if len(set(axes)) != 1 or axes[0] == attrs["axis"]:
+        return None  # (an unbatched part, or the batch concatenated)
+    return axes[0]
+
+
+def _gather(shapes, axes, attrs, out):
+    (data_axis, index_axis), axis = axes, attrs["axis"]
+    if index_axis is None:  # rows of data, indexed the same in each
+        if data_axis == axis:
+            return None
+        return data_axis if data_axis < axis else data_axis + len(shapes[1]) - 1
+    if data_axis is None:  # each row's own indices into shared data (an embedding)
+        return axis + index_axis
+    return None
+
+
+def _matmul(shapes, axes, attrs, out):
+    """numpy matmul: the batch as rows of A (B unbatched), as columns of B (A unbatched), or
+    as a batch dimension of either or both; never along K."""
+    rank = len(out[0])
+    (sa, sb), (ka, kb) = shapes, axes
+    if len(sa) < 2 or len(sb) < 2:
+        return None
+    found = set()
+    if ka is not None:
+        if ka == len(sa) - 1:
+            return None
+        found.add(rank - 2 if ka == len(sa) - 2 else ka + rank - len(sa))
+    if kb is not None:
+        if kb == len(sb) - 2:
+            return None
+        found.add(rank - 1 if kb == len(sb) - 1 else kb + rank - len(sb))
+    if len(found) != 1:
+        return None
+    (axis,) = found
+    if axis >= rank - 2:  # rows of A or columns of B: the other operand unbatched
+        return axis if ka is None or kb is None else None
+    for shape, k in zip(shapes, axes):  # a batch dimension: an unbatched operand is 1 there
+        at = axis - (rank - len(shape))
+        if k is None and at >= 0 and shape[at] != 1:
+            return None
+    return axis
+
+
+def _gemm(shapes, axes, attrs, out):
+    a, b = axes[0], axes[1]
+    c = axes[2] if len(axes) > 2 else None
+    if b is not None or a != (1 if attrs["transA"] else 0):
+        return None
+    if c is not None and len(shapes[2]) == 2 and c != 0:
+        return None
+    if c is None and len(shapes) > 2 and len(shapes[2]) == 2 and shapes[2][0] != 1:
+        return None
+    return 0
+
+
+def _dequantize(shapes, axes, attrs, out):
+    """Quantize/DequantizeLinear: per tensor, or per channel along another axis."""
+    if any(a is not None for a in axes[1:]):
+        return None
+    axis = axes[0]
+    per_channel = len(shapes[1]) > 0 and math.prod(shapes[1]) > 1
+    return None if per_channel and attrs["axis"] == axis else axis
+
+
+def _matmul_nbits(shapes, axes, attrs, out):
+    if any(a is not None for a in axes[1:]) or axes[0] == len(shapes[0]) - 1:
+        return None
+    return axes[0]
+
+
+def _trilu(shapes, axes, attrs, out):
+    return axes[0] if axes[0] < len(shapes[0]) - 2 else None
+
+
+def _grid_sample(shapes, axes, attrs, out):
+    return 0 if axes == [0, 0] else None
+
+
+_RULES: dict[str, Callable] = {
+    **dict.fromkeys(("add", "sub", "mul", "div", "binary", "compare", "select", "relu", "unary",
+                     "cast", "bitcast"), _elementwise),
+    **dict.fromkeys(("conv", "conv_nhwc", "conv_transpose", "pool", "pool_nhwc"), _first_only),
+    **dict.fromkeys(("quantize", "dequantize"), _dequantize),
+    "reduce": _reduce, "argreduce": _argreduce, "transpose": _transpose, "reshape": _reshape,
+    "broadcast": _broadcast, "slice": _slice, "pad": _pad, "concat": _concat,
+    "gather": _gather, "matmul": _matmul, "gemm": _gemm, "matmul_nbits": _matmul_nbits,
+    "hardmax": _along("axis"), "cumulative": _along("axis"), "resample": _along("axis"),
+    "trilu": _trilu, "grid_sample": _grid_sample,
+}
+
+
+# ----------------------------------------------------------------------------- the same program
+
+
+def _same_program(block: ir.Block, batch: int, reference: ir.Block, ref_batch: int,
+                  axes: Axes) -> None:
+    """`block` (imported at `batch`) is `reference` (at `ref_batch`) but for the batch."""
+    values = dict(zip(reference.arguments, block.arguments))
+    for arg, other in values.items():
+        _same_type(arg, other, axes.get(arg), batch, "an input")
+    ops, ref_ops = _ops(block), _ops(reference)
+    if len(ops) != len(ref_ops):
+        raise NotSeparable(f"the module at batch {batch} has {len(ops)} ops, at batch "
+                           f"{ref_batch} {len(ref_ops)}")
+    for op, ref in zip(ops, ref_ops):
+        what = f"{ref.name} ({_where(ref)})"
+        if op.name != ref.name or len(op.operands) != len(ref.operands) or \
+                len(op.results) != len(ref.results):
+            raise NotSeparable(f"the module at batch {batch} differs at {what}")
+        if any(values.get(r) != o for r, o in zip(ref.operands, op.operands)):
+            raise NotSeparable(f"{what} reads other values at batch {batch}")
+        _same_attributes(op, ref, batch, ref_batch, what)
+        for r, o in zip(ref.results, op.results):
+            _same_type(r, o, axes.get(r), batch, what)
+            values[r] = o
+
+
+def _same_type(ref: ir.Value, value: ir.Value, axis: int | None, batch: int, what: str) -> None:
+    expected = list(ref.type.shape)
+    if axis is not None:
+        expected[axis] = batch
+    if list(value.type.shape) != expected or \
+            str(value.type.element_type) != str(ref.type.element_type):
+        raise NotSeparable(f"{what}: {value.type} at batch {batch}, expected the shape "
+                           f"{expected}")
+
+
+def _same_attributes(op: ir.Operation, ref: ir.Operation, batch: int, ref_batch: int,
+                     what: str) -> None:
+    """Equal attributes; an integer array may differ only where the reference has the batch
+    and `op` its own (a reshape's or broadcast's shape, a whole slice's size)."""
+    names = _attribute_names(op)
+    if names != _attribute_names(ref):
+        raise NotSeparable(f"{what}: other attributes at batch {batch}")
+    definition = op_def(ref)
+    kinds = definition.attributes if definition else {}
+    for name in names:
+        mine, theirs = op.attributes[name], ref.attributes[name]
+        if mine == theirs:
+            continue
+        if kinds.get(name) == "ints":
+            a = definition.python_attributes(op)[name]
+            b = definition.python_attributes(ref)[name]
+            if len(a) == len(b) and all(x == y or (x, y) == (batch, ref_batch)
+                                        for x, y in zip(a, b)):
+                continue
+        raise NotSeparable(f"{what}: attribute {name!r} depends on the batch size")
+
+
+def _attribute_names(op: ir.Operation) -> set[str]:
+    return {op.attributes[i].name for i in range(len(op.attributes))}
+
+
+# ----------------------------------------------------------------------------- the cost
+
+
+def _single_row_share(block: ir.Block, axes: Axes) -> float:
+    """Of the multiply-adds of matmuls, gemms and convs, the share of those whose rows (M)
+    are the batch alone: a product with an unbatched weight and one row per batch row."""
+    total = single = 0
+    for op in _ops(block):
+        name = op.name
+        if name not in _PRODUCTS:
+            continue
+        macs = _macs(op)
+        total += macs
+        if name in ("dlc.matmul", "dlc.gemm") and axes.get(op.operands[0]) is not None \
+                and axes.get(op.operands[1]) is None:
+            out = list(op.results[0].type.shape)
+            axis = axes.get(op.results[0])
+            rows_per_batch_row = math.prod(out[:-1]) // max(out[axis], 1) if axis is not None \
+                else 0
+            if rows_per_batch_row == 1:
+                single += macs
+    return single / total if total else 0.0
+
+
+def _work(block: ir.Block) -> int:
+    """The multiply-adds of matmuls and convs, the result elements of the other ops."""
+    total = 0
+    for op in _ops(block):
+        if op.name in _PRODUCTS:
+            total += _macs(op)
+        elif op.name != "func.return":
+            total += sum(math.prod(r.type.shape) for r in op.results)
+    return total
+
+
+_PRODUCTS = ("dlc.matmul", "dlc.gemm", "dlc.conv", "dlc.conv_nhwc", "dlc.conv_transpose")
+
+
+def _macs(op: ir.Operation) -> int:
+    out = list(op.results[0].type.shape)
+    if op.name in ("dlc.matmul", "dlc.gemm"):
+        a = list(op.operands[0].type.shape)
+        transposed = op.name == "dlc.gemm" and op_def(op).python_attributes(op)["transA"]
+        k = a[0] if transposed else a[-1]
+        return math.prod(out) * k
+    w = list(op.operands[1].type.shape)
+    return math.prod(out) * math.prod(w[1:])
