@@ -31,6 +31,7 @@ BAD_AND_GOOD = {
     settings.CACHE_MIN_SECONDS: ("nan", "0", 0.0),
     settings.CACHE_MEMORY_MB: ("-3", "10", 10.0),
     settings.MAX_SPECIALIZATIONS: ("many", "2", 2),
+    settings.BATCH_ROWS: ("rows", "no", False),
     settings.NO_PROGRESS: ("sometimes", "1", True),
 }
 
