@@ -3,6 +3,7 @@ the evolutionary search against random sampling.
 
     .venv/bin/python benchmarks/tune_bench.py compare MODEL.onnx --db TUNING.db [--repeat N]
     .venv/bin/python benchmarks/tune_bench.py search MODEL.onnx [--ops 2] [--trials 16]
+                                             [--strategies evolve,guided,random]
 
 `compare`: one process, single thread (or `--threads N`, both sides): the model compiled with the heuristics only
 (DLC_TUNING_DB off) and with the database's records, both with the compile cache off (their
@@ -10,9 +11,9 @@ compile times side by side), onnxruntime's session; the outputs must agree; then
 timed alternately (`bench_models.alternate`: medians) and the ratios dlc / onnxruntime printed,
 before and after tuning.
 
-`search`: for the heaviest `--ops` tunable ops of the model, the evolutionary search and
-random sampling each measure `--trials` distinct schedules (one worker process), `--seeds`
-times each; the winners, and the heuristic's point, are then measured again alternately (5
+`search`: for the heaviest `--ops` tunable ops of the model, each of `--strategies` (the
+evolutionary search, the cost-model-guided one, random sampling) measures `--trials` distinct
+schedules (one worker process), `--seeds` times each; the winners, and the heuristic's point, are then measured again alternately (5
 rounds, medians), so that the comparison is not the luck of one noisy measurement. Printed: the best-so-far after each
 quarter of the trials, and the re-measured times.
 """
@@ -79,7 +80,7 @@ def search_figures(args: argparse.Namespace) -> None:
             print(f"{task.op} x{task.count}: best-so-far (ms) after {quarters} trials")
             jobs = [("heuristic", default)]
             for seed in range(args.seed, args.seed + args.seeds):
-                for strategy in ("evolve", "random"):
+                for strategy in args.strategies.split(","):
                     history = tune_task(task, pool, args.trials, strategy=strategy,
                                         seed=seed)[0]
                     print(f"  {strategy:7} seed {seed}: " + " ".join(
@@ -113,6 +114,8 @@ def main() -> None:
     srch.add_argument("--trials", type=int, default=16)
     srch.add_argument("--seed", type=int, default=0)
     srch.add_argument("--seeds", type=int, default=2, help="searches per strategy (seeds)")
+    srch.add_argument("--strategies", default="evolve,guided,random",
+                      help="the searches compared (evolve, guided, random)")
     args = parser.parse_args()
     compare(args) if args.command == "compare" else search_figures(args)
 

@@ -1,7 +1,7 @@
 """`dlc tune MODEL`: tune the schedules of a model's ops into the tuning database.
 
     dlc tune MODEL.onnx [--budget MINUTES] [--trials N] [--ray-address ADDR] [--db PATH]
-                        [--retune]
+                        [--search evolve|guided|random] [--retune]
     dlc tune --merge OTHER.db [--merge ...] [--db PATH]   fold other machines' records in
     dlc tune --list [--db PATH]                           the database's records
 
@@ -39,6 +39,9 @@ def add_parser(commands, model_command) -> None:
                      "~/.cache/dlc/tuning.db)")
     sub.add_argument("--merge", action="append", default=[], metavar="OTHER.db",
                      help="merge the records of another database into --db (repeatable)")
+    sub.add_argument("--search", choices=("evolve", "guided", "random"), default="evolve",
+                     help="the search: evolutionary from the heuristic (default), guided by a "
+                     "cost model fit on the trials, or random sampling")
     sub.add_argument("--retune", action="store_true",
                      help="tune ops the database already has a record of (default: skipped)")
     sub.add_argument("--list", action="store_true", help="print the database's records")
@@ -77,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
     results = tune(args.model, path, args.budget, args.trials, args.ray_address, args.workers,
                    parse_shapes(args.input_shape) or None,
                    log=lambda line: print(line, file=sys.stderr, flush=True),
-                   retune=args.retune)
+                   retune=args.retune, strategy=args.search)
     before = sum(r.default_seconds * r.task.count for r in results if r.params)
     after = sum(min(r.best_seconds, r.default_seconds) * r.task.count
                 for r in results if r.params)

@@ -9,11 +9,14 @@ away); then each batch is children of the best points so far (rank-weighted): a 
 of two parents (each knob from either) half the time, then one to two mutations, each a step
 to a neighbouring value (knob values are ordered) or, one time in four, any value. `sample`:
 distinct random points, the baseline the search must beat with the same number of trials
-(`benchmarks/tune_search.py` measures both).
+(`benchmarks/tune_bench.py search` measures them). `guided`: evolve's first batch, then
+each batch chosen from many candidates (children and random points) by a cost model fit on
+the trials so far (`CostModel`: ridge regression of the log time on the knobs' values).
 """
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
@@ -111,6 +114,106 @@ def evolve(space: dict[str, list], seed: Point, evaluate: Callable[[list[Point]]
                 children.append(child)
         stale = stale + 1 if not children else 0
         measured.run(children)
+    return history
+
+
+def features(point: Point, space: dict[str, list]) -> list[float]:
+    """A point as the cost model reads it: per knob, its value's place among the knob's
+    ordered values (0 to 1) and a one-hot of the value."""
+    row: list[float] = [1.0]
+    for knob, values in space.items():
+        if len(values) < 2:
+            continue
+        index = values.index(point[knob])
+        row.append(index / (len(values) - 1))
+        row += [1.0 if i == index else 0.0 for i in range(len(values))]
+    return row
+
+
+class CostModel:
+    """Ridge regression of log(seconds) on `features`: each knob's value adds to the log
+    time (tile limits and switches act roughly multiplicatively and apart). A point that
+    failed counts as a little slower than the slowest that ran."""
+
+    def __init__(self, space: dict[str, list], ridge: float = 0.3):
+        self.space, self.ridge = space, ridge
+        self.weights = None
+
+    def fit(self, trials: list[tuple[Point, float]]) -> None:
+        import numpy as np
+
+        finite = [s for _, s in trials if s != float("inf")]
+        if len(finite) < 2:
+            self.weights = None
+            return
+        worst = math.log(max(finite)) + 0.5
+        x = np.array([features(p, self.space) for p, _ in trials])
+        y = np.array([math.log(s) if s != float("inf") else worst for _, s in trials])
+        mean = y.mean()
+        penalty = self.ridge * np.eye(x.shape[1])
+        penalty[0, 0] = 0.0  # (the intercept is not shrunk)
+        self.weights = np.linalg.solve(x.T @ x + penalty, x.T @ (y - mean))
+        self.mean = mean
+
+    def predict(self, points: list[Point]) -> list[float]:
+        import numpy as np
+
+        if self.weights is None:
+            return [0.0] * len(points)
+        x = np.array([features(p, self.space) for p in points])
+        return list(x @ self.weights + self.mean)
+
+
+def guided(space: dict[str, list], seed: Point, evaluate: Callable[[list[Point]], list[float]],
+           trials: int, signature: Callable[[Point], Hashable], batch: int = 4,
+           rng: random.Random | None = None, stop: Callable[[], bool] = lambda: False,
+           candidates: int = 96) -> History:
+    """`evolve` with a cost model choosing what to measure: each batch, `candidates` children
+    of the best points and as many random points are ranked by `CostModel` (fit on every
+    trial so far), and the batch is the best predicted, one of them drawn at random among
+    the rest (the model is fit on a few points: it must see outside what it believes)."""
+    rng = rng or random.Random(0)
+    history = History()
+    measured = _Measured(evaluate, signature, history)
+    first = [seed] + [{k: rng.choice(values) for k, values in space.items()}
+                      for _ in range(4 * batch)]
+    measured.run([p for p in first if measured.fresh(p)][:max(1, min(batch, trials))])
+    model = CostModel(space)
+    stale = 0
+    while len(history.trials) < trials and stale < 50 and not stop():
+        ranked = sorted(history.trials, key=lambda t: t[1])[:PARENTS]
+        weights = [PARENTS - i for i in range(len(ranked))]
+        pool: dict[Hashable, Point] = {}
+        for attempt in range(4 * candidates):
+            if len(pool) >= 2 * candidates:
+                break
+            if attempt % 2:
+                point = {k: rng.choice(values) for k, values in space.items()}
+            else:
+                parent = rng.choices(ranked, weights)[0][0]
+                if len(ranked) > 1 and rng.random() < 0.5:
+                    other = rng.choices(ranked, weights)[0][0]
+                    parent = {k: rng.choice((parent[k], other[k])) for k in parent}
+                point = _mutate(parent, space, rng)
+            key = signature(point)
+            if key not in measured.seen and key not in pool:
+                pool[key] = point
+        if not pool:
+            stale += 1
+            continue
+        stale = 0
+        model.fit(history.trials)
+        keys = list(pool)
+        predicted = model.predict([pool[k] for k in keys])
+        order = sorted(range(len(keys)), key=lambda i: predicted[i])
+        size = min(batch, trials - len(history.trials), len(keys))
+        chosen = order[:max(1, size - 1)]
+        rest = order[len(chosen):]
+        if len(chosen) < size and rest:
+            chosen.append(rng.choice(rest))
+        for i in chosen:
+            measured.seen.add(keys[i])
+        measured.run([pool[keys[i]] for i in chosen])
     return history
 
 

@@ -67,6 +67,9 @@ def problem_of(task: Task) -> Any:
     raise RuntimeError(f"the one-op module of {task.op} lost its op")
 
 
+STRATEGIES = {"evolve": search.evolve, "guided": search.guided}  # (and "random": sample)
+
+
 def make_pool(ray_address: str | None, workers: int | None):
     if ray_address:
         return RayPool(ray_address, workers or 2)
@@ -98,16 +101,20 @@ def tune_task(task: Task, pool, trials: int, stop: Callable[[], bool] = lambda: 
     rng = random.Random(seed)
     if strategy == "random":
         history = search.sample(space, evaluate, trials, signature, batch, rng)
-    else:
+    elif strategy in STRATEGIES:
         seed_point = tunable.to_point(tunable.default(problem))
-        history = search.evolve(space, seed_point, evaluate, trials, signature, batch, rng,
-                                stop)
+        history = STRATEGIES[strategy](space, seed_point, evaluate, trials, signature, batch,
+                                       rng, stop)
+    else:
+        raise ValueError(f"unknown search strategy {strategy!r}: "
+                         f"{', '.join([*STRATEGIES, 'random'])}")
     return history, measurements
 
 
 def tune(model, db: str | Path | None = None, budget_minutes: float = 30.0, trials: int = 48,
          ray_address: str | None = None, workers: int | None = None, input_shapes=None,
-         log: Callable[[str], None] = lambda line: None, retune: bool = False) -> list[TunedOp]:
+         log: Callable[[str], None] = lambda line: None, retune: bool = False,
+         strategy: str = "evolve") -> list[TunedOp]:
     """Tune `model`'s distinct tunable ops into the database `db` (default: `default_path`).
     Ops the database has a record of for this CPU and dlc version are skipped (a layer
     shared with a model tuned before), unless `retune`."""
@@ -134,7 +141,8 @@ def tune(model, db: str | Path | None = None, budget_minutes: float = 30.0, tria
             share = (deadline - time.monotonic()) * task.weight / remaining
             op_deadline = time.monotonic() + share
             history, measured = tune_task(task, pool, trials,
-                                          lambda end=op_deadline: time.monotonic() > end)
+                                          lambda end=op_deadline: time.monotonic() > end,
+                                          strategy)
             result = _record(task, pool, history, measured, database.Database(path))
             results.append(result)
             log(result.line())
