@@ -9,12 +9,12 @@ row on views of the inputs and outputs (no copies), computes the same outputs fo
 specialization (batch 1) instead of one per batch size.
 
 Separable is decided on the dlc module, not guessed:
-- the module is imported at batch 1, 2 and 3; the three must be the same program but for the
+- the module is imported at batch 1, 2 and 11; the three must be the same program but for the
   batch: the same ops in the same order on the same operands, equal attributes and constants
   (a size computed from the batch, `x * x.shape[0]` or a branch on the batch folded by the
   importer, shows as a constant or attribute that differs), result types equal but at each
   value's batch axis;
-- every op of the batch-3 module is row-wise along the batch axis of its operands by its own
+- every op of the batch-11 module is row-wise along the batch axis of its operands by its own
   rule (`_RULES`): elementwise ops broadcast an unbatched operand along it, a reduction,
   softmax-like op, concat or gather does not run along it, a reshape keeps it as one axis
   with the same rows before it, a matmul takes it as rows or a batch dimension of one
@@ -38,12 +38,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 from mlir import ir
 
 from dlc.dialects.core import op_def
 from dlc.errors import DlcError
 
-BATCHES = (1, 2, 3)  # the batch sizes whose modules must agree (the rules read the last)
+# the batch sizes whose modules must agree; the rules read the last, a size that few other
+# dimensions have (3 is an image's channels)
+BATCHES = (1, 2, 11)
 MAX_SINGLE_ROW = 0.1  # of the multiply-adds: above it, the batch is worth compiling per size
 # a row's work (multiply-adds of matmuls and convs, result elements of the other ops) below
 # which its call's own cost (~3-5 us: the lock, the descriptors) is more than a tenth of it
@@ -154,8 +157,9 @@ def _batch_axes(block: ir.Block, arg_axes: list[int | None], batch: int) -> Axes
         if definition is None:
             raise NotSeparable(f"{op.name} is not a dlc op")
         operand_axes = [axes[v] for v in op.operands]
-        if all(a is None for a in operand_axes):
-            result_axes = [None] * len(op.results)  # (computed the same for every row)
+        if all(a is None for a in operand_axes):  # (computed the same for every row...
+            # ...but a splat or a broadcast may be sized by the batch: the same row repeated)
+            result_axes = [_repeated_axis(op, definition.mnemonic, batch)] * len(op.results)
         else:
             rule = _RULES.get(definition.mnemonic)
             if rule is None:
@@ -172,6 +176,39 @@ def _batch_axes(block: ir.Block, arg_axes: list[int | None], batch: int) -> Axes
                 raise NotSeparable(f"{op.name} ({_where(op)}): the batch axis lost its size")
             axes[value] = axis
     return axes
+
+
+def _repeated_axis(op: ir.Operation, mnemonic: str, batch: int) -> int | None:
+    """The axis of a splat constant or a broadcast of an unbatched value that has the batch's
+    size there (`torch.zeros(x.shape[0], ...)`, position ids expanded to the batch): each
+    row is the same. None otherwise (the comparison of the modules then finds out whether
+    the size was the batch's: `_same_type`)."""
+    if mnemonic not in ("constant", "broadcast") or len(op.results) != 1:
+        return None
+    shape = list(op.results[0].type.shape)
+    found = [axis for axis, size in enumerate(shape) if size == batch]
+    if len(found) != 1:
+        return None
+    (axis,) = found
+    if mnemonic == "constant":
+        return axis if _repeats(op.attributes["value"], axis) else None
+    source = list(op.operands[0].type.shape)
+    at = axis - (len(shape) - len(source))
+    return axis if at < 0 or source[at] == 1 else None
+
+
+def _repeats(value: ir.Attribute, axis: int) -> bool:
+    """A constant whose slices along `axis` are all equal (a splat, a folded Expand)."""
+    if not isinstance(value, ir.DenseElementsAttr):
+        return False
+    if value.is_splat:
+        return True
+    try:
+        array = np.asarray(value)
+    except (TypeError, ValueError):  # (an element type numpy cannot view)
+        return False
+    first = np.take(array, [0], axis=axis)
+    return bool(np.array_equal(array, np.broadcast_to(first, array.shape), equal_nan=True))
 
 
 def _where(op: ir.Operation) -> str:
@@ -398,6 +435,8 @@ def _same_attributes(op: ir.Operation, ref: ir.Operation, batch: int, ref_batch:
         mine, theirs = op.attributes[name], ref.attributes[name]
         if mine == theirs:
             continue
+        if kinds.get(name) == "elements" and _same_rows(mine, theirs):
+            continue  # (a row repeated to the batch: its type is compared as a value's)
         if kinds.get(name) == "ints":
             a = definition.python_attributes(op)[name]
             b = definition.python_attributes(ref)[name]
@@ -405,6 +444,26 @@ def _same_attributes(op: ir.Operation, ref: ir.Operation, batch: int, ref_batch:
                                         for x, y in zip(a, b)):
                 continue
         raise NotSeparable(f"{what}: attribute {name!r} depends on the batch size")
+
+
+def _same_rows(a: ir.Attribute, b: ir.Attribute) -> bool:
+    """Two constants of the same repeated row (at whichever batch each was imported)."""
+    if not (isinstance(a, ir.DenseElementsAttr) and isinstance(b, ir.DenseElementsAttr)):
+        return False
+    if a.is_splat and b.is_splat:
+        return a.get_splat_value() == b.get_splat_value()
+    try:
+        x, y = np.asarray(a), np.asarray(b)
+    except (TypeError, ValueError):
+        return False
+    if x.ndim != y.ndim or x.dtype != y.dtype:
+        return False
+    differ = [k for k, (m, n) in enumerate(zip(x.shape, y.shape)) if m != n]
+    if len(differ) != 1:
+        return False
+    (axis,) = differ
+    return _repeats(a, axis) and _repeats(b, axis) and np.array_equal(
+        np.take(x, [0], axis=axis), np.take(y, [0], axis=axis), equal_nan=True)
 
 
 def _attribute_names(op: ir.Operation) -> set[str]:

@@ -96,6 +96,25 @@ def test_an_input_without_the_batch_is_shared_by_the_rows():
     assert compiled.rows.batched == ("x",)
 
 
+def test_a_row_repeated_to_the_batch_is_separable():
+    """A table expanded to the batch (position ids) and a splat sized by it (zeros like x)."""
+    row = RNG.standard_normal([1, 4]).astype(np.float32)
+    m = model([helper.make_node("Shape", ["x"], ["shape"]),
+               helper.make_node("Expand", ["row", "shape"], ["table"]),
+               helper.make_node("ConstantOfShape", ["shape"], ["ones"],
+                                value=numpy_helper.from_array(np.array([1.5], np.float32))),
+               helper.make_node("Mul", ["x", "table"], ["t"]),
+               helper.make_node("Add", ["t", "ones"], ["y"])],
+              [value("x", ["N", 4])], [value("y", ["N", 4])],
+              [numpy_helper.from_array(row, "row")])
+    compiled = dlc.compile(m)
+    for batch in (1, 3, 12):
+        x = RNG.standard_normal([batch, 4]).astype(np.float32)
+        np.testing.assert_allclose(compiled(x)[0], x * row + 1.5, rtol=1e-6)
+    assert compiled.rows is not None, compiled.rows_reason
+    assert compiled.compiles == 1
+
+
 def _shape0(name="x"):
     """Nodes computing x's batch size as a float [1] tensor, `n`."""
     return [helper.make_node("Shape", [name], ["shape"]),
