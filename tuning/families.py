@@ -5,8 +5,9 @@ field and whose `lines` reads it), its parameter record type (`from_dict`, `as_d
 heuristic's point, the space of legal knob values, and the conversions between a record and
 a point of the space (one value per knob: what the search mutates). `signature` is the text
 of the schedule a record gives (the family's `lines`), so that points giving the same
-schedule are measured once. Only the matmul family is tunable so far (`matmul_params.py`);
-conv, depthwise and reductions join by adding an entry to `TUNABLES`.
+schedule are measured once. The matmul family (`matmul_params.py`) and the conv family
+(`conv_params.py`: the named and the packed convs) are tunable; depthwise convs and reductions
+would join by adding an entry to `TUNABLES`.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from typing import Any
 
 from mlir import ir
 
-from dlc.passes.codegen import matmul, matmul_params, target
+from dlc.passes.codegen import conv, conv_common, conv_params, matmul, matmul_params, target
 
 
 @dataclass(frozen=True)
@@ -62,7 +63,25 @@ MATMUL = Tunable("matmul", matmul, matmul_params.MatmulParams,
                  lambda problem: matmul.default_params(), _matmul_space,
                  matmul_params.to_point, matmul_params.from_point, matmul_params.check,
                  _matmul_apply)
-TUNABLES = {t.name: t for t in (MATMUL,)}
+
+
+def _conv_apply(op: ir.Operation | None, problem: conv_common.Conv,
+                params: conv_params.ConvParams) -> conv_common.Conv:
+    """The problem with `params`. For a signature (no op), a conv with an init or an epilogue
+    stands as fused greedily (`fusion_plan.plan` decides that only at schedule time), so that
+    the knobs only a greedy forall reads (`order`, `register_fusion`) tell schedules apart."""
+    problem = replace(problem, params=params)
+    if op is None and (problem.init or problem.epilogue):
+        return replace(problem, greedy=True)
+    return problem
+
+
+CONV = Tunable("conv", conv, conv_params.ConvParams,
+               lambda problem: conv_common.default_params(),
+               lambda problem: conv_params.space(problem, conv_common.default_params(),
+                                                 conv_common.ow_limit()),
+               conv_params.to_point, conv_params.from_point, conv_params.check, _conv_apply)
+TUNABLES = {t.name: t for t in (MATMUL, CONV)}
 
 
 def of(family: ModuleType) -> Tunable | None:

@@ -68,6 +68,7 @@ from dlc.passes.codegen.conv_common import (
     outer,
     ow_parts,
     ow_register,
+    params_of,
     part_ow_tile,
     split_along,
 )
@@ -76,7 +77,6 @@ from dlc.passes.codegen.script import ANY, Lines, tile
 
 NCHW, NHWC = "linalg.conv_2d_nchw_fchw", "linalg.conv_2d_nhwc_hwcf"
 TO_NHWC, TO_NCHW = [0, 2, 3, 1], [0, 3, 1, 2]
-REGISTER_FUSION = True  # init and epilogue fused into the register tiles (_register_fused_lines)
 PACK = True  # data-tile the filters of NHWC convs that `packed_conv.packs` accepts
 
 
@@ -176,8 +176,8 @@ def lines(handle: str, problem: Conv, prefix: str) -> Lines:
     tiles = outer(problem)
     _, oh, ow, f = tiles.tile_shape
     p = problem
-    inner = Conv(1, oh, ow, f, p.c, p.kh, p.kw, f_total=p.f)
-    if REGISTER_FUSION and tiles.greedy and (tiles.epilogue or tiles.init) \
+    inner = Conv(1, oh, ow, f, p.c, p.kh, p.kw, f_total=p.f, params=p.params)
+    if params_of(p).register_fusion and tiles.greedy and (tiles.epilogue or tiles.init) \
             and filter_parts(f) == [f] and channel_block(inner, filter_tile(f)) == inner.c:
         return _register_fused_lines(handle, tiles, inner, filter_tile(f), prefix)
     return fusion.forall_lines(handle, tiles, prefix,
@@ -191,7 +191,7 @@ def _register_fused_lines(handle: str, tiles: fusion.Outer, problem: Conv, f: in
     the epilogue (or of the conv) with the conv and its init fused in, so that the init's
     store and the accumulator's load meet in L1 (the stems, strided and not packed, wrote the
     bias into the whole output tile before the conv read it back)."""
-    ow, peel = ow_register(problem.ow, f)
+    ow, peel = ow_register(problem.ow, f, params_of(problem).ow_max)
     return fusion.register_fused_lines(handle, tiles, [1, 1, ow, f], 3, f"ops{{[\"{NHWC}\"]}}",
                                        _kernel_lines, prefix, peel)
 
@@ -211,19 +211,20 @@ def tile_lines(handle: str, problem: Conv, prefix: str) -> Lines:
     1, decomposed to 1-D convolutions and vectorized."""
     ops: list[str] = []
     result = Lines(ops)
+    widest = params_of(problem).ow_max
     for i, (f_part, f_size) in enumerate(split_along(handle, 3, filter_parts(problem.f),
                                                 f"{prefix}f", ops)):
         f = filter_tile(f_size)
-        for j, (part, ow_size) in enumerate(split_along(f_part, 2, ow_parts(problem.ow, f),
+        for j, (part, ow_size) in enumerate(split_along(f_part, 2, ow_parts(problem.ow, f, widest),
                                                    f"{prefix}w{i}", ops)):
             sizes = Conv(1, problem.oh, ow_size, f_size, problem.c, problem.kh, problem.kw,
-                         f_total=problem.f_total)
+                         f_total=problem.f_total, params=problem.params)
             result += _part_lines(part, sizes, f, f"{prefix}p{i}{j}")
     return result
 
 
 def _part_lines(handle: str, problem: Conv, f: int, prefix: str) -> Lines:
-    ow = part_ow_tile(problem.ow, f)
+    ow = part_ow_tile(problem.ow, f, params_of(problem).ow_max)
     ops: list[str] = []
     kc = channel_block(problem, f)
     if kc < problem.c:

@@ -12,8 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from dlc.passes.codegen import fusion, target
+from dlc.passes.codegen.conv_params import ConvParams
 from dlc.passes.codegen.script import split
 
+# The heuristic's limits (a tuning record replaces them per op: `conv_params.py`)
 OUTER_BYTES = 256 * 1024
 OUTER_F = 256  # the widest forall tile of an F that 32 and 16 do not divide
 # The register tiles follow the target CPU (`target.py`): on AVX-512, widths of F 32 and 16
@@ -31,6 +33,10 @@ FILTER_BYTES = 128 * 1024  # the filter slice one block of the C reduction reads
 # blocked 3x3 convs of 64 channels in two, their accumulators stored and reloaded between the
 # blocks: ResNet-18 1.06x -> 1.05x, ResNet-50 1.06x -> 1.05x onnxruntime, Zen 5, same process)
 PAGE, FILTER_PAGES = 4096, 128  # ... and the pages it may touch (the TLB)
+OUTER_FILTER = 1024 * 1024  # (packed) the filter slice of one forall tile (half the 2 MiB L2)
+MIN_TILES = 4  # (packed) forall tiles (of output channels and rows) wanted, for the threads
+REGISTER_FUSION = True  # init and epilogue fused into the register tiles (conv.py's and
+# packed_conv.py's `_register_fused_lines`)
 
 
 @dataclass(frozen=True)
@@ -47,6 +53,25 @@ class Conv:
     greedy: bool = False  # one transform builds the forall (fusion_plan.fuses_exactly)
     f_total: int = 0  # (of a tile: the whole op's F, the row length of its filter)
     packed: bool = False  # data-tiled filter: `packed_conv.pack` rewrites it, `.lines` schedules
+    params: ConvParams | None = None  # a tuning record's knobs; None: `default_params()`
+
+
+def default_params() -> ConvParams:
+    """The heuristic's point of the space (`conv_params.py`): the constants above and the
+    target CPU's widest OW tile."""
+    return ConvParams(OUTER_BYTES, OUTER_FILTER, MIN_TILES, FILTER_BYTES, FILTER_PAGES,
+                      ow_width(), REGISTER_FUSION, "auto")
+
+
+def params_of(problem: Conv) -> ConvParams:
+    return problem.params or default_params()
+
+
+def ow_limit() -> int:
+    """The widest OW tile a record may ask for: its accumulators, with the widest F tile,
+    fit the target's (12 on AVX-512, 6 on AVX2)."""
+    cpu = target.current()
+    return cpu.conv_accumulators // -(-cpu.conv_widths[0] // cpu.lanes)
 
 
 def register_widths() -> tuple[int, ...]:
@@ -96,10 +121,11 @@ def filter_parts(f: int) -> list[int]:
     return parts + [rest] if rest else parts
 
 
-def ow_tile(ow: int, f_tile: int) -> int:
-    """The widest divisor of ow up to 8 other than f_tile (equal inner tiles miscompile); 0
-    when there is none."""
-    return max((d for d in range(1, min(ow, ow_width()) + 1) if ow % d == 0 and d != f_tile),
+def ow_tile(ow: int, f_tile: int, widest: int = 0) -> int:
+    """The widest divisor of ow up to 8 (`widest`, 0: `ow_width()`) other than f_tile (equal
+    inner tiles miscompile); 0 when there is none."""
+    widest = widest or ow_width()
+    return max((d for d in range(1, min(ow, widest) + 1) if ow % d == 0 and d != f_tile),
                default=0)
 
 
@@ -110,36 +136,38 @@ def whole(ow: int, f_tile: int) -> bool:
             and ow * -(-f_tile // cpu.lanes) <= cpu.conv_accumulators)
 
 
-def ow_parts(ow: int, f_tile: int) -> list[int]:
+def ow_parts(ow: int, f_tile: int, widest: int = 0) -> list[int]:
     """OW as one part when a divisor in [4, 8] (or all of OW, `whole`) is a register tile,
     else split at a multiple of 8 (7 or 6 where 8 or the remainder would equal the f tile):
-    13 -> [13] with 16 channels, [8, 5] with 32; 111 -> [104, 7]."""
-    if ow_tile(ow, f_tile) >= OW_MIN or whole(ow, f_tile):
+    13 -> [13] with 16 channels, [8, 5] with 32; 111 -> [104, 7]. (8: `widest`, 0 for
+    `ow_width()`.)"""
+    if ow_tile(ow, f_tile, widest) >= OW_MIN or whole(ow, f_tile):
         return [ow]
-    for width in range(ow_width(), OW_MIN - 1, -1):
+    for width in range(widest or ow_width(), OW_MIN - 1, -1):
         rest = ow % width
         if width != f_tile and rest != f_tile:
             return [ow - rest, rest] if rest else [ow]
     return [ow]
 
 
-def part_ow_tile(ow: int, f_tile: int) -> int:
+def part_ow_tile(ow: int, f_tile: int, widest: int = 0) -> int:
     """The register tile of one OW part from `ow_parts` (all of it when no divisor fits)."""
-    tile_size = ow_tile(ow, f_tile)
+    tile_size = ow_tile(ow, f_tile, widest)
     return tile_size if tile_size >= OW_MIN or not whole(ow, f_tile) else ow
 
 
-def ow_register(ow: int, f_tile: int) -> tuple[int, bool]:
+def ow_register(ow: int, f_tile: int, widest: int = 0) -> tuple[int, bool]:
     """The register tile of OW's first part (`ow_parts`), and whether there is a second
     part, which `fusion.register_fused_lines` peels off the register tile loop."""
-    parts = ow_parts(ow, f_tile)
-    return part_ow_tile(parts[0], f_tile), len(parts) == 2
+    parts = ow_parts(ow, f_tile, widest)
+    return part_ow_tile(parts[0], f_tile, widest), len(parts) == 2
 
 
 def outer(problem: Conv) -> fusion.Outer:
     f = forall_filter_tile(problem.f)
+    limit = params_of(problem).outer_bytes
     rows = [d for d in range(1, problem.oh + 1)
-            if problem.oh % d == 0 and d * problem.ow * f * 4 <= OUTER_BYTES]
+            if problem.oh % d == 0 and d * problem.ow * f * 4 <= limit]
     oh = rows[-1] if rows else 1
     return fusion.Outer([1, oh, 0, f, 0, 0, 0], [1, oh, 0, f], (1, oh, problem.ow, f),
                         problem.epilogue, problem.init, problem.greedy,
@@ -151,7 +179,11 @@ def filter_outer(problem: Conv, oh: int, f: int) -> bool:
     read the whole filter once per row tile (the input of a row tile stays in L2 across the
     filter tiles); filter tiles outermost read the input once per filter tile. The order that
     moves fewer bytes past L2 wins: SqueezeNet's last conv (1x1 512 -> 1000 on 13 x 13, a 2 MiB
-    filter, 13 row tiles) read 26 MiB of filter per call rows outermost (6 % slower)."""
+    filter, 13 row tiles) read 26 MiB of filter per call rows outermost (6 % slower).
+    A record's `order` other than "auto" decides instead."""
+    order = params_of(problem).order
+    if order != "auto":
+        return order == "filters"
     filter_bytes = problem.kh * problem.kw * problem.c * problem.f * 4
     input_bytes = problem.oh * problem.ow * problem.c * 4  # (stride 1, without the halo)
     row_tiles, filter_tiles = problem.oh // oh, problem.f // f
@@ -172,8 +204,10 @@ def channel_block(problem: Conv, f_tile: int) -> int:
     def pages(c: int) -> float:  # 4 KiB pages the [kh, kw, c, f] slice touches
         return problem.kh * problem.kw * c * min(1.0, row / PAGE)
 
+    params = params_of(problem)
+
     def fits(c: int) -> bool:
-        return size(c) <= FILTER_BYTES and pages(c) <= FILTER_PAGES
+        return size(c) <= params.filter_bytes and pages(c) <= params.filter_pages
 
     return max((d for d in range(1, problem.c + 1)
                 if problem.c % d == 0 and (fits(d) or d == 1)), default=1)

@@ -51,13 +51,13 @@ from mlir.dialects import arith, linalg, tensor
 
 from dlc.passes.codegen import elementwise_lines, fusion, target
 from dlc.passes.codegen.conv_common import (
-    OUTER_BYTES,
     Conv,
     channel_block,
     filter_outer,
     outer,
     ow_parts,
     ow_register,
+    params_of,
     part_ow_tile,
     split_along,
 )
@@ -65,9 +65,8 @@ from dlc.passes.codegen.matmul import multiply_add
 from dlc.passes.codegen.predicates import maps, reassociation, window
 from dlc.passes.codegen.script import Lines, tile, vectorize_each
 
-OUTER_FILTER = 1024 * 1024  # the filter slice of one forall tile (half the 2 MiB L2)
-REGISTER_FUSION = True  # init and epilogue fused into the register tiles (see below)
-MIN_TILES = 4  # forall tiles (of output channels and rows) wanted, for the threads
+# (the forall tile's limits, OUTER_BYTES, OUTER_FILTER and MIN_TILES, and REGISTER_FUSION are
+# conv_common's: the heuristic's point of the tuning space, `conv_params.py`)
 PAD_MIN = 128  # from this F, a filter count no block divides is padded with zero filters
 DISTINCT = "dlc.distinct"
 # the numbers of the distinct empties of the running dlc-schedule (`numbering`): counted per run,
@@ -440,18 +439,20 @@ def outer_tile(problem: Conv) -> tuple[int, int]:
     """(oh, f) of the forall's [1, oh, OW, f] output tiles: f the widest multiple of 32
     dividing F whose filter slice fits OUTER_FILTER, oh the most rows dividing OH whose tile
     fits OUTER_BYTES; both narrowed while that leaves fewer than MIN_TILES tiles (the
-    threads' share) and a narrower choice exists."""
+    threads' share) and a narrower choice exists. (The limits: `params_of(problem)`.)"""
+    params = params_of(problem)
+
     def rows(f: int) -> int:
         fits = [d for d in range(1, problem.oh + 1)
-                if problem.oh % d == 0 and d * problem.ow * f * 4 <= OUTER_BYTES]
+                if problem.oh % d == 0 and d * problem.ow * f * 4 <= params.outer_bytes]
         return fits[-1] if fits else 1
 
     block = block_of(problem.f)
-    widths = [d for d in range(block, problem.f + 1, block) if problem.f % d == 0
-              and (d == block or problem.kh * problem.kw * problem.c * d * 4 <= OUTER_FILTER)]
+    widths = [d for d in range(block, problem.f + 1, block) if problem.f % d == 0 and (
+        d == block or problem.kh * problem.kw * problem.c * d * 4 <= params.outer_filter)]
     choices = [(rows(f), f) for f in reversed(widths)]  # widest first
     for oh, f in choices:
-        if (problem.oh // oh) * (problem.f // f) >= MIN_TILES:
+        if (problem.oh // oh) * (problem.f // f) >= params.min_tiles:
             return oh, f
     return choices[-1]
 
@@ -465,8 +466,9 @@ def lines(handle: str, problem: Conv, prefix: str) -> Lines:
                          (1, oh, ow, f // block, block), forall.epilogue, forall.init,
                          forall.greedy, f"attributes {{{TAG}}}",
                          filter_outer(problem, oh, f))
-    inner = Conv(1, oh, ow, f, problem.c, problem.kh, problem.kw, f_total=block)
-    if REGISTER_FUSION and tiles.greedy and (tiles.epilogue or tiles.init) \
+    inner = Conv(1, oh, ow, f, problem.c, problem.kh, problem.kw, f_total=block,
+                 params=problem.params)
+    if params_of(problem).register_fusion and tiles.greedy and (tiles.epilogue or tiles.init) \
             and channel_block(inner, block) == inner.c:
         return _register_fused_lines(handle, tiles, inner, block, prefix)
     return fusion.forall_lines(handle, tiles, prefix,
@@ -478,7 +480,7 @@ def _register_fused_lines(handle: str, tiles: fusion.Outer, problem: Conv, block
                           prefix: str) -> Lines:
     """The forall as in fusion._greedy_lines, then register tiles of the epilogue (or of the
     conv) with the conv and its init fused into them (`fusion.register_fused_lines`)."""
-    ow, peel = ow_register(problem.ow, block)
+    ow, peel = ow_register(problem.ow, block, params_of(problem).ow_max)
     return fusion.register_fused_lines(handle, tiles, [1, 1, ow, 1, 0], 3,
                                        f"attributes {{{TAG}}}", _kernel_lines, prefix, peel)
 
@@ -487,9 +489,10 @@ def tile_lines(handle: str, problem: Conv, block: int, prefix: str) -> Lines:
     """One output tile [1, oh, OW, f/32, 32]: OW parts, C blocks, register tiles."""
     ops: list[str] = []
     result = Lines(ops)
-    parts = ow_parts(problem.ow, block)
+    widest = params_of(problem).ow_max
+    parts = ow_parts(problem.ow, block, widest)
     for j, (part, ow_size) in enumerate(split_along(handle, 2, parts, f"{prefix}w", ops)):
-        ow = part_ow_tile(ow_size, block)
+        ow = part_ow_tile(ow_size, block, widest)
         kc = channel_block(problem, block)
         p = f"{prefix}p{j}"
         if kc < problem.c:
