@@ -2,7 +2,8 @@
 // 8x16 tile of partial results in registers while the row is read 16 elements at a time, then
 // merges it once per 8 rows (vector.multi_reduction); the op subtracting the row max
 // (broadcast along the row: map (d0, d1) -> (d0, 0)) is vectorized 64 elements at a time, the
-// broadcast of the row's max read once per row (loop-invariant code motion).
+// broadcast of the row's max read once per row (loop-invariant code motion). Both ops have
+// more than reduction.THREAD_MIN elements: their row tiles are scf.forall iterations (threads).
 // RUN: dlc-opt %s --split-input-file -p 'builtin.module(dlc-schedule)' | FileCheck %s
 
 #rows3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
@@ -12,11 +13,11 @@
 
 // CHECK-LABEL: func.func @test_row_max_then_subtract
 // CHECK-NOT:     linalg.generic
-// CHECK:         scf.for {{.*}} step %c8
+// CHECK:         scf.forall (%{{.*}}) in (16)
 // CHECK:           scf.for {{.*}} step %c16 iter_args(%{{.*}} = %{{.*}}) -> (vector<8x1x16xf32>)
 // CHECK:             arith.maximumf {{.*}} : vector<8x1x16xf32>
 // CHECK:           vector.multi_reduction <maximumf>, {{.*}} [2] : vector<8x1x16xf32> to vector<8x1xf32>
-// CHECK:         scf.for
+// CHECK:         scf.forall (%{{.*}}) in (128)
 // CHECK:           vector.transfer_read {{.*}} permutation_map = {{.*}} : tensor<1x1xf32>, vector<64xf32>
 // CHECK:           scf.for {{.*}} step %c64
 // CHECK:             arith.subf {{.*}} : vector<64xf32>

@@ -9,6 +9,7 @@ into one `@__transform_main`, followed by the common lowering (PERF.md, steps 2 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Self
 
 ANY = "!transform.any_op"
 
@@ -18,7 +19,7 @@ class Lines:
     ops: list[str] = field(default_factory=list)
     hoist_loops: list[str] = field(default_factory=list)
 
-    def __iadd__(self, other: Lines) -> Lines:
+    def __iadd__(self, other: Lines) -> Self:
         self.ops += other.ops
         self.hoist_loops += other.hoist_loops
         return self
@@ -34,6 +35,15 @@ def tile(handle: str, sizes: list[int], prefix: str,
     line = (f"%{prefix}_t, {', '.join(loops)} = transform.structured.tile_using_for {handle} "
             f"tile_sizes [{', '.join(map(str, sizes))}]{order} : ({ANY}) -> ({types})")
     return [line], f"%{prefix}_t", loops
+
+
+def tile_forall(handle: str, sizes: list[int], prefix: str) -> tuple[list[str], str, str]:
+    """Ops tiling `handle` by `sizes` (0: not tiled) with one `scf.forall` (its iterations run on
+    the threads when num_threads > 1; single-threaded, a loop): the tiled op's and the forall's
+    handles."""
+    line = (f"%{prefix}_t, %{prefix}_forall = transform.structured.tile_using_forall {handle} "
+            f"tile_sizes [{', '.join(map(str, sizes))}] : ({ANY}) -> ({ANY}, {ANY})")
+    return [line], f"%{prefix}_t", f"%{prefix}_forall"
 
 
 def vectorize_each(loops: str, prefix: str) -> list[str]:

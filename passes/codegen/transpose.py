@@ -9,7 +9,9 @@ the dimension the input's innermost one lands on (every other dimension by 1), v
 block (a vector<8x8> read along the input's rows, `vector.transpose`, a write along the
 output's rows), which the vector lowering turns into register shuffles; a block dimension
 that 8 does not divide is split at its last multiple of 8 and its remainder is one block of
-that size (28 = 24 + 4: 8 x 4 blocks), never masked. Matched: static shapes of 32-bit
+that size (28 = 24 + 4: 8 x 4 blocks), never masked. A part of at least THREAD_MIN elements
+has its rows (the other dimensions, by 1) in an scf.forall, for the threads (single-threaded,
+the same loops). Matched: static shapes of 32-bit
 elements whose two block dimensions are at least 4, of at least `min-elements` elements
 (dlc-schedule's elementwise threshold).
 """
@@ -21,7 +23,8 @@ from math import prod
 
 from mlir import ir
 
-from dlc.passes.codegen.script import ANY, Lines, split_parts, tile
+from dlc.passes.codegen.reduction import THREAD_MIN
+from dlc.passes.codegen.script import ANY, Lines, split_parts, tile, tile_forall
 
 BLOCK = 8  # the square block: 8 lanes of f32 (one ymm register per row)
 
@@ -71,6 +74,12 @@ def lines(handle: str, problem: Transpose, prefix: str) -> Lines:
                                                            BLOCK, f"{prefix}l{i}", ops)):
             sizes = [1] * rank
             sizes[inner], sizes[-1] = min(BLOCK, inner_size), min(BLOCK, last_size)
+            rows = prod(problem.shape) // (problem.shape[inner] * problem.shape[-1])
+            if rows > 1 and rows * inner_size * last_size >= THREAD_MIN:
+                outer = [0 if d in (inner, rank - 1) else 1 for d in range(rank)]
+                more, piece, _ = tile_forall(piece, outer, f"{prefix}f{i}{j}")
+                ops += more
+                sizes = [s if d in (inner, rank - 1) else 0 for d, s in enumerate(sizes)]
             more, block, _ = tile(piece, sizes, f"{prefix}t{i}{j}")
             ops += more
             ops.append(f"transform.structured.vectorize {block} : {ANY}")
