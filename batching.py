@@ -136,21 +136,34 @@ def _ops(block: ir.Block) -> list[ir.Operation]:
 
 # ----------------------------------------------------------------------------- the rules
 
-Axes = dict[Any, int | None]  # value -> its batch axis (None: the same for every row)
+@dataclass(frozen=True)
+class At:
+    """Where a value holds the batch: along `axis`, whose size is batch x `factor`, the
+    batch the outer factor (a batch merged with the axis after it, `[B, H, ...]` viewed as
+    `[B*H, ...]`: row b is the slices b*factor to (b+1)*factor - 1)."""
+
+    axis: int
+    factor: int = 1
+
+    def moved(self, axis: int) -> At:
+        return At(axis, self.factor)
+
+
+Axes = dict[Any, At | None]  # value -> where its batch is (None: the same for every row)
 
 
 def _batch_axes(block: ir.Block, arg_axes: list[int | None], batch: int) -> Axes:
-    """Each value's batch axis in `block` (arguments given), by the ops' rules; NotSeparable
-    when an op is not row-wise or an output's batch is not at axis 0."""
+    """Where each value of `block` holds the batch (arguments given), by the ops' rules;
+    NotSeparable when an op is not row-wise or an output's batch is not axis 0 alone."""
     axes: Axes = {}
     for arg, axis in zip(block.arguments, arg_axes):
         if axis is not None and list(arg.type.shape)[axis] != batch:
             raise NotSeparable("an input's batch size is not the one imported")
-        axes[arg] = axis
+        axes[arg] = None if axis is None else At(axis)
     for op in _ops(block):
         if op.name == "func.return":
             for i, value in enumerate(op.operands):
-                if axes.get(value) != 0:
+                if axes.get(value) != At(0):
                     raise NotSeparable(f"output #{i} does not have the batch at axis 0")
             continue
         definition = op_def(op)
@@ -167,18 +180,18 @@ def _batch_axes(block: ir.Block, arg_axes: list[int | None], batch: int) -> Axes
             attrs = definition.python_attributes(op)
             shapes = [list(v.type.shape) for v in op.operands]
             out = [list(r.type.shape) for r in op.results]
-            result = rule(shapes, operand_axes, attrs, out)
+            result = rule(shapes, operand_axes, attrs, out, batch)
             if result is None:
                 raise NotSeparable(f"{op.name} ({_where(op)}) mixes the rows of the batch")
             result_axes = [result] * len(op.results)
-        for value, axis in zip(op.results, result_axes):
-            if axis is not None and list(value.type.shape)[axis] != batch:
+        for value, at in zip(op.results, result_axes):
+            if at is not None and list(value.type.shape)[at.axis] != batch * at.factor:
                 raise NotSeparable(f"{op.name} ({_where(op)}): the batch axis lost its size")
-            axes[value] = axis
+            axes[value] = at
     return axes
 
 
-def _repeated_axis(op: ir.Operation, mnemonic: str, batch: int) -> int | None:
+def _repeated_axis(op: ir.Operation, mnemonic: str, batch: int) -> At | None:
     """The axis of a splat constant or a broadcast of an unbatched value that has the batch's
     size there (`torch.zeros(x.shape[0], ...)`, position ids expanded to the batch): each
     row is the same. None otherwise (the comparison of the modules then finds out whether
@@ -191,10 +204,10 @@ def _repeated_axis(op: ir.Operation, mnemonic: str, batch: int) -> int | None:
         return None
     (axis,) = found
     if mnemonic == "constant":
-        return axis if _repeats(op.attributes["value"], axis) else None
+        return At(axis) if _repeats(op.attributes["value"], axis) else None
     source = list(op.operands[0].type.shape)
     at = axis - (len(shape) - len(source))
-    return axis if at < 0 or source[at] == 1 else None
+    return At(axis) if at < 0 or source[at] == 1 else None
 
 
 def _repeats(value: ir.Attribute, axis: int) -> bool:
@@ -215,102 +228,111 @@ def _where(op: ir.Operation) -> str:
     return str(op.location)
 
 
-def _elementwise(shapes, axes, attrs, out) -> int | None:
-    """numpy broadcasting: batched operands agree on the result's axis, the others are 1
-    there (or do not reach it)."""
+# Each rule: (operand shapes, where each operand holds the batch, attributes, result shapes,
+# the batch) -> where the results hold it, or None when the op mixes rows.
+
+def _elementwise(shapes, axes, attrs, out, batch) -> At | None:
+    """numpy broadcasting: batched operands agree on the result's axis (and factor), the
+    others are 1 there (or do not reach it)."""
     rank = len(out[0])
-    found = {a + rank - len(s) for s, a in zip(shapes, axes) if a is not None}
+    found = {a.moved(a.axis + rank - len(s)) for s, a in zip(shapes, axes) if a is not None}
     if len(found) != 1:
         return None
-    (axis,) = found
+    (at,) = found
     for shape, a in zip(shapes, axes):
-        at = axis - (rank - len(shape))
-        if a is None and at >= 0 and shape[at] != 1:
+        k = at.axis - (rank - len(shape))
+        if a is None and k >= 0 and shape[k] != 1:
             return None
-    return axis
+    return at
 
 
 def _along(name: str):
     """An op along one axis (`name`), the result the operand's shape: row-wise off it."""
-    def rule(shapes, axes, attrs, out):
-        if len(axes) != 1 or axes[0] == attrs[name] or len(out[0]) != len(shapes[0]):
+    def rule(shapes, axes, attrs, out, batch):
+        if len(axes) != 1 or axes[0].axis == attrs[name] or len(out[0]) != len(shapes[0]):
             return None
         return axes[0]
     return rule
 
 
-def _first_only(shapes, axes, attrs, out) -> int | None:
-    """Convs and pools: the batch is axis 0 of the data; filters and bias are unbatched."""
-    if axes[0] != 0 or any(a is not None for a in axes[1:]):
+def _first_only(shapes, axes, attrs, out, batch) -> At | None:
+    """Convs and pools: the batch (of whole images) is axis 0 of the data; filters and bias
+    are unbatched."""
+    if axes[0] is None or axes[0].axis != 0 or any(a is not None for a in axes[1:]):
         return None
-    return 0
+    return axes[0]
 
 
-def _reduced(axis: int, reduced: Sequence[int], keepdims: int) -> int | None:
-    if axis in reduced:
+def _reduced(at: At, reduced: Sequence[int], keepdims: int) -> At | None:
+    if at.axis in reduced:
         return None
-    return axis if keepdims else axis - sum(1 for r in reduced if r < axis)
+    return at if keepdims else at.moved(at.axis - sum(1 for r in reduced if r < at.axis))
 
 
-def _reduce(shapes, axes, attrs, out):
+def _reduce(shapes, axes, attrs, out, batch):
     return _reduced(axes[0], attrs["axes"], attrs["keepdims"])
 
 
-def _argreduce(shapes, axes, attrs, out):
+def _argreduce(shapes, axes, attrs, out, batch):
     return _reduced(axes[0], [attrs["axis"]], attrs["keepdims"])
 
 
-def _transpose(shapes, axes, attrs, out):
-    return list(attrs["perm"]).index(axes[0])
+def _transpose(shapes, axes, attrs, out, batch):
+    return axes[0].moved(list(attrs["perm"]).index(axes[0].axis))
 
 
-def _reshape(shapes, axes, attrs, out):
-    """The batch stays one axis with the same number of elements before it."""
-    (shape,), (axis,), result = shapes, axes, out[0]
-    before = math.prod(shape[:axis])
+def _reshape(shapes, axes, attrs, out, batch):
+    """The same number of elements before the batch's axis, which may merge with (or split
+    from) the axes after it, the batch staying its outer factor: each row's elements keep
+    their places."""
+    (shape,), (at,), result = shapes, axes, out[0]
+    before = math.prod(shape[:at.axis])
+    per_row = at.factor * math.prod(shape[at.axis + 1:])  # (the elements of a row, per prefix)
     for k, size in enumerate(result):
-        if math.prod(result[:k]) == before and size == shape[axis]:
-            return k if math.prod(result[k + 1:]) == math.prod(shape[axis + 1:]) else None
+        if math.prod(result[:k]) != before or size % batch:
+            continue
+        if size // batch * math.prod(result[k + 1:]) == per_row:
+            return At(k, size // batch)
     return None
 
 
-def _broadcast(shapes, axes, attrs, out):
-    return axes[0] + len(out[0]) - len(shapes[0])
+def _broadcast(shapes, axes, attrs, out, batch):
+    return axes[0].moved(axes[0].axis + len(out[0]) - len(shapes[0]))
 
 
-def _slice(shapes, axes, attrs, out):
-    axis = axes[0]
+def _slice(shapes, axes, attrs, out, batch):
+    axis = axes[0].axis
     whole = (attrs["starts"][axis], attrs["sizes"][axis], attrs["steps"][axis]) == \
         (0, shapes[0][axis], 1)
-    return axis if whole else None
+    return axes[0] if whole else None
 
 
-def _pad(shapes, axes, attrs, out):
-    axis, rank = axes[0], len(shapes[0])
+def _pad(shapes, axes, attrs, out, batch):
+    axis, rank = axes[0].axis, len(shapes[0])
     if len(axes) > 1 and axes[1] is not None:
         return None
     pads = attrs["pads"]
-    return axis if pads[axis] == 0 and pads[rank + axis] == 0 else None
+    return axes[0] if pads[axis] == 0 and pads[rank + axis] == 0 else None
 
 
-def _concat(shapes, axes, attrs, out):
-    if len(set(axes)) != 1 or axes[0] == attrs["axis"]:
+def _concat(shapes, axes, attrs, out, batch):
+    if len(set(axes)) != 1 or axes[0] is None or axes[0].axis == attrs["axis"]:
         return None  # (an unbatched part, or the batch concatenated)
     return axes[0]
 
 
-def _gather(shapes, axes, attrs, out):
-    (data_axis, index_axis), axis = axes, attrs["axis"]
-    if index_axis is None:  # rows of data, indexed the same in each
-        if data_axis == axis:
+def _gather(shapes, axes, attrs, out, batch):
+    (data, indices), axis = axes, attrs["axis"]
+    if indices is None:  # rows of data, indexed the same in each
+        if data.axis == axis:
             return None
-        return data_axis if data_axis < axis else data_axis + len(shapes[1]) - 1
-    if data_axis is None:  # each row's own indices into shared data (an embedding)
-        return axis + index_axis
+        return data if data.axis < axis else data.moved(data.axis + len(shapes[1]) - 1)
+    if data is None:  # each row's own indices into shared data (an embedding)
+        return indices.moved(axis + indices.axis)
     return None
 
 
-def _matmul(shapes, axes, attrs, out):
+def _matmul(shapes, axes, attrs, out, batch):
     """numpy matmul: the batch as rows of A (B unbatched), as columns of B (A unbatched), or
     as a batch dimension of either or both; never along K."""
     rank = len(out[0])
@@ -319,58 +341,59 @@ def _matmul(shapes, axes, attrs, out):
         return None
     found = set()
     if ka is not None:
-        if ka == len(sa) - 1:
+        if ka.axis == len(sa) - 1:
             return None
-        found.add(rank - 2 if ka == len(sa) - 2 else ka + rank - len(sa))
+        found.add(ka.moved(rank - 2 if ka.axis == len(sa) - 2 else ka.axis + rank - len(sa)))
     if kb is not None:
-        if kb == len(sb) - 2:
+        if kb.axis == len(sb) - 2:
             return None
-        found.add(rank - 1 if kb == len(sb) - 1 else kb + rank - len(sb))
+        found.add(kb.moved(rank - 1 if kb.axis == len(sb) - 1 else kb.axis + rank - len(sb)))
     if len(found) != 1:
         return None
-    (axis,) = found
-    if axis >= rank - 2:  # rows of A or columns of B: the other operand unbatched
-        return axis if ka is None or kb is None else None
+    (at,) = found
+    if at.axis >= rank - 2:  # rows of A or columns of B: the other operand unbatched
+        return at if ka is None or kb is None else None
     for shape, k in zip(shapes, axes):  # a batch dimension: an unbatched operand is 1 there
-        at = axis - (rank - len(shape))
-        if k is None and at >= 0 and shape[at] != 1:
+        i = at.axis - (rank - len(shape))
+        if k is None and i >= 0 and shape[i] != 1:
             return None
-    return axis
+    return at
 
 
-def _gemm(shapes, axes, attrs, out):
+def _gemm(shapes, axes, attrs, out, batch):
     a, b = axes[0], axes[1]
     c = axes[2] if len(axes) > 2 else None
-    if b is not None or a != (1 if attrs["transA"] else 0):
+    if a is None or b is not None or a.axis != (1 if attrs["transA"] else 0):
         return None
-    if c is not None and len(shapes[2]) == 2 and c != 0:
+    at = a.moved(0)
+    if c is not None and len(shapes[2]) == 2 and c != at:
         return None
     if c is None and len(shapes) > 2 and len(shapes[2]) == 2 and shapes[2][0] != 1:
         return None
-    return 0
+    return at
 
 
-def _dequantize(shapes, axes, attrs, out):
+def _dequantize(shapes, axes, attrs, out, batch):
     """Quantize/DequantizeLinear: per tensor, or per channel along another axis."""
-    if any(a is not None for a in axes[1:]):
+    if axes[0] is None or any(a is not None for a in axes[1:]):
         return None
-    axis = axes[0]
     per_channel = len(shapes[1]) > 0 and math.prod(shapes[1]) > 1
-    return None if per_channel and attrs["axis"] == axis else axis
+    return None if per_channel and attrs["axis"] == axes[0].axis else axes[0]
 
 
-def _matmul_nbits(shapes, axes, attrs, out):
-    if any(a is not None for a in axes[1:]) or axes[0] == len(shapes[0]) - 1:
+def _matmul_nbits(shapes, axes, attrs, out, batch):
+    if axes[0] is None or any(a is not None for a in axes[1:]) or \
+            axes[0].axis == len(shapes[0]) - 1:
         return None
     return axes[0]
 
 
-def _trilu(shapes, axes, attrs, out):
-    return axes[0] if axes[0] < len(shapes[0]) - 2 else None
+def _trilu(shapes, axes, attrs, out, batch):
+    return axes[0] if axes[0].axis < len(shapes[0]) - 2 else None
 
 
-def _grid_sample(shapes, axes, attrs, out):
-    return 0 if axes == [0, 0] else None
+def _grid_sample(shapes, axes, attrs, out, batch):
+    return axes[0] if axes[0] == axes[1] and axes[0].axis == 0 else None
 
 
 _RULES: dict[str, Callable] = {
@@ -406,26 +429,30 @@ def _same_program(block: ir.Block, batch: int, reference: ir.Block, ref_batch: i
             raise NotSeparable(f"the module at batch {batch} differs at {what}")
         if any(values.get(r) != o for r, o in zip(ref.operands, op.operands)):
             raise NotSeparable(f"{what} reads other values at batch {batch}")
-        _same_attributes(op, ref, batch, ref_batch, what)
+        result = axes.get(ref.results[0]) if len(ref.results) else None
+        _same_attributes(op, ref, batch, ref_batch, what, result)
         for r, o in zip(ref.results, op.results):
             _same_type(r, o, axes.get(r), batch, what)
             values[r] = o
 
 
-def _same_type(ref: ir.Value, value: ir.Value, axis: int | None, batch: int, what: str) -> None:
+def _same_type(ref: ir.Value, value: ir.Value, at: At | None, batch: int, what: str) -> None:
     expected = list(ref.type.shape)
-    if axis is not None:
-        expected[axis] = batch
+    if at is not None:
+        expected[at.axis] = batch * at.factor
     if list(value.type.shape) != expected or \
             str(value.type.element_type) != str(ref.type.element_type):
         raise NotSeparable(f"{what}: {value.type} at batch {batch}, expected the shape "
                            f"{expected}")
 
 
+SIZED = ("shape", "sizes")  # the integer arrays that are sizes of the result, axis by axis
+
+
 def _same_attributes(op: ir.Operation, ref: ir.Operation, batch: int, ref_batch: int,
-                     what: str) -> None:
-    """Equal attributes; an integer array may differ only where the reference has the batch
-    and `op` its own (a reshape's or broadcast's shape, a whole slice's size)."""
+                     what: str, result: At | None) -> None:
+    """Equal attributes; but a reshape's or broadcast's shape and a slice's sizes may differ
+    at the result's batch axis, the batch times the same factor in both."""
     names = _attribute_names(op)
     if names != _attribute_names(ref):
         raise NotSeparable(f"{what}: other attributes at batch {batch}")
@@ -437,11 +464,12 @@ def _same_attributes(op: ir.Operation, ref: ir.Operation, batch: int, ref_batch:
             continue
         if kinds.get(name) == "elements" and _same_rows(mine, theirs):
             continue  # (a row repeated to the batch: its type is compared as a value's)
-        if kinds.get(name) == "ints":
+        if kinds.get(name) == "ints" and name in SIZED and result is not None:
             a = definition.python_attributes(op)[name]
             b = definition.python_attributes(ref)[name]
-            if len(a) == len(b) and all(x == y or (x, y) == (batch, ref_batch)
-                                        for x, y in zip(a, b)):
+            k = result.axis
+            if len(a) == len(b) and a[:k] + a[k + 1:] == b[:k] + b[k + 1:] and \
+                    (a[k], b[k]) == (batch * result.factor, ref_batch * result.factor):
                 continue
         raise NotSeparable(f"{what}: attribute {name!r} depends on the batch size")
 
@@ -486,9 +514,9 @@ def _single_row_share(block: ir.Block, axes: Axes) -> float:
         if name in ("dlc.matmul", "dlc.gemm") and axes.get(op.operands[0]) is not None \
                 and axes.get(op.operands[1]) is None:
             out = list(op.results[0].type.shape)
-            axis = axes.get(op.results[0])
-            rows_per_batch_row = math.prod(out[:-1]) // max(out[axis], 1) if axis is not None \
-                else 0
+            at = axes.get(op.results[0])
+            batch = out[at.axis] // at.factor if at is not None else 0
+            rows_per_batch_row = math.prod(out[:-1]) // batch if batch else 0
             if rows_per_batch_row == 1:
                 single += macs
     return single / total if total else 0.0

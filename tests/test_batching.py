@@ -115,6 +115,25 @@ def test_a_row_repeated_to_the_batch_is_separable():
     assert compiled.compiles == 1
 
 
+def test_a_batch_merged_with_the_next_axis_is_separable():
+    """[N, 6, 8] viewed as [2N, 6, 4] (heads merged into the batch, as attention exports do),
+    multiplied, and viewed back: each row's elements stay its own."""
+    w = RNG.standard_normal([4, 3]).astype(np.float32)
+    shape = numpy_helper.from_array(np.array([-1, 6, 4], np.int64), "s1")
+    back = numpy_helper.from_array(np.array([-1, 36], np.int64), "s2")
+    m = model([helper.make_node("Reshape", ["x", "s1"], ["t"]),
+               helper.make_node("MatMul", ["t", "w"], ["u"]),
+               helper.make_node("Reshape", ["u", "s2"], ["y"])],
+              [value("x", ["N", 6, 8])], [value("y", ["N", 36])],
+              [shape, back, numpy_helper.from_array(w, "w")])
+    compiled = dlc.compile(m)
+    for batch in (1, 4):
+        x = RNG.standard_normal([batch, 6, 8]).astype(np.float32)
+        np.testing.assert_allclose(compiled(x)[0], (x.reshape(-1, 6, 4) @ w).reshape(-1, 36),
+                                   rtol=1e-5, atol=1e-5)
+    assert compiled.rows is not None, compiled.rows_reason
+
+
 def _shape0(name="x"):
     """Nodes computing x's batch size as a float [1] tensor, `n`."""
     return [helper.make_node("Shape", [name], ["shape"]),
@@ -135,6 +154,12 @@ MIXING = {
                                lambda x: np.exp(x) / np.exp(x).sum(0), "mixes the rows"),
     "times the batch size": ([*_shape0(), helper.make_node("Mul", ["x", "n"], ["y"])], [ZERO],
                              lambda x: x * x.shape[0], "depends on the batch size"),
+    "a slice starting at the batch size": (
+        [*_shape0(), helper.make_node("Add", ["n64", "four"], ["end"]),
+         helper.make_node("Slice", ["x", "n64", "end", "one"], ["y"])],
+        [ZERO, numpy_helper.from_array(np.array([4], np.int64), "four"),
+         numpy_helper.from_array(np.array([1], np.int64), "one")],
+        lambda x: x[:, x.shape[0]:x.shape[0] + 4], "depends on the batch size"),
     "rows reversed": ([helper.make_node("Slice", ["x", "s", "e", "a", "st"], ["y"])],
                       [numpy_helper.from_array(np.array(v, np.int64), n) for n, v in
                        (("s", [-1]), ("e", [-(2 ** 62)]), ("a", [0]), ("st", [-1]))],
@@ -145,10 +170,10 @@ MIXING = {
 @pytest.mark.parametrize("name", MIXING)
 def test_a_model_that_mixes_rows_is_compiled_per_shape(name):
     nodes, initializers, reference, reason = MIXING[name]
-    m = model(nodes, [value("x", ["N", 4])], [value("y", ["N", 4])], initializers)
+    m = model(nodes, [value("x", ["N", 40])], [value("y", ["N", "Y"])], initializers)
     compiled = dlc.compile(m)
     for batch in (2, 3):
-        x = RNG.standard_normal([batch, 4]).astype(np.float32)
+        x = RNG.standard_normal([batch, 40]).astype(np.float32)
         np.testing.assert_allclose(compiled(x)[0], reference(x), rtol=1e-5, atol=1e-6)
     assert compiled.rows is None and reason in compiled.rows_reason
     assert compiled.compiles == 2
