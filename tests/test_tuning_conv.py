@@ -191,3 +191,15 @@ def test_a_record_outside_the_space_is_a_visible_miss(db):
     assert [c.source for c in compiled.tuning.choices].count("miss") == 1
     assert "1 missed" in compiled.tuning.summary()
     run_both(model, inputs_of(compiled), tolerances=CONV_TOLERANCES)
+
+
+def test_strides_and_dilations_are_in_the_key():
+    """3x3 on 30 x 30 -> 14 x 14 by stride 2 or by dilation 8: the same types, two keys."""
+    rng = np.random.default_rng(0)
+    weight = rng.standard_normal((32, 16, 3, 3)).astype(np.float32)
+    nodes = [helper.make_node("Conv", ["x", "w"], ["a"], strides=[2, 2]),
+             helper.make_node("Conv", ["x", "w"], ["b"], dilations=[8, 8])]
+    model = make_model(nodes, {"x": (np.float32, [1, 16, 30, 30])}, ["a", "b"], {"w": weight})
+    found = tasks(model)
+    assert [t.count for t in found] == [1, 1] and found[0].key != found[1].key
+    assert found[0].op == found[1].op  # (their descriptions are the same)

@@ -1,12 +1,13 @@
 """The structural key of a scheduled op: what a tuning record is for.
 
 A key is the sha256 (24 hex digits) of a canonical text naming the schedule family, the op,
-its indexing maps, the types of its operands and results, which operands are constants
-(dense or splat: a constant B is transposed or packed at compile time), the op that makes
-its accumulator (fill, bias broadcast) and the fused elementwise consumer (its body's op
-names and its operands' types). Nothing in it depends on SSA names, locations or the rest of
-the model: the same layer in two models, or in its one-op module (`extract.py`), has one key.
-The CPU and dlc's version are the database's other key columns (`database.py`).
+its indexing maps (a named conv: its strides and dilations), the types of its operands and
+results, which operands are constants (dense or splat: a constant B is transposed or packed at
+compile time), the op that makes its accumulator (fill, bias broadcast) and the fused
+elementwise consumer (its body's op names and its operands' types). Nothing in it depends on
+SSA names, locations or the rest of the model: the same layer in two models, or in its one-op
+module (`extract.py`), has one key. The CPU and dlc's version are the database's other key
+columns (`database.py`).
 """
 
 from __future__ import annotations
@@ -17,6 +18,10 @@ import json
 from mlir import ir
 
 from dlc.passes.codegen.fusion import epilogue, init_producer
+
+# the attributes that tell two ops of the same types apart: a named conv's strides and
+# dilations are not in its types (3x3 on 30 x 30 -> 14 x 14: stride 2, or dilation 8)
+ATTRIBUTES = ("indexing_maps", "iterator_types", "strides", "dilations")
 
 
 def _operand_kind(value: ir.Value) -> str:
@@ -36,8 +41,7 @@ def _structure(op: ir.Operation | None) -> dict | None:
     for region in op.regions:
         for block in region.blocks:
             body += [o.name for o in block.operations]
-    attributes = {name: str(op.attributes[name]) for name in ("indexing_maps", "iterator_types")
-                  if name in op.attributes}
+    attributes = {name: str(op.attributes[name]) for name in ATTRIBUTES if name in op.attributes}
     return {"op": op.name, "attributes": attributes,
             "operands": [f"{v.type} {_operand_kind(v)}" for v in op.operands],
             "results": [str(r.type) for r in op.results], "body": body}
