@@ -1,12 +1,13 @@
 """Batch-separable models: one compile for every batch size.
 
-A model whose only dynamic size is a batch at axis 0 of its inputs (`input: float32[batch,
-3, 224, 224]`) usually computes each row of the batch on its own: convolutions, pools,
-matmuls over the rows' own tokens, elementwise ops, reductions along other axes. Such a
-model needs no code for each batch size: the code compiled for batch 1, called once per
-row on views of the inputs and outputs (no copies), computes the same outputs for any batch.
-`DynamicModel` does this when `rows_plan` says the model is separable, and compiles one
-specialization (batch 1) instead of one per batch size.
+A model whose inputs have a dynamic batch at axis 0 (`input: float32[batch, 3, 224, 224]`)
+usually computes each row of the batch on its own: convolutions, pools, matmuls over the
+rows' own tokens, elementwise ops, reductions along other axes. Such a model needs no code
+for each batch size: the code compiled for batch 1, called once per row on views of the
+inputs and outputs (no copies), computes the same outputs for any batch. `DynamicModel`
+does this when `rows_plan` says the model is separable, and compiles one specialization
+(batch 1) instead of one per batch size; where other sizes are dynamic too (a sequence
+length), one per value of those sizes, each planned on its own.
 
 Separable is decided on the dlc module, not guessed:
 - the module is imported at batch 1, 2 and 11; the three must be the same program but for the
@@ -16,19 +17,22 @@ Separable is decided on the dlc module, not guessed:
   value's batch axis;
 - every op of the batch-11 module is row-wise along the batch axis of its operands by its own
   rule (`_RULES`): elementwise ops broadcast an unbatched operand along it, a reduction,
-  softmax-like op, concat or gather does not run along it, a reshape keeps it as one axis
-  with the same rows before it, a matmul takes it as rows or a batch dimension of one
-  operand with the other unbatched (or as a batch dimension of both)... An op without a rule
-  (NonZero, Unique, scatters, einsum...) makes the model not separable;
+  softmax-like op, concat or gather does not run along it, a reshape keeps each row's
+  elements in place (the batch one axis, or the outer factor of one: `At`), a matmul takes it
+  as rows or a batch dimension of one operand with the other unbatched (or as a batch
+  dimension of both)... An op without a rule (NonZero, Unique, scatters, einsum...) makes
+  the model not separable; a splat or repeated constant sized by the batch is the same row
+  for every row;
 - every output has the batch at axis 0 (its rows are the call's rows).
 A model that fails any of these is compiled per call shape, as before (`DynamicModel`).
 
 The per-row code is slower than a batched compile where the batch gives a matmul its only
 rows: an MLP's layers at batch 64 run as 64 vector-matrix products, its weights read once a
-row instead of once a tile of rows. `rows_plan` declines a model where such products
-(`_single_row_macs`) are more than `MAX_SINGLE_ROW` of the multiply-adds of its matmuls and
-convolutions; a CNN (its final classifier is ~0.05 % of ResNet-50's) and a transformer with a
-static sequence length (each row's tokens are rows) take the per-row path.
+row instead of once a tile of rows. `rows_plan` declines a model where products with fewer
+than `THIN_ROWS` rows a row of the batch (`_thin_share`) are more than `MAX_THIN` of the
+multiply-adds of its matmuls and convolutions, and a model whose row is under
+`MIN_ROW_WORK`; a CNN (its final classifier is ~0.05 % of ResNet-50's) and a transformer at a
+sequence length of 32 or more (each row's tokens are rows) take the per-row path.
 """
 
 from __future__ import annotations
@@ -47,7 +51,9 @@ from dlc.errors import DlcError
 # the batch sizes whose modules must agree; the rules read the last, a size that few other
 # dimensions have (3 is an image's channels)
 BATCHES = (1, 2, 11)
-MAX_SINGLE_ROW = 0.1  # of the multiply-adds: above it, the batch is worth compiling per size
+# products (matmuls, gemms) with fewer rows than THIN_ROWS per row of the batch read their
+# weights once a row; above MAX_THIN of the multiply-adds, the batch is compiled per size
+THIN_ROWS, MAX_THIN = 32, 0.1
 # a row's work (multiply-adds of matmuls and convs, result elements of the other ops) below
 # which its call's own cost (~3-5 us: the lock, the descriptors) is more than a tenth of it
 MIN_ROW_WORK = 1_000_000
@@ -66,32 +72,36 @@ class RowsPlan:
 
 
 def batch_symbol(inputs: Sequence[tuple[str, tuple[int | str, ...]]]) -> str | None:
-    """The one symbol that is the only dynamic size of the inputs, at axis 0 of those that have
-    it, or None (no dynamic size, several, `?`, or a symbol at another axis)."""
-    symbols = {d for _, shape in inputs for d in shape if isinstance(d, str)}
-    if len(symbols) != 1:
+    """The dynamic size at axis 0 of the inputs that have one there, if it is one named size
+    found at no other axis (other dynamic sizes may be anywhere else), or None."""
+    firsts = {shape[0] for _, shape in inputs if shape and isinstance(shape[0], str)}
+    if len(firsts) != 1:
         return None
-    (symbol,) = symbols
+    (symbol,) = firsts
     if symbol == "?" or any(symbol in shape[1:] for _, shape in inputs):
         return None
     return symbol
 
 
 def rows_plan(inputs: Sequence[tuple[str, tuple[int | str, ...]]],
+              shapes: Sequence[Sequence[int]],
               import_at: Callable[[dict[str, list[int]]], ir.Module]) -> RowsPlan:
-    """The plan of a model computed row by row, or NotSeparable (see the module doc).
-    `inputs`: (name, symbolic shape) in signature order; `import_at(shapes)`: the dlc module
-    at those input shapes (in a context the caller keeps alive)."""
+    """The plan of a model computed row by row at the call's other sizes, or NotSeparable
+    (see the module doc). `inputs`: (name, symbolic shape) in signature order; `shapes`: a
+    call's input shapes (the batch's size in them is not read); `import_at(shapes)`: the dlc
+    module at those input shapes (in a context the caller keeps alive)."""
     symbol = batch_symbol(inputs)
     if symbol is None:
-        raise NotSeparable("the only dynamic size must be one batch at axis 0 of the inputs")
+        raise NotSeparable("the batch must be one named dynamic size, at axis 0 of the "
+                           "inputs only")
     batched = tuple(name for name, shape in inputs if shape and shape[0] == symbol)
     modules = []
     for batch in BATCHES:
-        shapes = {name: [batch if isinstance(d, str) else d for d in shape]
-                  for name, shape in inputs}
+        sized = {name: [batch if name in batched and axis == 0 else d
+                        for axis, d in enumerate(shape)]
+                 for (name, _), shape in zip(inputs, shapes)}
         try:
-            modules.append(import_at(shapes))
+            modules.append(import_at(sized))
         except (DlcError, ValueError, RuntimeError) as error:  # (a Dim range without 1...)
             raise NotSeparable(f"importing at batch {batch} failed: {error}") from None
     reference = _main(modules[-1])
@@ -106,10 +116,11 @@ def rows_plan(inputs: Sequence[tuple[str, tuple[int | str, ...]]],
     if work < MIN_ROW_WORK:
         raise NotSeparable(f"a row is ~{work:,.0f} multiply-adds or elements, under "
                            f"{MIN_ROW_WORK:,}: a call per row would cost more than its work")
-    share = _single_row_share(reference, axes)
-    if share > MAX_SINGLE_ROW:
-        raise NotSeparable(f"{share:.0%} of the multiply-adds are vector-matrix products whose "
-                           "rows are the batch: compiled per batch size")
+    share = _thin_share(reference, axes)
+    if share > MAX_THIN:
+        raise NotSeparable(f"{share:.0%} of the multiply-adds are products with fewer than "
+                           f"{THIN_ROWS} rows a row of the batch (their weights read once a "
+                           "row): compiled per batch size")
     return RowsPlan(batched)
 
 
@@ -501,9 +512,10 @@ def _attribute_names(op: ir.Operation) -> set[str]:
 # ----------------------------------------------------------------------------- the cost
 
 
-def _single_row_share(block: ir.Block, axes: Axes) -> float:
-    """Of the multiply-adds of matmuls, gemms and convs, the share of those whose rows (M)
-    are the batch alone: a product with an unbatched weight and one row per batch row."""
+def _thin_share(block: ir.Block, axes: Axes) -> float:
+    """Of the multiply-adds of matmuls, gemms and convs, the share of the products of a
+    batched operand and an unbatched weight with fewer than THIN_ROWS rows (M) per row of
+    the batch."""
     total = single = 0
     for op in _ops(block):
         name = op.name
@@ -517,7 +529,7 @@ def _single_row_share(block: ir.Block, axes: Axes) -> float:
             at = axes.get(op.results[0])
             batch = out[at.axis] // at.factor if at is not None else 0
             rows_per_batch_row = math.prod(out[:-1]) // batch if batch else 0
-            if rows_per_batch_row == 1:
+            if rows_per_batch_row < THIN_ROWS:
                 single += macs
     return single / total if total else 0.0
 

@@ -220,14 +220,14 @@ def _onnx_dynamic_model(model, error: DynamicShapesError, options: CompileOption
                             model, context, options.for_shapes(shapes)).module))
 
 
-def _rows_planner(signature: Signature, import_at) -> Callable[[], object]:
+def _rows_planner(signature: Signature, import_at) -> Callable[[Sequence], object]:
     """`DynamicModel.plan_rows` of a model imported by `import_at(shapes, context)`."""
-    def plan_rows():
+    def plan_rows(call_shapes: Sequence[Sequence[int]]):
         from dlc.batching import rows_plan
 
         context = make_context()
         with context:
-            return rows_plan([(s.name, s.shape) for s in signature.inputs],
+            return rows_plan([(s.name, s.shape) for s in signature.inputs], call_shapes,
                              lambda shapes: import_at(shapes, context))
     return plan_rows
 

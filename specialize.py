@@ -15,14 +15,15 @@ through the compile cache: a shape seen before, in this process or an earlier on
 not compiled again. At most `max_specializations` of them are kept, least recently used
 dropped first (default 8, `$DLC_MAX_SPECIALIZATIONS`).
 
-One compile for every batch: when the only dynamic size is a batch at axis 0 and the model
-computes each row on its own (`dlc.batching`, checked on the dlc module: `plan_rows`), the
-first call compiles the batch-1 specialization and every call, at any batch, runs it once
-per row on views of the inputs and outputs (`rows`; `rows_reason` says why a model is not
-run so; `$DLC_BATCH_ROWS=0` turns it off).
+One compile for every batch: when a batch is dynamic at axis 0 and the model computes each
+row on its own (`dlc.batching`, checked on the dlc module: `plan_rows`, at the first call
+with each value of the other sizes), the batch-1 specialization is compiled and every call,
+at any batch, runs it once per row on views of the inputs and outputs (`rows`: the plan
+decided last; `rows_reason` says why a model is not run so; `$DLC_BATCH_ROWS=0` turns it
+off).
 
 What this is not (yet): one compiled function for every shape. Another dynamic size
-(a sequence length) still compiles per shape: the first call with a new one pays a compile
+(a sequence length) still compiles per value: the first call with a new one pays a compile
 (seconds for a real model, see `compile_seconds` of each specialization).
 """
 
@@ -140,22 +141,35 @@ class DynamicModel:
     def __init__(self, signature: Signature,
                  compile_for: Callable[[dict[str, list[int]]], Any], opt_level: int = 2,
                  num_threads: int = 1, max_specializations: int | None = None,
-                 plan_rows: Callable[[], Any] | None = None):
+                 plan_rows: Callable[[Shapes], Any] | None = None):
         self.signature = signature
         self._compile_for = compile_for  # input shapes (all, by name) -> a CompiledModel
-        # () -> a batching.RowsPlan, or NotSeparable: asked once, on the first call
-        self._plan_rows = plan_rows if plan_rows is not None and settings.BATCH_ROWS.get() \
-            else None
-        self._rows: Any = None  # the RowsPlan of a model computed row by row
-        self._rows_decided = plan_rows is None or self._plan_rows is None
-        self.rows_reason: str | None = None if self._plan_rows is not None else (
-            "DLC_BATCH_ROWS=0" if plan_rows is not None else None)
-        self._rows_lock = threading.Lock()
         self.opt_level = opt_level
         self.num_threads = num_threads
         self.max_specializations = max_specializations or default_max_specializations()
         self._compiled = Specializations(self.max_specializations)
         self.compile_seconds = 0.0  # the specializations' compile time, all together
+        # a call's shapes -> a batching.RowsPlan, or NotSeparable (see `rows`)
+        self._plan_rows, self._batched, self.rows_reason = self._rows_setup(plan_rows)
+        self.rows: Any = None  # the RowsPlan decided last (None: per shape, `rows_reason`)
+        # the call's shapes but the batch -> (plan, batch-1 shapes), or None: per shape
+        self._row_plans: OrderedDict[Shapes, tuple[Any, Shapes] | None] = OrderedDict()
+        self._rows_lock = threading.Lock()  # (held briefly: the plans' order)
+        self._decide_lock = threading.Lock()  # (one decision at a time)
+
+    def _rows_setup(self, plan_rows) -> tuple[Any, tuple[bool, ...], str | None]:
+        if plan_rows is None:
+            return None, (), None
+        if not settings.BATCH_ROWS.get():
+            return None, (), "DLC_BATCH_ROWS=0"
+        from dlc.batching import batch_symbol
+
+        symbol = batch_symbol([(spec.name, spec.shape) for spec in self.signature.inputs])
+        if symbol is None:
+            return None, (), ("the batch must be one named dynamic size, at axis 0 of the "
+                              "inputs only")
+        return plan_rows, tuple(bool(spec.shape) and spec.shape[0] == symbol
+                                for spec in self.signature.inputs), None
 
     @property
     def compiles(self) -> int:
@@ -180,57 +194,59 @@ class DynamicModel:
             return call_with_tensors(self, args, kwargs)
         arrays = self.signature.check_dtypes(args, kwargs)
         shapes = tuple(a.shape for a in arrays)
-        if self.rows is not None:
+        if self._plan_rows is not None:
             self.signature.bind_symbols(shapes)
-            return self._run_rows(arrays)
+            rows = self._rows_for(shapes)
+            if rows is not None:
+                return self._run_rows(rows[1], arrays)
         compiled = self._compiled.recall(shapes)
         if compiled is None:  # (a shape seen before fits the signature: checked then)
             self.signature.bind_symbols(shapes)
             compiled = self._specialization(shapes)
         return compiled._function.run(arrays)  # (the arrays are checked: not again)
 
-    @property
-    def rows(self) -> Any:
-        """The `batching.RowsPlan` when one compile (batch 1, run per row) serves every batch,
-        else None (`rows_reason` says why); decided on first use."""
-        if not self._rows_decided:
-            with self._rows_lock:
-                if not self._rows_decided:
-                    self._decide_rows()
-        return self._rows
+    def _rows_for(self, shapes: Shapes) -> tuple[Any, Shapes] | None:
+        """(plan, batch-1 shapes) of the call's other sizes, decided at their first call."""
+        key = tuple(tuple(-1 if batched and axis == 0 else d for axis, d in enumerate(shape))
+                    for shape, batched in zip(shapes, self._batched))
+        with self._rows_lock:
+            if key in self._row_plans:
+                self._row_plans.move_to_end(key)
+                return self._row_plans[key]
+        with self._decide_lock:
+            if key not in self._row_plans:
+                decided = self._decide_rows(shapes)
+                with self._rows_lock:
+                    self._row_plans[key] = decided
+                    while len(self._row_plans) > self.max_specializations:
+                        self._row_plans.popitem(last=False)
+            return self._row_plans[key]
 
-    def _decide_rows(self) -> None:
+    def _decide_rows(self, shapes: Shapes) -> tuple[Any, Shapes] | None:
         from dlc.batching import NotSeparable
 
         try:
-            plan = self._plan_rows()
+            plan = self._plan_rows(shapes)
         except NotSeparable as reason:
-            self.rows_reason = str(reason)
-        else:
-            specialization = self._row_specialization(plan)
-            public = specialization._function.signature
-            if public.bounds or any(not spec.shape or spec.shape[0] != 1
-                                    for spec in public.outputs):
-                self.rows_reason = "an output is not one row at batch 1"
-            else:
-                self._rows, self._row_compiled = plan, specialization
-        self._rows_decided = True
+            self.rows, self.rows_reason = None, str(reason)
+            return None
+        row_shapes = tuple((1, *shape[1:]) if batched else tuple(shape)
+                           for shape, batched in zip(shapes, self._batched))
+        public = self._specialization(row_shapes)._function.signature
+        if public.bounds or any(not spec.shape or spec.shape[0] != 1
+                                for spec in public.outputs):
+            self.rows, self.rows_reason = None, "an output is not one row at batch 1"
+            return None
+        self.rows, self.rows_reason = plan, None
+        return plan, row_shapes
 
-    def _row_shapes(self, plan: Any) -> Shapes:
-        return tuple(tuple(1 if spec.name in plan.batched and axis == 0 else d
-                           for axis, d in enumerate(spec.shape)) for spec in self.signature.inputs)
-
-    def _row_specialization(self, plan: Any) -> Any:  # (kept as _row_compiled when used)
-        return self._specialization(self._row_shapes(plan))
-
-    def _run_rows(self, arrays: list[np.ndarray]) -> list[np.ndarray]:
+    def _run_rows(self, row_shapes: Shapes, arrays: list[np.ndarray]) -> list[np.ndarray]:
         """The batch-1 code called once per row, on views of the inputs and outputs."""
-        function = self._row_compiled._function
-        batched = [spec.name in self._rows.batched for spec in self.signature.inputs]
-        batch = next(a.shape[0] for a, b in zip(arrays, batched) if b)
+        function = self._specialization(row_shapes)._function  # (kept: a dict lookup)
+        batch = next(a.shape[0] for a, b in zip(arrays, self._batched) if b)
         outputs = [np.empty((batch, *spec.shape[1:]), spec.dtype)
                    for spec in function.signature.outputs]
-        steps = [a.nbytes // batch if b and batch else 0 for a, b in zip(arrays, batched)]
+        steps = [a.nbytes // batch if b and batch else 0 for a, b in zip(arrays, self._batched)]
         steps += [o.nbytes // batch if batch else 0 for o in outputs]
         starts = [a.ctypes.data for a in (*arrays, *outputs)]
         for row in range(batch):
@@ -270,7 +286,7 @@ class DynamicModel:
         return compiled.ir(stage, large_elements_limit)
 
     def __repr__(self) -> str:
-        mode = "; one compile for every batch, run per row" if self._rows is not None else ""
+        mode = "; one compile for every batch, run per row" if self.rows is not None else ""
         return (f"DynamicModel{self.signature} (opt_level={self.opt_level}, "
                 f"{len(self._compiled)} specialization{'s' * (len(self._compiled) != 1)}{mode})")
 

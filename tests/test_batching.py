@@ -116,20 +116,20 @@ def test_a_row_repeated_to_the_batch_is_separable():
 
 
 def test_a_batch_merged_with_the_next_axis_is_separable():
-    """[N, 6, 8] viewed as [2N, 6, 4] (heads merged into the batch, as attention exports do),
-    multiplied, and viewed back: each row's elements stay its own."""
+    """[N, 40, 8] viewed as [2N, 40, 4] (heads merged into the batch, as attention exports
+    do), multiplied, and viewed back: each row's elements stay its own."""
     w = RNG.standard_normal([4, 3]).astype(np.float32)
-    shape = numpy_helper.from_array(np.array([-1, 6, 4], np.int64), "s1")
-    back = numpy_helper.from_array(np.array([-1, 36], np.int64), "s2")
+    shape = numpy_helper.from_array(np.array([-1, 40, 4], np.int64), "s1")
+    back = numpy_helper.from_array(np.array([-1, 240], np.int64), "s2")
     m = model([helper.make_node("Reshape", ["x", "s1"], ["t"]),
                helper.make_node("MatMul", ["t", "w"], ["u"]),
                helper.make_node("Reshape", ["u", "s2"], ["y"])],
-              [value("x", ["N", 6, 8])], [value("y", ["N", 36])],
+              [value("x", ["N", 40, 8])], [value("y", ["N", 240])],
               [shape, back, numpy_helper.from_array(w, "w")])
     compiled = dlc.compile(m)
     for batch in (1, 4):
-        x = RNG.standard_normal([batch, 6, 8]).astype(np.float32)
-        np.testing.assert_allclose(compiled(x)[0], (x.reshape(-1, 6, 4) @ w).reshape(-1, 36),
+        x = RNG.standard_normal([batch, 40, 8]).astype(np.float32)
+        np.testing.assert_allclose(compiled(x)[0], (x.reshape(-1, 40, 4) @ w).reshape(-1, 240),
                                    rtol=1e-5, atol=1e-5)
     assert compiled.rows is not None, compiled.rows_reason
 
@@ -186,7 +186,25 @@ def test_vector_matrix_products_of_the_batch_are_compiled_per_shape():
     compiled = dlc.compile(m)
     x = RNG.standard_normal([5, 16]).astype(np.float32)
     np.testing.assert_allclose(compiled(x)[0], x @ FC, rtol=1e-5, atol=1e-5)
-    assert compiled.rows is None and "vector-matrix" in compiled.rows_reason
+    assert compiled.rows is None and "fewer than 32 rows a row" in compiled.rows_reason
+
+
+def test_each_sequence_length_is_planned_and_compiled_once_for_every_batch():
+    """[N, S, 16] @ W: the tokens of a row are the product's rows; with 32 or more, one
+    compile per sequence length serves every batch; with fewer, per shape."""
+    m = model([helper.make_node("MatMul", ["x", "fc"], ["y"])], [value("x", ["N", "S", 16])],
+              [value("y", ["N", "S", 10])], [numpy_helper.from_array(FC, "fc")])
+    compiled = dlc.compile(m)
+    for batch, seq in [(2, 40), (5, 40), (3, 33), (1, 33), (4, 40)]:
+        x = RNG.standard_normal([batch, seq, 16]).astype(np.float32)
+        np.testing.assert_allclose(compiled(x)[0], x @ FC, rtol=1e-5, atol=1e-5)
+        assert compiled.rows is not None, compiled.rows_reason
+    assert compiled.compiles == 2 and sorted(s["x"] for s in compiled.specializations) == [
+        (1, 33, 16), (1, 40, 16)]
+    x = RNG.standard_normal([3, 8, 16]).astype(np.float32)
+    np.testing.assert_allclose(compiled(x)[0], x @ FC, rtol=1e-5, atol=1e-5)
+    assert compiled.rows is None and "fewer than 32 rows" in compiled.rows_reason
+    assert compiled.compiles == 3
 
 
 def test_a_small_row_is_compiled_per_shape(monkeypatch):
@@ -196,12 +214,12 @@ def test_a_small_row_is_compiled_per_shape(monkeypatch):
     assert compiled.rows is None and "a call per row would cost more" in compiled.rows_reason
 
 
-def test_a_sequence_size_is_compiled_per_shape():
-    m = model([helper.make_node("Relu", ["x"], ["y"])], [value("x", ["N", "S"])],
-              [value("y", ["N", "S"])])
+@pytest.mark.parametrize("dims", [[None, 4], ["N", "N"]])
+def test_a_batch_that_is_not_one_named_size_at_axis_0_only_is_compiled_per_shape(dims):
+    m = model([helper.make_node("Relu", ["x"], ["y"])], [value("x", dims)], [value("y", dims)])
     compiled = dlc.compile(m)
-    compiled(np.ones([2, 3], np.float32))
-    assert compiled.rows is None and "one batch at axis 0" in compiled.rows_reason
+    compiled(np.ones([4, 4], np.float32))
+    assert compiled.rows is None and "one named dynamic size" in compiled.rows_reason
 
 
 def test_the_setting_turns_it_off(monkeypatch):
