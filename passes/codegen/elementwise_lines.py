@@ -14,7 +14,8 @@ from dlc.passes.codegen.script import Lines, split, tile
 
 WIDTHS = (64, 32, 16)
 THREAD_TILES = (4, 2)  # forall tiles of a large op's outer dimension (for the threads) ...
-THREAD_MIN = 32 * 1024  # ... each of at least this many elements
+THREAD_MIN = 32 * 1024  # ... of an op of at least this many elements ...
+TILE_MIN = 8 * 1024  # ... each tile of at least this many
 
 
 @dataclass(frozen=True)
@@ -42,16 +43,16 @@ def tile_lines(handle: str, shape: tuple[int, ...], prefix: str) -> Lines:
 
 
 def thread_tile(shape: tuple[int, ...]) -> tuple[int, int] | None:
-    """(dimension, tile) of the forall: the outermost dimension longer than 1, divided by 4 or
-    2 (a multiple of 16 when it is also the vectorized one), each tile at least THREAD_MIN
-    elements; None."""
+    """(dimension, tile) of the forall of an op of at least THREAD_MIN elements: the outermost
+    dimension longer than 1, divided by 4 or 2 (a multiple of 16 when it is also the vectorized
+    one), each tile at least TILE_MIN elements; None (serial loops)."""
     dim = next((d for d, size in enumerate(shape) if size > 1), None)
-    if dim is None:
+    if dim is None or prod(shape) < THREAD_MIN:
         return None
     rest = prod(shape[dim + 1:])
     for count in THREAD_TILES:
         size = shape[dim] // count
-        if shape[dim] % count or size * rest < THREAD_MIN:
+        if shape[dim] % count or size * rest < TILE_MIN:
             continue
         if dim == len(shape) - 1 and size % WIDTHS[-1]:
             continue

@@ -65,12 +65,15 @@ def test_vector_width(size: int, width: int | None) -> None:
 
 
 def test_thread_tiles_of_large_ops() -> None:
-    # (dimension, tile): the outermost dimension longer than 1, in 4 (else 2) tiles of at
-    # least 32 Ki elements, a multiple of 16 when it is the vectorized dimension
+    # (dimension, tile): an op of at least 32 Ki elements, its outermost dimension longer
+    # than 1 in 4 (else 2) tiles of at least 8 Ki elements, a multiple of 16 when it is the
+    # vectorized dimension
     assert thread_tile((4194304,)) == (0, 1048576)
-    assert thread_tile((1, 128, 768)) == (1, 64)
-    assert thread_tile((65600,)) == (0, 32800)
-    assert thread_tile((1, 128, 256)) is None and thread_tile((8, 4097)) is None
+    assert thread_tile((1, 128, 768)) == (1, 32)
+    assert thread_tile((65600,)) == (0, 16400)
+    assert thread_tile((1, 128, 256)) == (1, 32) and thread_tile((8, 4097)) == (0, 2)
+    assert thread_tile((3, 16384)) is None  # (3 tiles: neither 4 nor 2)
+    assert thread_tile((1, 64, 256)) is None and thread_tile((16000,)) is None  # (< 32 Ki)
     assert thread_tile((65552,)) is None  # (65552 / 4 and / 2 are not multiples of 16)
 
 
