@@ -155,6 +155,7 @@ class At:
 
     axis: int
     factor: int = 1
+    step: int = 0  # (a constant of indices whose row b is row 0's plus b * step: `_row_indices`)
 
     def moved(self, axis: int) -> At:
         return At(axis, self.factor)
@@ -181,7 +182,12 @@ def _batch_axes(block: ir.Block, arg_axes: list[int | None], batch: int) -> Axes
         if definition is None:
             raise NotSeparable(f"{op.name} is not a dlc op")
         operand_axes = [axes[v] for v in op.operands]
-        if all(a is None for a in operand_axes):  # (computed the same for every row...
+        indices = _row_indices(op, operand_axes, batch) if definition.mnemonic == "gather" \
+            else None
+        if indices is not None:  # (each row gathers its own elements, by constant indices)
+            axes[op.operands[1]] = indices
+            result_axes = [At(ir.IntegerAttr(op.attributes["axis"]).value + indices.axis)]
+        elif all(a is None for a in operand_axes):  # (computed the same for every row...
             # ...but a splat or a broadcast may be sized by the batch: the same row repeated)
             result_axes = [_repeated_axis(op, definition.mnemonic, batch)] * len(op.results)
         else:
@@ -219,6 +225,48 @@ def _repeated_axis(op: ir.Operation, mnemonic: str, batch: int) -> At | None:
     source = list(op.operands[0].type.shape)
     at = axis - (len(shape) - len(source))
     return At(axis) if at < 0 or source[at] == 1 else None
+
+
+def _row_indices(op: ir.Operation, axes: list[At | None], batch: int) -> At | None:
+    """A gather along the batch's axis of its data (batch x factor long) whose indices are a
+    constant, used by it alone, with the batch at one axis and row b's indices row 0's plus
+    b x factor, all in [0, factor): each row gathers its own elements (the flat positions
+    `b * S + s` of an attention mask, as exporters build them). Where the indices hold the
+    batch (with the step), or None."""
+    data, index = axes
+    axis = ir.IntegerAttr(op.attributes["axis"]).value
+    value = op.operands[1]
+    owner = value.owner
+    if data is None or index is not None or data.axis != axis or \
+            not isinstance(owner, ir.Operation | ir.OpView) or \
+            owner.operation.name != "dlc.constant" or len(list(value.uses)) != 1:
+        return None
+    shape = list(value.type.shape)
+    found = [k for k, size in enumerate(shape) if size == batch]
+    if len(found) != 1:
+        return None
+    pattern = _offset_rows(owner.operation.attributes["value"], found[0], data.factor)
+    if pattern is None or pattern.min(initial=0) < 0 or pattern.max(initial=0) >= data.factor:
+        return None
+    return At(found[0], 1, data.factor)
+
+
+def _offset_rows(value: ir.Attribute, axis: int, step: int) -> np.ndarray | None:
+    """Row 0 (along `axis`) of an integer constant whose row b is row 0 plus b * step, or
+    None."""
+    if not isinstance(value, ir.DenseElementsAttr) or value.is_splat and value.type.shape[
+            axis] > 1:
+        return None
+    try:
+        array = np.asarray(value)
+    except (TypeError, ValueError):
+        return None
+    if array.dtype.kind not in "iu":
+        return None
+    first = np.take(array, [0], axis=axis).astype(np.int64)
+    offsets = (np.arange(array.shape[axis], dtype=np.int64) * step).reshape(
+        [-1 if k == axis else 1 for k in range(array.ndim)])
+    return first if np.array_equal(array, first + offsets) else None
 
 
 def _repeats(value: ir.Attribute, axis: int) -> bool:
@@ -473,7 +521,9 @@ def _same_attributes(op: ir.Operation, ref: ir.Operation, batch: int, ref_batch:
         mine, theirs = op.attributes[name], ref.attributes[name]
         if mine == theirs:
             continue
-        if kinds.get(name) == "elements" and _same_rows(mine, theirs):
+        if kinds.get(name) == "elements" and (
+                _same_rows(mine, theirs) if result is None or not result.step
+                else _same_offset_rows(mine, theirs, result)):
             continue  # (a row repeated to the batch: its type is compared as a value's)
         if kinds.get(name) == "ints" and name in SIZED and result is not None:
             a = definition.python_attributes(op)[name]
@@ -503,6 +553,12 @@ def _same_rows(a: ir.Attribute, b: ir.Attribute) -> bool:
     (axis,) = differ
     return _repeats(a, axis) and _repeats(b, axis) and np.array_equal(
         np.take(x, [0], axis=axis), np.take(y, [0], axis=axis), equal_nan=True)
+
+
+def _same_offset_rows(a: ir.Attribute, b: ir.Attribute, at: At) -> bool:
+    """Two constants of indices whose rows are the same row offset by `at.step` a row."""
+    first, reference = _offset_rows(a, at.axis, at.step), _offset_rows(b, at.axis, at.step)
+    return first is not None and reference is not None and np.array_equal(first, reference)
 
 
 def _attribute_names(op: ir.Operation) -> set[str]:

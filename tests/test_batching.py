@@ -134,6 +134,33 @@ def test_a_batch_merged_with_the_next_axis_is_separable():
     assert compiled.rows is not None, compiled.rows_reason
 
 
+def test_gathering_each_rows_own_elements_by_flat_positions_is_separable():
+    """The exporters' attention mask: x viewed as [N*S, 1], gathered by the constant flat
+    positions b*S + s (built from x's shape, folded by the importer at each batch)."""
+    scalars = [numpy_helper.from_array(np.array(v, np.int64), n)
+               for n, v in (("z", 0), ("o", 1), ("one1", [1]), ("flat", [-1, 1]))]
+    m = model([helper.make_node("Shape", ["x"], ["shape"]),
+               helper.make_node("Gather", ["shape", "z"], ["n"], axis=0),
+               helper.make_node("Gather", ["shape", "o"], ["s"], axis=0),
+               helper.make_node("Mul", ["n", "s"], ["total"]),
+               helper.make_node("Range", ["z", "total", "o"], ["r"]),
+               helper.make_node("Unsqueeze", ["n", "zero"], ["n1"]),
+               helper.make_node("Unsqueeze", ["s", "zero"], ["s1"]),
+               helper.make_node("Concat", ["n1", "one1", "one1", "s1"], ["ishape"], axis=0),
+               helper.make_node("Reshape", ["r", "ishape"], ["idx"]),
+               helper.make_node("Reshape", ["x", "flat"], ["xf"]),
+               helper.make_node("Gather", ["xf", "idx"], ["g"], axis=0),
+               helper.make_node("Reshape", ["g", "shape"], ["y0"]),
+               helper.make_node("Mul", ["y0", "x"], ["y"])],
+              [value("x", ["N", 40])], [value("y", ["N", 40])], [*scalars, ZERO])
+    compiled = dlc.compile(m)
+    for batch in (1, 3, 5):
+        x = RNG.standard_normal([batch, 40]).astype(np.float32)
+        np.testing.assert_allclose(compiled(x)[0], x * x, rtol=1e-6)
+    assert compiled.rows is not None, compiled.rows_reason
+    assert compiled.compiles == 1
+
+
 def _shape0(name="x"):
     """Nodes computing x's batch size as a float [1] tensor, `n`."""
     return [helper.make_node("Shape", [name], ["shape"]),
