@@ -15,8 +15,9 @@ from onnx import helper
 
 import dlc
 from dlc.dialects import make_context
-from dlc.passes.codegen import conv_common, conv_params
+from dlc.passes.codegen import conv_common, conv_params, packed_conv
 from dlc.passes.codegen.conv_common import Conv
+from dlc.passes.codegen.matmul import UNPACKED
 from dlc.tuning import Database, TuningWarning, database, families
 from dlc.tuning.extract import tasks
 from dlc.tuning.tune import problem_of
@@ -77,15 +78,18 @@ def test_record_round_trips_and_its_space_holds_the_default():
         conv_params.check(default, space)
         assert all(len(values) == len(set(values)) for values in space.values())
         assert (len(space["min_tiles"]) > 1) == problem.packed
+        assert space["pack"] == ([False, True] if problem.packed else [True])
         assert (len(space["register_fusion"]) > 1) == (problem.init or problem.epilogue)
 
 
 @pytest.mark.parametrize("change", [
     {"outer_bytes": None}, {"outer_bytes": 1.5}, {"ow_max": 0}, {"min_tiles": True},
-    {"register_fusion": 1}, {"order": "diagonal"}, {"extra": 1},
+    {"register_fusion": 1}, {"order": "diagonal"}, {"pack": 0}, {"extra": 1},
 ])
 def test_malformed_records_are_rejected(change):
     good = conv_common.default_params().as_dict()
+    older = {k: v for k, v in good.items() if k != "pack"}  # (a record from before `pack`)
+    assert conv_params.ConvParams.from_dict(older).pack is True
     data = {k: v for k, v in {**good, **change}.items() if v is not None}
     with pytest.raises(ValueError):
         conv_params.ConvParams.from_dict(data)
@@ -180,6 +184,21 @@ def test_a_record_changes_the_schedule_and_is_reported(db):
     assert used.key == first.key and '"ow_max": 4' in used.detail
     assert after.ir("linalg") != before.ir("linalg")
     run_both(model, inputs_of(after), tolerances=CONV_TOLERANCES)
+
+
+def test_a_record_can_unpack_a_packed_conv(db):
+    model = cnn()
+    block = packed_conv.block_of(64)
+    packed_filter = f"tensor<{64 // block}x3x3x32x{block}xf32>"  # (the first conv's, packed)
+    before = dlc.compile(model)
+    assert packed_filter in before.ir("linalg")
+    first = tasks(model)[0]
+    put(db, {first.key: dict(conv_common.default_params().as_dict(), pack=False)})
+    run_both(model, inputs_of(before), tolerances=CONV_TOLERANCES)
+    after = dlc.compile(model)
+    assert [c.source for c in after.tuning.choices] == ["record", "heuristic", "heuristic"]
+    text = after.ir("linalg")
+    assert packed_filter not in text and UNPACKED not in text
 
 
 def test_a_record_outside_the_space_is_a_visible_miss(db):

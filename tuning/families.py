@@ -67,10 +67,17 @@ MATMUL = Tunable("matmul", matmul, matmul_params.MatmulParams,
 
 def _conv_apply(op: ir.Operation | None, problem: conv_common.Conv,
                 params: conv_params.ConvParams) -> conv_common.Conv:
-    """The problem with `params`. For a signature (no op), a conv with an init or an epilogue
-    stands as fused greedily (`fusion_plan.plan` decides that only at schedule time), so that
-    the knobs only a greedy forall reads (`order`, `register_fusion`) tell schedules apart."""
+    """The problem with `params`; a packed one scheduled as the named conv when `params.pack`
+    is False (its op marked for `conv.prepare`, which then does not pack it; its F the op's,
+    unpadded). For a signature (no op), a conv with an init or an epilogue stands as fused
+    greedily (`fusion_plan.plan` decides that only at schedule time), so that the knobs only a
+    greedy forall reads (`order`, `register_fusion`) tell schedules apart."""
     problem = replace(problem, params=params)
+    if problem.packed and not params.pack:
+        problem = replace(problem, packed=False)
+        if op is not None:
+            op.attributes[matmul.UNPACKED] = ir.UnitAttr.get()
+            problem = replace(problem, f=op.results[0].type.shape[-1])
     if op is None and (problem.init or problem.epilogue):
         return replace(problem, greedy=True)
     return problem

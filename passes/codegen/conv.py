@@ -72,6 +72,7 @@ from dlc.passes.codegen.conv_common import (
     part_ow_tile,
     split_along,
 )
+from dlc.passes.codegen.matmul import UNPACKED
 from dlc.passes.codegen.predicates import constant_filter, window
 from dlc.passes.codegen.script import ANY, Lines, tile
 
@@ -149,8 +150,13 @@ def _value(built) -> ir.Value:
 
 
 def prepare(op: ir.Operation) -> ir.Operation | None:
-    """conv_nchw(x, constant w) -> transpose(conv_nhwc(transpose(x), w in HWCF)) (same op)."""
+    """conv_nchw(x, constant w) -> transpose(conv_nhwc(transpose(x), w in HWCF)) (same op);
+    an NHWC conv that packs is packed (`packed_conv.pack`), unless a tuning record's `pack`
+    is False (`UNPACKED`, set by `tuning.families`)."""
     if op.name != NCHW:
+        if UNPACKED in op.attributes:
+            del op.attributes[UNPACKED]
+            return None
         problem = match(op)
         return packed_conv.pack(op) if problem is not None and problem.packed else None
     attr = constant_filter(op)

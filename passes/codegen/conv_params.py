@@ -7,20 +7,21 @@ of a forall output tile (`outer_bytes`: its rows), the filter slice of a packed 
 the threads (`min_tiles`), the filter slice of one block of the C reduction (`filter_bytes`,
 `filter_pages`: kc), the widest register tile of OW (`ow_max`), whether the init and the
 epilogue are fused into the register tiles (`register_fusion`) and the order of the forall's
-tiles (`order`: "auto" is `conv_common.filter_outer`'s choice, "rows" or "filters" outermost).
+tiles (`order`: "auto" is `conv_common.filter_outer`'s choice, "rows" or "filters" outermost),
+and whether a conv the heuristic packs (data-tiles, `packed_conv.py`) is packed (`pack`: False
+schedules it as the named conv, `conv.py`; a conv the heuristic does not pack never is).
 The heuristic derives every concrete tile from them and the op's static shape (largest
 divisors, the register widths of the target), so any point of `space` gives tiles that divide
 the shape: legal by construction, only faster or slower. `conv_common.default_params()` is
 the heuristic's own point (the module constants and the target's OW tile): a problem without
 `params` takes it, and a record equal to it gives byte-identical IR.
 
-Whether a conv is packed (data-tiled) is decided before the schedule (`conv.match`) and is
-not a knob; the register widths of F (and the packed block) are the target's.
+The register widths of F (and the packed block) are the target's, not knobs.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields
+from dataclasses import MISSING, asdict, dataclass, fields
 from typing import Any, ClassVar
 
 ORDERS = ("auto", "filters", "rows")  # the forall's order: `conv_common.filter_outer`
@@ -41,6 +42,7 @@ class ConvParams:
     ow_max: int  # the widest register tile of OW
     register_fusion: bool  # init and epilogue fused into the register tiles (greedy forall)
     order: str  # the forall's tiles: "auto" (by the bytes moved), "filters" or "rows" outermost
+    pack: bool = True  # False: a conv the heuristic packs is scheduled as the named conv
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -49,14 +51,17 @@ class ConvParams:
     def from_dict(cls, data: Any) -> ConvParams:
         """The record of `data` (JSON-like); ValueError when it has the wrong fields or types."""
         names = [f.name for f in fields(cls)]
-        if not isinstance(data, dict) or set(data) != set(names):
+        required = {f.name for f in fields(cls) if f.default is MISSING}
+        if not isinstance(data, dict) or not required <= set(data) <= set(names):
             raise ValueError(f"expected the fields {sorted(names)}, got "
                              f"{sorted(data) if isinstance(data, dict) else type(data).__name__}")
+        # (a knob added later has a default, the heuristic's: older records stay valid)
+        data = {f.name: f.default for f in fields(cls) if f.default is not MISSING} | data
         for name in names[:6]:
             if type(data[name]) is not int or data[name] < 1:
                 raise ValueError(f"{name} must be a positive integer, got {data[name]!r}")
-        if type(data["register_fusion"]) is not bool:
-            raise ValueError("register_fusion must be true or false")
+        if type(data["register_fusion"]) is not bool or type(data["pack"]) is not bool:
+            raise ValueError("register_fusion and pack must be true or false")
         if data["order"] not in ORDERS:
             raise ValueError(f"order must be one of {', '.join(ORDERS)}, got {data['order']!r}")
         return cls(**{name: data[name] for name in names})
@@ -77,8 +82,8 @@ def space(problem: Any, default: ConvParams, ow_limit: int) -> dict[str, list]:
     """The legal values of each knob (`KNOBS`) for `problem` (a `conv_common.Conv`), in order
     (a search steps to neighbours), the default's among them. `ow_limit`: the widest OW tile
     whose accumulators fit the registers with the widest F tile (12 on AVX-512, 6 on AVX2).
-    The packed schedule's knobs (`outer_filter`, `min_tiles`) are fixed for an unpacked conv,
-    register fusion for a conv with neither init nor epilogue (nothing to fuse)."""
+    The packed schedule's knobs (`outer_filter`, `min_tiles`, `pack`) are fixed for a conv the
+    heuristic does not pack, register fusion for a conv with neither init nor epilogue."""
     point = to_point(default)
 
     def values(name: str, others: list) -> list:
@@ -96,6 +101,7 @@ def space(problem: Any, default: ConvParams, ow_limit: int) -> dict[str, list]:
         "ow_max": values("ow_max", list(range(OW_MIN, ow_limit + 1))),
         "register_fusion": [default.register_fusion],
         "order": list(ORDERS),
+        "pack": [default.pack],
     }
     if problem.init or problem.epilogue:
         knobs["register_fusion"] = [False, True]
@@ -103,6 +109,7 @@ def space(problem: Any, default: ConvParams, ow_limit: int) -> dict[str, list]:
         knobs["outer_filter"] = values("outer_filter", [256 * kib, 512 * kib, 1024 * kib,
                                                         2048 * kib, 4096 * kib])
         knobs["min_tiles"] = values("min_tiles", [1, 2, 4, 8])
+        knobs["pack"] = [False, True]
     return knobs
 
 
