@@ -485,7 +485,7 @@ def _outline_weights(module, weights: _Weights) -> None:
 
 def _lower(model, opt_level: int, input_shapes, constants):
     """(the model lowered to the llvm dialect single-threaded, its signature, the runtime
-    checks' descriptions): `dlc.compile`'s stages without the JIT."""
+    checks' descriptions): `dlc.compile`'s stages without the JIT, tuning records included."""
     from mlir import ir
 
     from dlc.compiler import import_source, run_stage, signature_of
@@ -493,11 +493,12 @@ def _lower(model, opt_level: int, input_shapes, constants):
     from dlc.options import CompileOptions
     from dlc.passes import stage_pipelines
     from dlc.passes.lowering import checks as index_checks
+    from dlc.tuning import apply as tuning
 
     context = make_context()
     options = CompileOptions(opt_level, 1, input_shapes, constants).resolve()
     imported = import_source(model, context, options)
-    with context:
+    with context, tuning.session():  # (the tuning records of this CPU, as dlc.compile's)
         module = imported.module
         main = module.body.operations[0]
         signature = signature_of(main, imported.input_names, imported.output_names)

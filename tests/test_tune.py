@@ -308,3 +308,16 @@ def test_compile_timings_say_which_ops_used_a_record(tmp_path, db, capsys):
     out = capsys.readouterr().out
     assert "tuning records: 1 ops used a record, 0 the heuristic, 0 missed" in out
     assert "record    linalg.matmul 37x512 * 512x200" in out and task.key in out
+
+
+def test_dlc_export_lowers_with_the_records(db, monkeypatch):
+    from dlc.runtime.export import _lower
+
+    model = models()["odd"]
+    (task,) = tasks(model)
+    heuristic = str(_lower(model, 2, None, None)[0])
+    put(db, task.key, dict(matmul.default_params().as_dict(), register=_small_tile(),
+                           cache=[16, 64, 128], outer=[32, 128]))
+    assert str(_lower(model, 2, None, None)[0]) != heuristic
+    monkeypatch.setenv("DLC_TUNING_DB", "off")
+    assert str(_lower(model, 2, None, None)[0]) == heuristic
