@@ -206,6 +206,17 @@ def test_a_model_that_mixes_rows_is_compiled_per_shape(name):
     assert compiled.compiles == 2
 
 
+def test_a_program_that_changes_at_batch_1_is_compiled_per_shape():
+    """Squeeze without axes drops every size-1 axis: the batch too, at batch 1 only."""
+    m = model([helper.make_node("Squeeze", ["x"], ["s"]), helper.make_node("Relu", ["s"], ["y"])],
+              [value("x", ["N", 1, 4])], [value("y", ["N", 4])])
+    compiled = dlc.compile(m)
+    for batch in (2, 3):
+        x = RNG.standard_normal([batch, 1, 4]).astype(np.float32)
+        np.testing.assert_allclose(compiled(x)[0], np.maximum(x[:, 0], 0))
+    assert compiled.rows is None and "depends on the batch size" in compiled.rows_reason
+
+
 def test_vector_matrix_products_of_the_batch_are_compiled_per_shape():
     """An MLP's rows are the batch: per row, its matmuls would read the weights per row."""
     m = model([helper.make_node("MatMul", ["x", "fc"], ["y"])], [value("x", ["N", 16])],
