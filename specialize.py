@@ -132,6 +132,97 @@ class Specializations:
             return compiled
 
 
+class RowPlans:
+    """How a model with a dynamic batch runs (`dlc.batching`): per value of its other sizes,
+    the batch-1 shapes whose code runs once per row, or None (compiled per shape), decided at
+    the first call with that value; at most `limit` decisions kept, least recently used
+    dropped first. `plan` and `reason` tell the last decision. Shared by `DynamicModel` and
+    torch.compile's `DynamicGraph`."""
+
+    def __init__(self, batched: tuple[bool, ...], plan_rows: Callable[[Shapes], Any] | None,
+                 limit: int, reason: str | None = None):
+        self.batched = batched  # per input: whether its axis 0 is the batch
+        self.enabled = plan_rows is not None
+        self._plan_rows = plan_rows  # a call's shapes -> a RowsPlan, or NotSeparable
+        self.limit = limit
+        self.plan: Any = None
+        self.reason = reason
+        # the call's shapes but the batch -> batch-1 shapes, or None: per shape
+        self._decided: OrderedDict[Shapes, Shapes | None] = OrderedDict()
+        self._lock = threading.Lock()  # (held briefly: the order)
+        self._decide_lock = threading.Lock()  # (one decision at a time)
+
+    @classmethod
+    def of(cls, inputs: Sequence[tuple[str, tuple[int | str, ...]]],
+           plan_rows: Callable[[Shapes], Any] | None, limit: int) -> RowPlans:
+        """The plans of a model whose inputs have these symbolic shapes (disabled without
+        `plan_rows`, with $DLC_BATCH_ROWS=0, or without one batch symbol at axis 0 only)."""
+        if plan_rows is None:
+            return cls((), None, limit)
+        if not settings.BATCH_ROWS.get():
+            return cls((), None, limit, "DLC_BATCH_ROWS=0")
+        from dlc.batching import batch_symbol
+
+        symbol = batch_symbol(inputs)
+        if symbol is None:
+            return cls((), None, limit, "the batch must be one named dynamic size, at axis 0 "
+                                        "of the inputs only")
+        return cls(tuple(bool(shape) and shape[0] == symbol for _, shape in inputs),
+                   plan_rows, limit)
+
+    def decide(self, shapes: Shapes, specialize: Callable[[Shapes], Any]) -> Shapes | None:
+        """The batch-1 shapes to run per row for a call of `shapes`, or None (per shape);
+        `specialize(shapes)` compiles (or recalls) the batch-1 specialization."""
+        key = tuple(tuple(-1 if batched and axis == 0 else d for axis, d in enumerate(shape))
+                    for shape, batched in zip(shapes, self.batched))
+        with self._lock:
+            if key in self._decided:
+                self._decided.move_to_end(key)
+                return self._decided[key]
+        with self._decide_lock:
+            if key not in self._decided:
+                decided = self._decide(shapes, specialize)
+                with self._lock:
+                    self._decided[key] = decided
+                    while len(self._decided) > self.limit:
+                        self._decided.popitem(last=False)
+            return self._decided[key]
+
+    def _decide(self, shapes: Shapes, specialize: Callable[[Shapes], Any]) -> Shapes | None:
+        from dlc.batching import NotSeparable
+
+        try:
+            plan = self._plan_rows(shapes)
+        except NotSeparable as reason:
+            self.plan, self.reason = None, str(reason)
+            return None
+        row_shapes = tuple((1, *shape[1:]) if batched else tuple(shape)
+                           for shape, batched in zip(shapes, self.batched))
+        public = specialize(row_shapes)._function.signature
+        if public.bounds or any(not spec.shape or spec.shape[0] != 1
+                                for spec in public.outputs):
+            self.plan, self.reason = None, "an output is not one row at batch 1"
+            return None
+        self.plan, self.reason = plan, None
+        return row_shapes
+
+
+def run_rows(function: Any, inputs: Sequence[tuple[int, int]], batched: Sequence[bool],
+             shapes: Shapes) -> list[np.ndarray]:
+    """The outputs of `function` (a batch-1 NativeFunction) called once per row of the batch
+    on views of the inputs (C-contiguous buffers: (address, bytes) each, of `shapes`) and of
+    the outputs (numpy arrays, returned)."""
+    batch = next(shape[0] for shape, b in zip(shapes, batched) if b)
+    outputs = [np.empty((batch, *spec.shape[1:]), spec.dtype)
+               for spec in function.signature.outputs]
+    steps = [size // batch if b and batch else 0 for (_, size), b in zip(inputs, batched)]
+    steps += [o.nbytes // batch if batch else 0 for o in outputs]
+    starts = [address for address, _ in inputs] + [o.ctypes.data for o in outputs]
+    for row in range(batch):
+        function.call_addresses([start + row * step for start, step in zip(starts, steps)])
+    return outputs
+
+
 class DynamicModel:
     """A model with dynamic input sizes, compiled once per distinct call shape.
 
@@ -149,27 +240,18 @@ class DynamicModel:
         self.max_specializations = max_specializations or default_max_specializations()
         self._compiled = Specializations(self.max_specializations)
         self.compile_seconds = 0.0  # the specializations' compile time, all together
-        # a call's shapes -> a batching.RowsPlan, or NotSeparable (see `rows`)
-        self._plan_rows, self._batched, self.rows_reason = self._rows_setup(plan_rows)
-        self.rows: Any = None  # the RowsPlan decided last (None: per shape, `rows_reason`)
-        # the call's shapes but the batch -> (plan, batch-1 shapes), or None: per shape
-        self._row_plans: OrderedDict[Shapes, tuple[Any, Shapes] | None] = OrderedDict()
-        self._rows_lock = threading.Lock()  # (held briefly: the plans' order)
-        self._decide_lock = threading.Lock()  # (one decision at a time)
+        self._rows = RowPlans.of([(spec.name, spec.shape) for spec in signature.inputs],
+                                 plan_rows, self.max_specializations)
 
-    def _rows_setup(self, plan_rows) -> tuple[Any, tuple[bool, ...], str | None]:
-        if plan_rows is None:
-            return None, (), None
-        if not settings.BATCH_ROWS.get():
-            return None, (), "DLC_BATCH_ROWS=0"
-        from dlc.batching import batch_symbol
+    @property
+    def rows(self) -> Any:
+        """The `batching.RowsPlan` decided last (None: compiled per shape, `rows_reason`)."""
+        return self._rows.plan
 
-        symbol = batch_symbol([(spec.name, spec.shape) for spec in self.signature.inputs])
-        if symbol is None:
-            return None, (), ("the batch must be one named dynamic size, at axis 0 of the "
-                              "inputs only")
-        return plan_rows, tuple(bool(spec.shape) and spec.shape[0] == symbol
-                                for spec in self.signature.inputs), None
+    @property
+    def rows_reason(self) -> str | None:
+        """Why the last decision was per shape (None when it was per row, or not asked)."""
+        return self._rows.reason
 
     @property
     def compiles(self) -> int:
@@ -194,64 +276,18 @@ class DynamicModel:
             return call_with_tensors(self, args, kwargs)
         arrays = self.signature.check_dtypes(args, kwargs)
         shapes = tuple(a.shape for a in arrays)
-        if self._plan_rows is not None:
+        if self._rows.enabled:
             self.signature.bind_symbols(shapes)
-            rows = self._rows_for(shapes)
-            if rows is not None:
-                return self._run_rows(rows[1], arrays)
+            row_shapes = self._rows.decide(shapes, self._specialization)
+            if row_shapes is not None:
+                function = self._specialization(row_shapes)._function  # (kept: a lookup)
+                return run_rows(function, [(a.ctypes.data, a.nbytes) for a in arrays],
+                                self._rows.batched, shapes)
         compiled = self._compiled.recall(shapes)
         if compiled is None:  # (a shape seen before fits the signature: checked then)
             self.signature.bind_symbols(shapes)
             compiled = self._specialization(shapes)
         return compiled._function.run(arrays)  # (the arrays are checked: not again)
-
-    def _rows_for(self, shapes: Shapes) -> tuple[Any, Shapes] | None:
-        """(plan, batch-1 shapes) of the call's other sizes, decided at their first call."""
-        key = tuple(tuple(-1 if batched and axis == 0 else d for axis, d in enumerate(shape))
-                    for shape, batched in zip(shapes, self._batched))
-        with self._rows_lock:
-            if key in self._row_plans:
-                self._row_plans.move_to_end(key)
-                return self._row_plans[key]
-        with self._decide_lock:
-            if key not in self._row_plans:
-                decided = self._decide_rows(shapes)
-                with self._rows_lock:
-                    self._row_plans[key] = decided
-                    while len(self._row_plans) > self.max_specializations:
-                        self._row_plans.popitem(last=False)
-            return self._row_plans[key]
-
-    def _decide_rows(self, shapes: Shapes) -> tuple[Any, Shapes] | None:
-        from dlc.batching import NotSeparable
-
-        try:
-            plan = self._plan_rows(shapes)
-        except NotSeparable as reason:
-            self.rows, self.rows_reason = None, str(reason)
-            return None
-        row_shapes = tuple((1, *shape[1:]) if batched else tuple(shape)
-                           for shape, batched in zip(shapes, self._batched))
-        public = self._specialization(row_shapes)._function.signature
-        if public.bounds or any(not spec.shape or spec.shape[0] != 1
-                                for spec in public.outputs):
-            self.rows, self.rows_reason = None, "an output is not one row at batch 1"
-            return None
-        self.rows, self.rows_reason = plan, None
-        return plan, row_shapes
-
-    def _run_rows(self, row_shapes: Shapes, arrays: list[np.ndarray]) -> list[np.ndarray]:
-        """The batch-1 code called once per row, on views of the inputs and outputs."""
-        function = self._specialization(row_shapes)._function  # (kept: a dict lookup)
-        batch = next(a.shape[0] for a, b in zip(arrays, self._batched) if b)
-        outputs = [np.empty((batch, *spec.shape[1:]), spec.dtype)
-                   for spec in function.signature.outputs]
-        steps = [a.nbytes // batch if b and batch else 0 for a, b in zip(arrays, self._batched)]
-        steps += [o.nbytes // batch if batch else 0 for o in outputs]
-        starts = [a.ctypes.data for a in (*arrays, *outputs)]
-        for row in range(batch):
-            function.call_addresses([start + row * step for start, step in zip(starts, steps)])
-        return outputs
 
     def specialize(self, input_shapes: Mapping[str, Sequence[int]]) -> Any:
         """The `CompiledModel` for these input shapes (every input's, by name), compiled now
