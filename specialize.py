@@ -170,9 +170,11 @@ class RowPlans:
         return cls(tuple(bool(shape) and shape[0] == symbol for _, shape in inputs),
                    plan_rows, limit)
 
-    def decide(self, shapes: Shapes, specialize: Callable[[Shapes], Any]) -> Shapes | None:
+    def decide(self, shapes: Shapes, specialize: Callable[[Shapes], Any],
+               plan_rows: Callable[[Shapes], Any] | None = None) -> Shapes | None:
         """The batch-1 shapes to run per row for a call of `shapes`, or None (per shape);
-        `specialize(shapes)` compiles (or recalls) the batch-1 specialization."""
+        `specialize(shapes)` compiles (or recalls) the batch-1 specialization; `plan_rows`,
+        when given, plans instead of the one given at construction (a call's own)."""
         key = tuple(tuple(-1 if batched and axis == 0 else d for axis, d in enumerate(shape))
                     for shape, batched in zip(shapes, self.batched))
         with self._lock:
@@ -181,18 +183,19 @@ class RowPlans:
                 return self._decided[key]
         with self._decide_lock:
             if key not in self._decided:
-                decided = self._decide(shapes, specialize)
+                decided = self._decide(shapes, specialize, plan_rows or self._plan_rows)
                 with self._lock:
                     self._decided[key] = decided
                     while len(self._decided) > self.limit:
                         self._decided.popitem(last=False)
             return self._decided[key]
 
-    def _decide(self, shapes: Shapes, specialize: Callable[[Shapes], Any]) -> Shapes | None:
+    def _decide(self, shapes: Shapes, specialize: Callable[[Shapes], Any],
+                plan_rows: Callable[[Shapes], Any]) -> Shapes | None:
         from dlc.batching import NotSeparable
 
         try:
-            plan = self._plan_rows(shapes)
+            plan = plan_rows(shapes)
         except NotSeparable as reason:
             self.plan, self.reason = None, str(reason)
             return None

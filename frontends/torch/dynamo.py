@@ -11,7 +11,8 @@ symbolic sizes (`torch.compile(dynamic=True)`, or sizes Dynamo saw change) is co
 a `DynamicGraph`: at each call with new sizes it is traced again with them (`make_fx` on fake
 tensors: no computation) and dlc compiles that static graph, a specialization kept like a
 `dlc.specialize.DynamicModel`'s (bounded, least recently used dropped first), so Dynamo neither
-recompiles nor falls back; the backward graph of a model trained under torch.compile always runs eagerly (dlc
+recompiles nor falls back; a batch the graph computes row by row (`dlc.batching`) runs the
+batch-1 specialization once per row, one per value of the other sizes; the backward graph of a model trained under torch.compile always runs eagerly (dlc
 compiles inference). Options: `torch.compile(model, backend="dlc", options={"opt_level": 1,
 "num_threads": 4, "freeze": True})` (the default threads are `dlc.compile`'s:
 $DLC_NUM_THREADS, else the cores); compiled graphs go through the compile cache like
@@ -56,13 +57,8 @@ def compile_graph(graph_module: torch.fx.GraphModule, opt_level: int = 2,
     from dlc.options import CompileOptions
 
     frozen = frozen or {}
-    placeholders = [n for n in graph_module.graph.nodes if n.op == "placeholder"]
-    constants = {placeholders[i].name: tensor for i, tensor in frozen.items()}
     context = make_context()
-    # (AOTAutograd calls its compilers in a FakeTensorMode, where the frozen tensors, real
-    # ones, cannot be read)
-    with unset_fake_temporarily() if frozen else contextlib.nullcontext():
-        imported = import_graph(graph_module.graph, context, constants, attributes=graph_module)
+    imported = _import(graph_module, frozen, context)
     options = CompileOptions(opt_level=opt_level, num_threads=num_threads).resolve()
     model = compile_imported_cached(context, imported, options)
 
@@ -72,6 +68,16 @@ def compile_graph(graph_module: torch.fx.GraphModule, opt_level: int = 2,
 
     run.compiled_model = model  # (for inspection: run.compiled_model.ir("linalg"))
     return run
+
+
+def _import(graph_module: torch.fx.GraphModule, frozen: dict[int, torch.Tensor], context):
+    """`graph_module` in the dlc dialect of `context`, its inputs at `frozen` constants."""
+    placeholders = [n for n in graph_module.graph.nodes if n.op == "placeholder"]
+    constants = {placeholders[i].name: tensor for i, tensor in frozen.items()}
+    # (AOTAutograd calls its compilers in a FakeTensorMode, where the frozen tensors, real
+    # ones, cannot be read)
+    with unset_fake_temporarily() if frozen else contextlib.nullcontext():
+        return import_graph(graph_module.graph, context, constants, attributes=graph_module)
 
 
 def _symbolic(example_inputs: Sequence) -> bool:
@@ -84,19 +90,41 @@ class DynamicGraph:
     """A graph with symbolic sizes, compiled by dlc per distinct call shape: traced again with
     the call's sizes (`make_fx`, fake tensors), the static graph compiled by `compile_graph`.
     The size inputs (SymInts), fixed in each specialization, are ignored there like frozen
-    ones."""
+    ones. A batch (a symbol at axis 0 of tensor inputs, at no other axis) that the graph
+    computes row by row runs the batch-1 specialization once per row, one per value of the
+    other sizes (`dlc.batching`, as `DynamicModel`: `rows`, `rows_reason`)."""
 
     def __init__(self, graph_module: torch.fx.GraphModule, opt_level: int,
                  num_threads: int | None, frozen: dict[int, torch.Tensor]):
-        from dlc.specialize import Specializations, default_max_specializations
+        from dlc.specialize import RowPlans, Specializations, default_max_specializations
 
         self.graph_module = graph_module
         self.opt_level, self.num_threads, self.frozen = opt_level, num_threads, frozen
         self.specializations = Specializations(default_max_specializations())
+        values = [n.meta.get("val") for n in graph_module.graph.nodes if n.op == "placeholder"]
+        # the positions of the compiled function's inputs: the tensors not frozen
+        self._inputs = [i for i, v in enumerate(values)
+                        if isinstance(v, torch.Tensor) and i not in frozen]
+        self._symbol = _batch_symbol(values, self._inputs)
+        symbolic = [(f"input{i}", tuple(str(d) if isinstance(d, torch.SymInt) else int(d)
+                                        for d in values[i].shape)) for i in self._inputs]
+        self._rows = RowPlans.of(symbolic, self._plan_rows if self._symbol is not None
+                                 else None, default_max_specializations())  # (per call: decide)
+        if self._symbol is None and self._rows.reason is None:
+            self._rows.reason = "the batch must be one symbol at axis 0 of the inputs only"
+        self._values = values
 
     @property
     def compiles(self) -> int:
         return self.specializations.compiles
+
+    @property
+    def rows(self) -> Any:
+        return self._rows.plan
+
+    @property
+    def rows_reason(self) -> str | None:
+        return self._rows.reason
 
     @staticmethod
     def _key(args: Sequence) -> tuple:
@@ -104,22 +132,97 @@ class DynamicGraph:
                      for a in args)
 
     def __call__(self, *args: Any) -> list[torch.Tensor]:
-        run = self.specializations.get(self._key(args), lambda: self._compile(args))
-        return run(*args)
+        if self._rows.enabled:
+            tensors = [args[i].contiguous() for i in self._inputs]
+            shapes = tuple(tuple(t.shape) for t in tensors)
+            row_shapes = self._rows.decide(
+                shapes, lambda rows: self._specialization(self._args_at(args, rows)).compiled_model,
+                lambda call_shapes: self._plan_rows(call_shapes, args))
+            if row_shapes is not None:
+                from dlc.specialize import run_rows
 
-    def _compile(self, args: Sequence) -> Callable:
+                model = self._specialization(self._args_at(args, row_shapes)).compiled_model
+                outputs = run_rows(model._function, [
+                    (t.data_ptr(), t.numel() * t.element_size()) for t in tensors],
+                    self._rows.batched, shapes)
+                return [torch.from_numpy(o) for o in outputs]
+        return self._specialization(args)(*args)
+
+    def _specialization(self, args: Sequence) -> Callable:
+        return self.specializations.get(self._key(args), lambda: self._compile(args))
+
+    def _args_at(self, args: Sequence, shapes: Sequence[Sequence[int]]) -> list:
+        """`args` with the compiled inputs of `shapes` (zeros: only their shapes are traced)
+        and the batch's size inputs set to the batch of `shapes`."""
+        sized = list(args)
+        batch = None
+        for i, shape, batched in zip(self._inputs, shapes, self._rows.batched):
+            if tuple(args[i].shape) != tuple(shape):
+                sized[i] = torch.zeros(shape, dtype=args[i].dtype)
+            if batched:
+                batch = shape[0]
+        for i, value in enumerate(self._values):
+            if isinstance(value, torch.SymInt) and value.node.expr == self._symbol:
+                sized[i] = batch
+        return sized
+
+    def _plan_rows(self, shapes, args: Sequence):
+        """batching.rows_plan of the graph traced at the call's (`args`) other sizes."""
+        from dlc.batching import rows_plan
+
+        context = make_context()
+
+        def import_at(sized: dict) -> Any:
+            at = self._args_at(args, [sized[f"input{i}"] for i in self._inputs])
+            static = self._trace(at)
+            fixed = {i: torch.tensor(int(a)) for i, a in enumerate(at)
+                     if not isinstance(a, torch.Tensor)}
+            return _import(static, {**self.frozen, **fixed}, context).module
+
+        symbolic = [(f"input{i}", (str(self._symbol), *shape[1:]) if batched else shape)
+                    for i, shape, batched in zip(self._inputs, shapes, self._rows.batched)]
+        with context:
+            return rows_plan(symbolic, shapes, import_at)
+
+    def _trace(self, args: Sequence) -> torch.fx.GraphModule:
         from torch.fx.experimental.proxy_tensor import make_fx
 
         try:
-            static = make_fx(self.graph_module, tracing_mode="fake")(*args)
+            return make_fx(self.graph_module, tracing_mode="fake")(*args)
         except Exception as error:  # (torch raises many kinds; say which step and shapes)
             shapes = [list(a.shape) if isinstance(a, torch.Tensor) else int(a) for a in args]
             first = (str(error).strip().splitlines() or [repr(error)])[0]
             raise FrontendError(f"the graph with symbolic sizes could not be traced again at "
                                 f"{shapes}: {type(error).__name__}: {first}") from error
+
+    def _compile(self, args: Sequence) -> Callable:
+        static = self._trace(args)
         fixed = {i: torch.tensor(int(a)) for i, a in enumerate(args)
                  if not isinstance(a, torch.Tensor)}  # (sizes: constants, unused once traced)
         return compile_graph(static, self.opt_level, self.num_threads, {**self.frozen, **fixed})
+
+
+def _batch_symbol(values: Sequence, inputs: Sequence[int]) -> Any:
+    """The symbol at axis 0 of the compiled tensor inputs that have one there, when it is one
+    bare symbol found in no other size (of any input, or of a size input other than itself),
+    else None."""
+    firsts, others = set(), set()
+    for i in inputs:
+        dims = list(values[i].shape)
+        for axis, d in enumerate(dims):
+            if not isinstance(d, torch.SymInt):
+                continue
+            expr = d.node.expr
+            if axis == 0 and expr.is_Symbol:
+                firsts.add(expr)
+            else:
+                others |= expr.free_symbols
+    for value in values:
+        if isinstance(value, torch.SymInt) and not value.node.expr.is_Symbol:
+            others |= value.node.expr.free_symbols
+    if len(firsts) != 1 or firsts & others:
+        return None
+    return next(iter(firsts))
 
 
 def _aligned(graph_module: torch.fx.GraphModule, inputs: int,

@@ -1,6 +1,7 @@
 """`torch.compile(backend="dlc", dynamic=True)`: one Dynamo graph with symbolic sizes, compiled
-by dlc per call shape (`dlc.frontends.torch.dynamo.DynamicGraph`), with no eager fallback and
-no Dynamo recompile (issue 22)."""
+by dlc per call shape (`dlc.frontends.torch.dynamo.DynamicGraph`), or per value of the other
+sizes where the batch is computed row by row (`dlc.batching`), with no eager fallback and no
+Dynamo recompile (issue 22)."""
 
 from __future__ import annotations
 
@@ -63,6 +64,37 @@ def test_one_graph_for_every_sequence_length(graphs, options):
     assert len(graphs) == 1  # (Dynamo compiled once: one graph, symbolic sizes)
     assert graphs[0].compiles == 3  # (dlc: one specialization per distinct shape)
     assert len(graphs[0].specializations) == 3
+
+
+class Tokens(torch.nn.Module):
+    """Embedding, projection, self-attention per row: a batch computed row by row."""
+
+    def __init__(self):
+        super().__init__()
+        self.embed, self.proj = torch.nn.Embedding(100, 32), torch.nn.Linear(32, 32)
+
+    def forward(self, ids):
+        h = self.embed(ids)
+        return torch.softmax(self.proj(h) @ h.transpose(1, 2), -1) @ h
+
+
+@pytest.mark.parametrize("options", [{}, {"freeze": True}])
+def test_a_batch_computed_row_by_row_compiles_once_per_sequence_length(graphs, monkeypatch,
+                                                                       options):
+    from dlc import batching
+
+    monkeypatch.setattr(batching, "MIN_ROW_WORK", 0)  # (a small model: rows of 40 tokens)
+    torch.manual_seed(0)
+    model = Tokens().eval()
+    compiled = torch.compile(model, backend="dlc", dynamic=True, options=options)
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("error", dynamo.DlcFallbackWarning)
+        for batch, seq in [(2, 40), (3, 40), (5, 40), (2, 48), (4, 48)]:  # (1: Dynamo specializes)
+            ids = torch.randint(0, 100, (batch, seq))
+            torch.testing.assert_close(compiled(ids), model(ids), rtol=1e-4, atol=1e-5)
+    (graph,) = graphs
+    assert graph.rows is not None, graph.rows_reason
+    assert graph.compiles == 2  # (the batch-1 code of each sequence length)
 
 
 def test_specializations_are_bounded(graphs, monkeypatch):
