@@ -6,6 +6,7 @@ small CNN extracted as one-op tasks (their constant filters cloned, so that they
 from __future__ import annotations
 
 import json
+import random
 
 import numpy as np
 import onnx
@@ -168,6 +169,25 @@ def test_every_one_knob_neighbour_compiles_and_is_right(db):
         put(db, {key: points[i] for key, points in neighbours.items() if i < len(points)})
         compiled = dlc.compile(model)
         assert compiled.tuning.used and not compiled.tuning.missed
+        inputs = inputs or inputs_of(compiled)
+        run_both(model, inputs, tolerances=CONV_TOLERANCES)
+
+
+def test_random_points_compile_and_are_right(db):
+    """Points with every knob drawn at random (the knobs' interplay: a wide OW tile with
+    register fusion off, the packed forall's limits with the rows outermost, ...)."""
+    model = cnn()
+    found = tasks(model)
+    spaces = {t.key: families.CONV.space(problem_of(t)) for t in found}
+    rng = random.Random(0)
+    inputs = None
+    for _ in range(4):
+        db.unlink(missing_ok=True)
+        put(db, {key: families.CONV.from_point(
+            {knob: rng.choice(values) for knob, values in space.items()}).as_dict()
+            for key, space in spaces.items()})
+        compiled = dlc.compile(model)
+        assert len(compiled.tuning.used) == 3
         inputs = inputs or inputs_of(compiled)
         run_both(model, inputs, tolerances=CONV_TOLERANCES)
 
