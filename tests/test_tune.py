@@ -321,3 +321,18 @@ def test_dlc_export_lowers_with_the_records(db, monkeypatch):
     assert str(_lower(model, 2, None, None)[0]) != heuristic
     monkeypatch.setenv("DLC_TUNING_DB", "off")
     assert str(_lower(model, 2, None, None)[0]) == heuristic
+
+
+def test_list_with_a_model_lists_its_records_and_tunes_nothing(tmp_path, capsys):
+    from dlc.tools.dlc_cli import main
+
+    model = models()["odd"]
+    onnx.save(model, tmp_path / "odd.onnx")
+    (task,) = tasks(model)
+    target = tmp_path / "list.db"
+    put(target, task.key, json.dumps(matmul.default_params().as_dict()))
+    put(target, "another-op", json.dumps(matmul.default_params().as_dict()))
+    assert main(["tune", str(tmp_path / "odd.onnx"), "--list", "--db", str(target)]) == 0
+    out = capsys.readouterr().out
+    assert task.key in out and "another-op" not in out
+    assert len(Database(target).records()) == 2  # (nothing tuned, nothing written)

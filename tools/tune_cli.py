@@ -3,7 +3,8 @@
     dlc tune MODEL.onnx [--budget MINUTES] [--trials N] [--ray-address ADDR] [--db PATH]
                         [--search evolve|guided|random] [--retune]
     dlc tune --merge OTHER.db [--merge ...] [--db PATH]   fold other machines' records in
-    dlc tune --list [--db PATH]                           the database's records
+    dlc tune --list [MODEL.onnx] [--db PATH]              the database's records (of the
+                                                          model's ops); never tunes
 
 Each distinct scheduled matmul of the model (weighted by count x multiply-adds) is compiled
 alone with candidate parameters in worker processes (`--workers`, default 1: measurements on
@@ -44,7 +45,8 @@ def add_parser(commands, model_command) -> None:
                      "cost model fit on the trials, or random sampling")
     sub.add_argument("--retune", action="store_true",
                      help="tune ops the database already has a record of (default: skipped)")
-    sub.add_argument("--list", action="store_true", help="print the database's records")
+    sub.add_argument("--list", action="store_true", help="print the database's records (with a "
+                     "MODEL: of its ops only) and tune nothing")
     sub.set_defaults(handler=run)
 
 
@@ -67,10 +69,18 @@ def run(args: argparse.Namespace) -> int:
     if args.merge:
         stored = merge(path, *args.merge)
         print(f"merged {', '.join(args.merge)} into {path}: {stored} records stored")
-    if args.list:
+    if args.list:  # (never tunes: with a MODEL, the records of its ops only)
+        keys = None
+        if args.model is not None:
+            from dlc.tuning.extract import tasks
+
+            keys = {t.key for t in tasks(args.model, parse_shapes(args.input_shape) or None)}
         for r in sorted(Database(path).records(), key=lambda r: (r.cpu, r.op)):
-            print(f"{r.op}  [{r.key}] {r.cpu}, dlc {r.version}: {r.seconds * 1e3:.3f} ms "
-                  f"(heuristic {r.default_seconds * 1e3:.3f} ms, {r.trials} trials) {r.params}")
+            if keys is None or r.key in keys:
+                print(f"{r.op}  [{r.key}] {r.cpu}, dlc {r.version}: {r.seconds * 1e3:.3f} ms "
+                      f"(heuristic {r.default_seconds * 1e3:.3f} ms, {r.trials} trials) "
+                      f"{r.params}")
+        return 0
     if args.model is None:
         if not args.merge and not args.list:
             raise ValueError("dlc tune: give a MODEL to tune, or --merge / --list")
