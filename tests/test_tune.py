@@ -336,3 +336,28 @@ def test_list_with_a_model_lists_its_records_and_tunes_nothing(tmp_path, capsys)
     out = capsys.readouterr().out
     assert task.key in out and "another-op" not in out
     assert len(Database(target).records()) == 2  # (nothing tuned, nothing written)
+
+
+@pytest.mark.parametrize("faster, stored", [(0.99, "heuristic"), (0.9, "other")])
+def test_a_record_must_beat_the_heuristic_by_more_than_noise(tmp_path, faster, stored):
+    """Confirmed 1 % faster: the record holds the heuristic's point; 10 %: the other's."""
+    from dlc.tuning import tune as tuning_tune
+    from dlc.tuning.measure import Measurement
+    from dlc.tuning.search import History
+
+    (task,) = tasks(models()["odd"])
+    tunable = families.TUNABLES[task.family]
+    heuristic = tunable.to_point(tunable.default(problem_of(task)))
+    other = dict(heuristic, register=_small_tile())
+    seconds = {json.dumps(tunable.from_point(heuristic).as_dict(), sort_keys=True): 1e-3,
+               json.dumps(tunable.from_point(other).as_dict(), sort_keys=True): faster * 1e-3}
+
+    class Pool:
+        def map(self, jobs):
+            return [Measurement(seconds[json.dumps(p, sort_keys=True)], database.cpu_id())
+                    for _, p in jobs]
+
+    history = History([(heuristic, 1e-3), (other, faster * 1e-3)])
+    result = tuning_tune._record(task, Pool(), history, [], Database(tmp_path / "t.db"))
+    expected = heuristic if stored == "heuristic" else other
+    assert result.params == tunable.from_point(expected).as_dict()
