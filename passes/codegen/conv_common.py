@@ -29,9 +29,14 @@ OW_WHOLE = 14  # ... but an OW up to this with no such divisor is one register t
 # the filter's vectors and the broadcasts: 13 x 32 channels (26) spilled and copied registers
 # in the inner loop; 8 + 5, the 5 peeled (`ow_register`), took SqueezeNet 1.09x -> 1.01x
 # onnxruntime (Zen 5, same-process A/B)
-FILTER_BYTES = 128 * 1024  # the filter slice one block of the C reduction reads (L2; 64 KiB
-# blocked 3x3 convs of 64 channels in two, their accumulators stored and reloaded between the
-# blocks: ResNet-18 1.06x -> 1.05x, ResNet-50 1.06x -> 1.05x onnxruntime, Zen 5, same process)
+# The filter slice one block of the C reduction reads (L2) is the target's
+# (`target.conv_filter_bytes`): 64 KiB blocked 3x3 convs of 64 channels in two, their
+# accumulators stored and reloaded between the blocks (128 KiB: ResNet-18 1.06x -> 1.05x,
+# ResNet-50 1.06x -> 1.05x onnxruntime, Zen 5, same process); on AVX-512 512 KiB, half a 1 MiB
+# L2 (Zen 4, single thread, same-process A/B, 128 -> 512 KiB: ResNet-18 37.1 -> 35.1 ms,
+# Inception-v1 34.5 -> 33.6, ResNet-50 79.8 -> 78.7, ResNet-26-D 50.4 -> 49.5, DenseNet-121
+# 55.9 -> 55.0, VGG-19 402 -> 398, SqueezeNet 7.23 -> 7.21; `dlc tune`'s records on ResNet-50
+# had found 256-512 KiB for its deepest convs)
 PAGE, FILTER_PAGES = 4096, 128  # ... and the pages it may touch (the TLB)
 OUTER_FILTER = 1024 * 1024  # (packed) the filter slice of one forall tile (half the 2 MiB L2)
 MIN_TILES = 4  # (packed) forall tiles (of output channels and rows) wanted, for the threads
@@ -58,9 +63,9 @@ class Conv:
 
 def default_params() -> ConvParams:
     """The heuristic's point of the space (`conv_params.py`): the constants above and the
-    target CPU's widest OW tile."""
-    return ConvParams(OUTER_BYTES, OUTER_FILTER, MIN_TILES, FILTER_BYTES, FILTER_PAGES,
-                      ow_width(), REGISTER_FUSION, "auto")
+    target CPU's filter block and widest OW tile."""
+    return ConvParams(OUTER_BYTES, OUTER_FILTER, MIN_TILES, target.current().conv_filter_bytes,
+                      FILTER_PAGES, ow_width(), REGISTER_FUSION, "auto")
 
 
 def params_of(problem: Conv) -> ConvParams:
@@ -192,7 +197,7 @@ def filter_outer(problem: Conv, oh: int, f: int) -> bool:
 
 def channel_block(problem: Conv, f_tile: int) -> int:
     """The C tile of the reduction: all of C when the [kh, kw, C, f] slice of the filter fits
-    FILTER_BYTES and touches at most FILTER_PAGES pages, else the largest divisor of C whose
+    the target's filter bytes and touches at most FILTER_PAGES pages, else the largest divisor of C whose
     slice does (at least 1). With F >= 1024 each channel's row of the HWCF filter is a page
     or more apart: a 1x1 512 -> 2048 conv ran at 17 GFLOP/s with all 512 channels in one
     block (TLB misses on every step), 38 GFLOP/s with 128."""

@@ -33,8 +33,8 @@ class CpuTarget:
     vector register, the number of vector registers, the matmul register tile (mr, nr), and
     the convolutions' (`conv_common.py`): the register widths of F (unpacked convs), the
     packed filter's blocks of output channels, the widest OW register tile and the most
-    accumulators (vectors) of a whole-OW register tile; the channel widths of depthwise convs
-    and pools (`depthwise.py`)."""
+    accumulators (vectors) of a whole-OW register tile, the filter bytes of one block of the
+    C reduction; the channel widths of depthwise convs and pools (`depthwise.py`)."""
 
     name: str
     lanes: int
@@ -45,6 +45,7 @@ class CpuTarget:
     conv_ow: int = 8
     conv_accumulators: int = 24
     window_widths: tuple[int, ...] = (32, 16)
+    conv_filter_bytes: int = 512 * 1024  # the filter slice of one C block (`conv_common`)
 
 
 AVX512 = CpuTarget("avx512", 16, 32, (8, 32))
@@ -62,7 +63,9 @@ AVX512 = CpuTarget("avx512", 16, 32, (8, 32))
 # 2.8x -> 1.2x onnxruntime, 128 -> 128 on 28 x 28 7.4x -> 1.3x, 256 -> 256 on 14 x 14 8.1x ->
 # 1.2x; OW tiles of 4 ran the 14 x 14 one at 5.9x)
 # (depthwise convs and pools: [8, 16] tiles; MobileNetV2 1.43x -> 1.06x onnxruntime)
-AVX2 = CpuTarget("avx2", 8, 16, (4, 16), (16, 8), (16,), 6, 12, (16, 8))
+# (the C block of a conv's reduction: 128 KiB of filter, as on every target before 512 KiB on
+# AVX-512; AVX2 CPUs have L2 caches of 256-512 KiB)
+AVX2 = CpuTarget("avx2", 8, 16, (4, 16), (16, 8), (16,), 6, 12, (16, 8), 128 * 1024)
 TARGETS = {t.name: t for t in (AVX512, AVX2)}
 DEFAULT = AVX512  # CPUs without AVX2 (and non-x86 ones): the tile dlc always had
 

@@ -153,7 +153,16 @@ def _remainders_are_split_into_full_register_tiles() -> None:
 
 
 def test_deep_convs_block_the_channel_reduction() -> None:
-    # (FILTER_BYTES = 128 KiB of filter per block)
+    with target.use(target.AVX2):  # (128 KiB of filter per block)
+        _blocks_of_128_kib()
+    with target.use(target.AVX512):  # (512 KiB)
+        assert conv.channel_block(Conv(1, 7, 7, 512, 512, 3, 3), 32) == 256  # (288 KiB)
+        assert conv.channel_block(Conv(1, 7, 7, 512, 2048, 1, 1), 32) == 2048  # (256 KiB)
+        # F = 2048: each channel's filter row is its own page; 128 pages at most (the TLB)
+        assert conv.channel_block(Conv(1, 7, 7, 32, 512, 1, 1, f_total=2048), 32) == 128
+
+
+def _blocks_of_128_kib() -> None:
     assert conv.channel_block(Conv(1, 7, 7, 512, 512, 3, 3), 32) == 64  # (72 KiB)
     assert conv.channel_block(Conv(1, 14, 14, 1024, 1024, 1, 1), 32) == 1024  # (128 KiB)
     assert conv.channel_block(Conv(1, 14, 14, 1024, 2048, 1, 1), 32) == 1024
