@@ -16,8 +16,8 @@ Inside, remainders are split off, never masked (PERF.md: masks run at ~3 GFLOP/s
 output tile is split along F at its last multiple of 32 and each F part along OW so that every
 part divides its register tile; each part is blocked along C (a [kh, kw, kc, f] filter slice
 of at most the target's 512 KiB (AVX-512) or 128 KiB (AVX2) stays in L2 while every output
-position of the tile uses it: deep layers
-with C = 256-512 ran at half speed without it), tiled [1, 1, ow, f] over (n, oh, ow, f) with
+position of the tile uses it: deep layers with C = 256-512 ran at half speed without it),
+tiled [1, 1, ow, f] over (n, oh, ow, f) with
 the f loop outermost, its reduction loops (kh, kw, c) by 1, decomposed to a 1-D convolution,
 vectorized (an ow x f register tile of FMAs) and its accumulator hoisted.
 
@@ -35,9 +35,8 @@ Tile heuristic, from the static shape (its functions, the `Conv` problem and the
   tiles spill) the widths of F are 16 and 8 (packed blocks of 16) and OW tiles at most 6
   (ResNet-50 2.9x -> 1.4x onnxruntime on an AVX2 AMD EPYC, single thread).
 - kc = all of C when kh * kw * C * f * 4 <= the target's filter bytes (`target.py`) and that
-  slice of the filter touches at
-  most 128 pages of 4 KiB (wide F: a row of the filter per channel), else the largest divisor
-  of C that fits both.
+  slice of the filter touches at most 128 pages of 4 KiB (wide F: a row of the filter per
+  channel), else the largest divisor of C that fits both.
 Where the forall is built greedily, F is one part and C one block, the init and the epilogue
 are fused into the register tiles instead (`_register_fused_lines`); an OW in two parts is
 then tiled by the first part's register tile and its last iteration peeled off (SqueezeNet's
