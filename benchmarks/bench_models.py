@@ -389,11 +389,30 @@ def openblas_core() -> str | None:
     return None
 
 
+def idle_share(seconds: float = 1.0) -> str:
+    """The share of all CPUs idle over the next `seconds` (Linux /proc/stat; "-" elsewhere):
+    where other processes keep a core busy, a parallel region waits for its thread there
+    (2 threads, a softmax of four 32 x 256 parallel regions: 11 us on an idle machine, 305 us
+    beside one busy process), which the load average, a minute's mean, may not show."""
+    def sample() -> tuple[int, int]:
+        fields = [int(x) for x in Path("/proc/stat").read_text().split("\n")[0].split()[1:]]
+        return sum(fields), fields[3] + fields[4]  # (total, idle + iowait)
+
+    try:
+        total, idle = sample()
+        time.sleep(seconds)
+        total2, idle2 = sample()
+    except (OSError, ValueError, IndexError):
+        return "-"
+    return f"{100 * (idle2 - idle) / max(1, total2 - total):.0f} %"
+
+
 def machine_note(threads: int) -> str:
     from dlc import host
 
     cpu = host.model_name() or platform.processor() or platform.machine()
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    load += f" (CPUs idle before the run: {idle_share()})"
     dlc_threads = (f"dlc num_threads={threads}" if dlc_has_threads()
                    else "dlc single-threaded (dlc.compile has no num_threads option yet)")
     core = openblas_core()
@@ -482,7 +501,7 @@ def run(argv: Sequence[str] | None = None) -> list[Row]:
     peak = max(PROCESS_PEAK_MIB, memory_status("VmHWM") or 0.0,
                resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
     print(f"\npeak resident memory of the process: {peak:.0f} MiB; load average at the end: "
-          + ", ".join(f"{x:.1f}" for x in os.getloadavg()))
+          + ", ".join(f"{x:.1f}" for x in os.getloadavg()) + f" (CPUs idle: {idle_share()})")
     command = " ".join(["benchmarks/bench_models.py", *(sys.argv[1:] if argv is None else argv)])
     meta = {"date": date, "machine": note, "command": command}
     if args.json:
