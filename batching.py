@@ -61,8 +61,9 @@ THIN_ROWS, MAX_THIN = 32, 0.1
 MIN_ROW_WORK = 1_000_000
 
 
-class NotSeparable(Exception):
-    """Why a model is not computed row by row (the reason, for `rows_reason`)."""
+class NotSeparable(DlcError):
+    """Why a model is not computed row by row (the reason, for `rows_reason`; caught by
+    `DynamicModel`, which then compiles per shape)."""
 
 
 @dataclass(frozen=True)
