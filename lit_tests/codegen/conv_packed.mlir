@@ -26,7 +26,8 @@
 // CHECK-NOT:     linalg.conv_2d
 // The bias is the accumulator's first value (no store of it), the ReLU runs on the
 // accumulator, and the tile is stored once.
-// CHECK:         scf.forall (%{{.*}}) in (2)
+// Two filter tiles, and the rows in two halves: four tiles for the threads (MIN_TILES).
+// CHECK:         scf.forall (%{{.*}}, %{{.*}}) = (0, 0) to (14, 2) step (7, 1)
 // CHECK:           %[[BIAS:.*]] = vector.broadcast {{.*}} : vector<32xf32> to vector<7x32xf32>
 // CHECK-NOT:       vector.transfer_write
 // CHECK:             scf.for {{.*}} iter_args(%{{.*}} = %[[BIAS]]) -> (vector<7x32xf32>)

@@ -199,3 +199,16 @@ def test_grouped_conv_is_one_scheduled_conv_per_group(c, h, f, kernel, stride, g
     assert (fma_position(linalg) >= 0) == split and ("math.fma" in linalg) != split
     x = RNG.standard_normal((1, c, h, h)).astype(np.float32)
     run_both(model, [x], tolerances=MATMUL_TOLERANCES)
+
+
+def test_packed_outer_tiles_leave_work_for_the_threads() -> None:
+    """A packed conv of one filter block (MobileNetV2's 28 x 28 x 32) takes fewer rows per
+    forall tile, so that the threads have MIN_TILES tiles (was: one tile of all 28 rows)."""
+    from dlc.passes.codegen import packed_conv
+
+    with target.use(target.AVX512):
+        problem = Conv(1, 28, 28, 32, 144, 1, 1, packed=True)
+        assert packed_conv.outer_tile(problem) == (7, 32)
+        wide = Conv(1, 14, 14, 256, 256, 3, 3, packed=True)  # (enough filter tiles: all rows)
+        oh, f = packed_conv.outer_tile(wide)
+        assert (14 // oh) * (256 // f) >= 4 and oh == 14
