@@ -112,14 +112,16 @@ def rows_plan(inputs: Sequence[tuple[str, tuple[int | str, ...]]],
     names = [name for name, _ in inputs]
     if len(args) != len(names):
         raise NotSeparable("the module's arguments are not the signature's inputs")
-    axes = _batch_axes(reference, [0 if n in batched else None for n in names], BATCHES[-1])
+    ops = _ops(reference)  # (walked once: the rules, the comparisons and the costs read it)
+    axes = _batch_axes(reference, ops, [0 if n in batched else None for n in names],
+                       BATCHES[-1])
     for module, batch in zip(modules[:-1], BATCHES[:-1]):
-        _same_program(_main(module), batch, reference, BATCHES[-1], axes)
-    work = _work(reference) / BATCHES[-1]
+        _same_program(_main(module), batch, reference, ops, BATCHES[-1], axes)
+    work = _work(ops) / BATCHES[-1]
     if work < MIN_ROW_WORK:
         raise NotSeparable(f"a row is ~{work:,.0f} multiply-adds or elements, under "
                            f"{MIN_ROW_WORK:,}: a call per row would cost more than its work")
-    share = _thin_share(reference, axes)
+    share = _thin_share(ops, axes)
     if share > MAX_THIN:
         raise NotSeparable(f"{share:.0%} of the multiply-adds are products with fewer than "
                            f"{THIN_ROWS} rows a row of the batch (their weights read once a "
@@ -167,7 +169,8 @@ class At:
 Axes = dict[Any, At | None]  # value -> where its batch is (None: the same for every row)
 
 
-def _batch_axes(block: ir.Block, arg_axes: list[int | None], batch: int) -> Axes:
+def _batch_axes(block: ir.Block, ops: list[ir.Operation], arg_axes: list[int | None],
+                batch: int) -> Axes:
     """Where each value of `block` holds the batch (arguments given), by the ops' rules;
     NotSeparable when an op is not row-wise or an output's batch is not axis 0 alone."""
     axes: Axes = {}
@@ -175,7 +178,7 @@ def _batch_axes(block: ir.Block, arg_axes: list[int | None], batch: int) -> Axes
         if axis is not None and list(arg.type.shape)[axis] != batch:
             raise NotSeparable("an input's batch size is not the one imported")
         axes[arg] = None if axis is None else At(axis)
-    for op in _ops(block):
+    for op in ops:
         if op.name == "func.return":
             for i, value in enumerate(op.operands):
                 if axes.get(value) != At(0):
@@ -474,13 +477,13 @@ _RULES: dict[str, Callable] = {
 # ----------------------------------------------------------------------------- the same program
 
 
-def _same_program(block: ir.Block, batch: int, reference: ir.Block, ref_batch: int,
-                  axes: Axes) -> None:
+def _same_program(block: ir.Block, batch: int, reference: ir.Block,
+                  ref_ops: list[ir.Operation], ref_batch: int, axes: Axes) -> None:
     """`block` (imported at `batch`) is `reference` (at `ref_batch`) but for the batch."""
     values = dict(zip(reference.arguments, block.arguments))
     for arg, other in values.items():
         _same_type(arg, other, axes.get(arg), batch, "an input")
-    ops, ref_ops = _ops(block), _ops(reference)
+    ops = _ops(block)
     if len(ops) != len(ref_ops):
         raise NotSeparable(f"the module at batch {batch} has {len(ops)} ops, at batch "
                            f"{ref_batch} {len(ref_ops)}")
@@ -571,12 +574,12 @@ def _attribute_names(op: ir.Operation) -> set[str]:
 # ----------------------------------------------------------------------------- the cost
 
 
-def _thin_share(block: ir.Block, axes: Axes) -> float:
+def _thin_share(ops: list[ir.Operation], axes: Axes) -> float:
     """Of the multiply-adds of matmuls, gemms and convs, the share of the products of a
     batched operand and an unbatched weight with fewer than THIN_ROWS rows (M) per row of
     the batch."""
     total = single = 0
-    for op in _ops(block):
+    for op in ops:
         name = op.name
         if name not in _PRODUCTS:
             continue
@@ -593,10 +596,10 @@ def _thin_share(block: ir.Block, axes: Axes) -> float:
     return single / total if total else 0.0
 
 
-def _work(block: ir.Block) -> int:
+def _work(ops: list[ir.Operation]) -> int:
     """The multiply-adds of matmuls and convs, the result elements of the other ops."""
     total = 0
-    for op in _ops(block):
+    for op in ops:
         if op.name in _PRODUCTS:
             total += _macs(op)
         elif op.name not in ("func.return", "dlc.constant"):  # (constants: not computed)
