@@ -581,9 +581,9 @@ def _thin_share(ops: list[ir.Operation], axes: Axes) -> float:
     total = single = 0
     for op in ops:
         name = op.name
-        if name not in _PRODUCTS:
+        if name not in PRODUCTS:
             continue
-        macs = _macs(op)
+        macs = multiply_adds(op)
         total += macs
         if name in ("dlc.matmul", "dlc.gemm") and axes.get(op.operands[0]) is not None \
                 and axes.get(op.operands[1]) is None:
@@ -600,17 +600,19 @@ def _work(ops: list[ir.Operation]) -> int:
     """The multiply-adds of matmuls and convs, the result elements of the other ops."""
     total = 0
     for op in ops:
-        if op.name in _PRODUCTS:
-            total += _macs(op)
+        if op.name in PRODUCTS:
+            total += multiply_adds(op)
         elif op.name not in ("func.return", "dlc.constant"):  # (constants: not computed)
             total += sum(math.prod(r.type.shape) for r in op.results)
     return total
 
 
-_PRODUCTS = ("dlc.matmul", "dlc.gemm", "dlc.conv", "dlc.conv_nhwc", "dlc.conv_transpose")
+PRODUCTS = ("dlc.matmul", "dlc.gemm", "dlc.conv", "dlc.conv_nhwc", "dlc.conv_transpose")
 
 
-def _macs(op: ir.Operation) -> int:
+def multiply_adds(op: ir.Operation) -> int:
+    """The multiply-adds of a dlc matmul, gemm or conv (one of PRODUCTS): grouped and
+    depthwise convs count their own channels."""
     out = list(op.results[0].type.shape)
     if op.name in ("dlc.matmul", "dlc.gemm"):
         a = list(op.operands[0].type.shape)
@@ -618,4 +620,8 @@ def _macs(op: ir.Operation) -> int:
         k = a[0] if transposed else a[-1]
         return math.prod(out) * k
     w = list(op.operands[1].type.shape)
-    return math.prod(out) * math.prod(w[1:])
+    if op.name == "dlc.conv_nhwc":  # (W [K..., C/group, M])
+        return math.prod(out) * math.prod(w[:-1])
+    if op.name == "dlc.conv_transpose":  # (W [C, M/group, K...]: each input scatters)
+        return math.prod(op.operands[0].type.shape) * math.prod(w[1:])
+    return math.prod(out) * math.prod(w[1:])  # (W [M, C/group, K...])

@@ -14,7 +14,6 @@ code reaches 0.9x onnxruntime on one core of this CPU, the other ops taking no t
 from __future__ import annotations
 
 import argparse
-import math
 import statistics
 import sys
 import time
@@ -26,26 +25,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 
 def macs(path: str) -> int:
+    from dlc.batching import PRODUCTS, multiply_adds
     from dlc.dialects import make_context
     from dlc.frontends.onnx_importer import import_model
 
-    products = ("dlc.matmul", "dlc.gemm", "dlc.conv", "dlc.conv_nhwc", "dlc.conv_transpose")
     context = make_context()
     with context:
         module = import_model(path, context).module
-        total = 0
-        for op in module.body.operations[0].regions[0].blocks[0].operations:
-            op = op.operation
-            if op.name not in products:
-                continue
-            out = list(op.results[0].type.shape)
-            a, w = list(op.operands[0].type.shape), list(op.operands[1].type.shape)
-            if op.name in ("dlc.matmul", "dlc.gemm"):
-                transposed = op.name == "dlc.gemm" and op.attributes["transA"].value
-                total += math.prod(out) * (a[0] if transposed else a[-1])
-            else:
-                total += math.prod(out) * math.prod(w[1:])
-        return total
+        block = module.body.operations[0].regions[0].blocks[0]
+        return sum(multiply_adds(op.operation) for op in block.operations
+                   if op.operation.name in PRODUCTS)
 
 
 def measured_peak() -> float:
