@@ -75,6 +75,21 @@ def _mutate(point: Point, space: dict[str, list], rng: random.Random) -> Point:
     return child
 
 
+def _child(ranked: list[tuple[Point, float]], weights: list[int], space: dict[str, list],
+           rng: random.Random) -> Point:
+    """A child of the best points (`ranked`, drawn by `weights`): a crossover of two half
+    the time, then mutated."""
+    parent = rng.choices(ranked, weights)[0][0]
+    if len(ranked) > 1 and rng.random() < 0.5:
+        other = rng.choices(ranked, weights)[0][0]
+        parent = {k: rng.choice((parent[k], other[k])) for k in parent}
+    return _mutate(parent, space, rng)
+
+
+def _random(space: dict[str, list], rng: random.Random) -> Point:
+    return {k: rng.choice(values) for k, values in space.items()}
+
+
 def _neighbours(point: Point, space: dict[str, list]) -> list[Point]:
     found = []
     for knob, values in space.items():
@@ -105,11 +120,7 @@ def evolve(space: dict[str, list], seed: Point, evaluate: Callable[[list[Point]]
         attempts = 0
         while len(children) < min(batch, trials - len(history.trials)) and attempts < 200:
             attempts += 1
-            parent = rng.choices(ranked, weights)[0][0]
-            if len(ranked) > 1 and rng.random() < 0.5:
-                other = rng.choices(ranked, weights)[0][0]
-                parent = {k: rng.choice((parent[k], other[k])) for k in parent}
-            child = _mutate(parent, space, rng)
+            child = _child(ranked, weights, space, rng)
             if measured.fresh(child):
                 children.append(child)
         stale = stale + 1 if not children else 0
@@ -175,8 +186,7 @@ def guided(space: dict[str, list], seed: Point, evaluate: Callable[[list[Point]]
     rng = rng or random.Random(0)
     history = History()
     measured = _Measured(evaluate, signature, history)
-    first = [seed] + [{k: rng.choice(values) for k, values in space.items()}
-                      for _ in range(4 * batch)]
+    first = [seed] + [_random(space, rng) for _ in range(4 * batch)]
     measured.run([p for p in first if measured.fresh(p)][:max(1, min(batch, trials))])
     model = CostModel(space)
     stale = 0
@@ -188,13 +198,9 @@ def guided(space: dict[str, list], seed: Point, evaluate: Callable[[list[Point]]
             if len(pool) >= 2 * candidates:
                 break
             if attempt % 2:
-                point = {k: rng.choice(values) for k, values in space.items()}
+                point = _random(space, rng)
             else:
-                parent = rng.choices(ranked, weights)[0][0]
-                if len(ranked) > 1 and rng.random() < 0.5:
-                    other = rng.choices(ranked, weights)[0][0]
-                    parent = {k: rng.choice((parent[k], other[k])) for k in parent}
-                point = _mutate(parent, space, rng)
+                point = _child(ranked, weights, space, rng)
             key = signature(point)
             if key not in measured.seen and key not in pool:
                 pool[key] = point
@@ -229,7 +235,7 @@ def sample(space: dict[str, list], evaluate: Callable[[list[Point]], list[float]
         points = []
         while len(points) < min(batch, trials - len(history.trials)) and attempts < 100 * trials:
             attempts += 1
-            point = {k: rng.choice(values) for k, values in space.items()}
+            point = _random(space, rng)
             if measured.fresh(point):
                 points.append(point)
         measured.run(points)
