@@ -279,16 +279,15 @@ class DynamicModel:
             return call_with_tensors(self, args, kwargs)
         arrays = self.signature.check_dtypes(args, kwargs)
         shapes = tuple(a.shape for a in arrays)
-        if self._rows.enabled:
+        compiled = self._compiled.recall(shapes)
+        if compiled is None:  # (a shape seen before fits the signature: checked then)
             self.signature.bind_symbols(shapes)
-            row_shapes = self._rows.decide(shapes, self._specialization)
+            row_shapes = self._rows.decide(shapes, self._specialization) \
+                if self._rows.enabled else None
             if row_shapes is not None:
                 function = self._specialization(row_shapes)._function  # (kept: a lookup)
                 return run_rows(function, [(a.ctypes.data, a.nbytes) for a in arrays],
                                 self._rows.batched, shapes)
-        compiled = self._compiled.recall(shapes)
-        if compiled is None:  # (a shape seen before fits the signature: checked then)
-            self.signature.bind_symbols(shapes)
             compiled = self._specialization(shapes)
         return compiled._function.run(arrays)  # (the arrays are checked: not again)
 

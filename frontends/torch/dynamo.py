@@ -132,6 +132,9 @@ class DynamicGraph:
                      for a in args)
 
     def __call__(self, *args: Any) -> list[torch.Tensor]:
+        run = self.specializations.recall(self._key(args))
+        if run is not None:  # (a shape compiled before: no decision to look up)
+            return run(*args)
         if self._rows.enabled:
             tensors = [args[i].contiguous() for i in self._inputs]
             shapes = tuple(tuple(t.shape) for t in tensors)
