@@ -65,6 +65,15 @@ Spec = tuple[np.dtype | type, Sequence[int | str] | None]
 
 
 @pytest.fixture
+def db(tmp_path: Path, monkeypatch) -> Path:
+    """A tuning database of the test's own (dlc.compile reads it); compile cache off."""
+    path = tmp_path / "tuning.db"
+    monkeypatch.setenv("DLC_TUNING_DB", str(path))
+    monkeypatch.setenv("DLC_CACHE", "0")
+    return path
+
+
+@pytest.fixture
 def cache_dir(tmp_path: Path, monkeypatch) -> Path:
     """A compile cache of the test's own (every compile goes to disk), empty in memory."""
     from dlc.runtime import cache

@@ -59,15 +59,6 @@ def put(path: Path, key: str, params: dict | str, seconds: float = 1e-3) -> None
                                        "op", text, seconds, 2e-3, 1))
 
 
-@pytest.fixture
-def db(tmp_path, monkeypatch) -> Path:
-    """A tuning database of the test's own (dlc.compile reads it); compile cache off."""
-    path = tmp_path / "tuning.db"
-    monkeypatch.setenv("DLC_TUNING_DB", str(path))
-    monkeypatch.setenv("DLC_CACHE", "0")
-    return path
-
-
 # ----------------------------------------------------------------------------- the space
 
 

@@ -57,15 +57,6 @@ def put(path, records: dict[str, dict]) -> None:
                                            "op", json.dumps(params), 1e-3, 2e-3, 1))
 
 
-@pytest.fixture
-def db(tmp_path, monkeypatch):
-    """A tuning database of the test's own (dlc.compile reads it); compile cache off."""
-    path = tmp_path / "tuning.db"
-    monkeypatch.setenv("DLC_TUNING_DB", str(path))
-    monkeypatch.setenv("DLC_CACHE", "0")
-    return path
-
-
 # ----------------------------------------------------------------------------- the space
 
 
