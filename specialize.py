@@ -41,7 +41,7 @@ from dlc import settings
 from dlc.errors import DlcError
 from dlc.frontends.onnx_importer import symbolic_shape
 from dlc.frontends.torch.tensors import call_with_tensors, holds_torch_tensors
-from dlc.runtime.signature import Signature, TensorSpec
+from dlc.runtime.signature import Signature, TensorSpec, address
 
 DEFAULT_MAX_SPECIALIZATIONS = 8
 
@@ -220,7 +220,7 @@ def run_rows(function: Any, inputs: Sequence[tuple[int, int]], batched: Sequence
                for spec in function.signature.outputs]
     steps = [size // batch if b and batch else 0 for (_, size), b in zip(inputs, batched)]
     steps += [o.nbytes // batch if batch else 0 for o in outputs]
-    starts = [address for address, _ in inputs] + [o.ctypes.data for o in outputs]
+    starts = [address for address, _ in inputs] + [address(o) for o in outputs]
     for row in range(batch):
         function.call_addresses([start + row * step for start, step in zip(starts, steps)])
     return outputs
@@ -286,7 +286,7 @@ class DynamicModel:
                 if self._rows.enabled else None
             if row_shapes is not None:
                 function = self._specialization(row_shapes)._function  # (kept: a lookup)
-                return run_rows(function, [(a.ctypes.data, a.nbytes) for a in arrays],
+                return run_rows(function, [(address(a), a.nbytes) for a in arrays],
                                 self._rows.batched, shapes)
             compiled = self._specialization(shapes)
         return compiled._function.run(arrays)  # (the arrays are checked: not again)

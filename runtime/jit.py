@@ -23,7 +23,7 @@ from mlir import ir
 from mlir.execution_engine import ExecutionEngine
 
 from dlc.errors import DlcError, IndexOutOfRangeError
-from dlc.runtime.signature import Signature, TensorSpec, numpy_dtype  # noqa: F401 (re-exported)
+from dlc.runtime.signature import Signature, TensorSpec, address, numpy_dtype  # noqa: F401 (re-exported)
 
 
 @cache
@@ -135,6 +135,7 @@ class NativeFunction:
                       if lock_key is not None else threading.Lock())
         specs = (*signature.inputs, *signature.outputs)
         self._descriptors = [_static_descriptor(spec) for spec in specs]
+        self._output_layouts = [(spec.shape, spec.dtype) for spec in signature.outputs]
         self._status: ctypes.Array | None = None
         _LIVE_LOCKS.add(self)
 
@@ -151,8 +152,8 @@ class NativeFunction:
     def run(self, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
         """The outputs (numpy-owned; bounded ones cut to their counts) of a call on `inputs`,
         C-contiguous arrays already checked against the signature."""
-        outputs = [np.empty(s.shape, s.dtype) for s in self.signature.outputs]
-        self.call_addresses([a.ctypes.data for a in (*inputs, *outputs)])
+        outputs = [np.empty(shape, dtype) for shape, dtype in self._output_layouts]
+        self.call_addresses([address(a) for a in (*inputs, *outputs)])
         return self.signature.trim(outputs)
 
     def call_addresses(self, addresses: Sequence[int]) -> None:

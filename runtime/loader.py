@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from dlc.errors import DlcError, IndexOutOfRangeError, InputError
-from dlc.runtime.signature import Signature, TensorSpec
+from dlc.runtime.signature import Signature, TensorSpec, address
 
 _DTYPES = {1: "float16", 2: "float32", 3: "float64", 4: "bool", 5: "int8", 6: "int16",
            7: "int32", 8: "int64", 9: "uint8", 10: "uint16", 11: "uint32", 12: "uint64"}
@@ -140,7 +140,7 @@ class ExportedModel:
         outputs = [np.empty(s.shape, s.dtype) for s in signature.outputs]
         with self._lock:  # (one session, one thread at a time: the header's contract)
             for tensor, array in zip(tensors, (*inputs, *outputs)):
-                tensor.data = array.ctypes.data
+                tensor.data = address(array)
             code = self._run(*arguments)
             message = (self._message(self._session) or b"").decode() if code else ""
         if code:

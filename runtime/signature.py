@@ -16,6 +16,7 @@ into them: each bounded output cut to its count, the counts dropped.
 
 from __future__ import annotations
 
+import ctypes
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -24,6 +25,16 @@ import numpy as np
 
 from dlc.element_types import numpy_dtype  # noqa: F401 (the runtime's name for it)
 from dlc.errors import InputError
+
+
+def address(array: np.ndarray) -> int:
+    """The address of a C-contiguous array's data: through the buffer protocol where the
+    array is writable and not empty (0.6 us; `array.ctypes.data` builds a helper object,
+    1-2 us, a tenth of a small model's call), else `array.ctypes.data`."""
+    try:
+        return ctypes.addressof(ctypes.c_byte.from_buffer(array))
+    except (TypeError, ValueError, BufferError):
+        return array.ctypes.data
 
 
 @dataclass(frozen=True)
@@ -116,6 +127,13 @@ class Signature:
 
     def bind(self, args: Sequence, kwargs: Mapping | None = None) -> list[np.ndarray]:
         """The inputs as C-contiguous arrays in signature order; ValueError on any mismatch."""
+        if not kwargs and len(args) == len(self.inputs):  # the common call, checked cheaply
+            for spec, value in zip(self.inputs, args):
+                if (type(value) is not np.ndarray or value.dtype != spec.dtype
+                        or value.shape != spec.shape or not value.flags.c_contiguous):
+                    break
+            else:
+                return list(args)
         arrays = self.arrange(args, kwargs or {})
         return [self._check(spec, value) for spec, value in zip(self.inputs, arrays)]
 
