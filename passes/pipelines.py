@@ -88,7 +88,9 @@ def stage_pipelines(opt_level: int = 2, num_threads: int = 1) -> dict[str, str]:
         # (dlc-fuse-elementwise: linalg-fuse-elementwise-ops with fused bodies of bounded
         # size; unbounded, a chain of N elementwise ops cost N^2 in fusion)
         linalg += (",dlc-generalize-elementwise,dlc-fuse-elementwise,"
-                   "canonicalize,cse,dlc-polynomial-math,dlc-schedule,dlc-pad-in-place")
+                   "canonicalize,cse,dlc-polynomial-math,"
+                   + ("dlc-schedule" if num_threads <= 1 else f"dlc-schedule{{threads={num_threads}}}")
+                   + ",dlc-pad-in-place")
     bufferized = _BUFFERIZE if opt_level < 2 else _BUFFERIZE_O2
     to_llvm = _TO_LLVM
     if opt_level >= 2 and num_threads > 1:

@@ -56,9 +56,11 @@ CACHE_M, CACHE_N, CACHE_K = 64, 512, 256
 OUTER_M, OUTER_N = 128, 512
 GEMV_KC = 16  # rows of B per cache step of a vector-matrix product (M = 1)
 MIN_TILES = 4  # forall tiles wanted, for the threads (`thread_tiles`) ...
-MIN_TILE_MACS = 256 * 1024  # ... each of at least this many multiply-adds (with 32 Ki, the
-# MLP's batch-1 layers ran parallel regions of ~2 us of work: 7x slower at 2 threads in a
-# full `make bench` run, where the second core was not always free)
+MIN_TILE_MACS = 32 * 1024  # ... each of at least this many multiply-adds: the MLP's batch-1
+# layers (784x256, 256x256: their weights read from L3, ~40 GB/s) split in 4 and 2 tiles, each
+# ~3 us; 2 threads, idle guest, us per call, 256 Ki -> 32 Ki: 18.7 -> 13.2 (onnxruntime 15.5);
+# 1 thread 18.8 -> 19.2 (22.4). (In a busy `make bench` run, before its timing in blocks, the
+# second core was not always free and such regions ran 7x slower: so do onnxruntime's.)
 
 
 @dataclass(frozen=True)
@@ -117,12 +119,22 @@ def outer_tile(size: int, step: int, limit: int) -> int:
 
 def thread_tiles(m: int, n: int, k: int, mt: int, nt: int, mr: int, nr: int
                  ) -> tuple[int, int]:
-    """(mt, nt) narrowed, N first, while the forall has fewer than MIN_TILES tiles and each
-    half still holds MIN_TILE_MACS multiply-adds and a multiple of the register tile:
-    otherwise a matmul that fits one outer tile (the MLP's 64 x 784 x 256) ran on one thread
-    at any num_threads. (Single-threaded the forall is a loop: a few more iterations.)"""
+    """(mt, nt) narrowed while the forall has fewer than MIN_TILES tiles and each half still
+    holds MIN_TILE_MACS multiply-adds and a multiple of the register tile: otherwise a matmul
+    that fits one outer tile (the MLP's 64 x 784 x 256) ran on one thread at any num_threads.
+    For threads (`target.threads() > 1`) M first: OpenMP hands each thread a contiguous run of
+    the forall's row-major tiles, so each thread writes whole rows, the rows that the next
+    ops' foralls (elementwise, row reductions: tiles of the outer dimension) give the same
+    thread; split by columns, every row's halves were written on two cores and the next op
+    read half of its input from the other core's cache (this 2-core guest: 64 KiB of a bias
+    + relu took 7 us instead of 1; same process, 2 threads, new/old: MLP batch 64 0.90, BERT
+    encoder 0.945). Single-threaded (the forall is a loop) N first, as always (BERT M first
+    at 1 thread: 1.02)."""
+    rows_first = target.threads() > 1
     while (m // mt) * (n // nt) < MIN_TILES and mt * nt * k // 2 >= MIN_TILE_MACS:
-        if nt % (2 * nr) == 0:
+        if rows_first and mt % (2 * mr) == 0:
+            mt //= 2
+        elif nt % (2 * nr) == 0:
             nt //= 2
         elif mt % (2 * mr) == 0:
             mt //= 2

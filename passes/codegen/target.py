@@ -124,6 +124,25 @@ def use(target: CpuTarget | str) -> Iterator[CpuTarget]:
         _CURRENT.reset(token)
 
 
+_THREADS: contextvars.ContextVar[int] = contextvars.ContextVar("dlc_schedule_threads", default=1)
+
+
+def threads() -> int:
+    """The threads the scheduled loops will run on (`dlc-schedule{threads=N}`, set from
+    `num_threads`): which way a schedule splits its work for them (`matmul.thread_tiles`)."""
+    return _THREADS.get()
+
+
+@contextmanager
+def use_threads(count: int) -> Iterator[int]:
+    """Build schedules for code run on `count` threads inside the block."""
+    token = _THREADS.set(max(1, int(count)))
+    try:
+        yield count
+    finally:
+        _THREADS.reset(token)
+
+
 @cache
 def vnni() -> bool:
     """Whether this process's CPU has AVX-512 VNNI (`vpdpbusd`: the integer matmul kernel of

@@ -94,16 +94,22 @@ class Schedule(ModulePass):
     # a schedule that fails to apply is an error (the interpreter's diagnostic), not the naive
     # path: for whoever writes schedules (also $DLC_STRICT_SCHEDULE=1, the test suite's)
     strict: bool = False
+    # the threads the code will run on (`num_threads`): a product split for them splits its
+    # rows, not its columns (`matmul.thread_tiles`)
+    threads: int = 1
 
     def run(self, module: ir.Operation) -> None:
-        if self.target == "host":  # (the host, or the target of an enclosing `target.use`)
-            self._schedule(module)
-        else:
-            if self.target not in cpu_target.TARGETS:
-                raise PassFailure(f"dlc-schedule: unknown target '{self.target}'; targets are "
-                                  f"host, {', '.join(cpu_target.TARGETS)}")
-            with cpu_target.use(self.target):
+        if self.threads < 1:
+            raise PassFailure(f"dlc-schedule: threads must be >= 1, got {self.threads}")
+        with cpu_target.use_threads(self.threads):
+            if self.target == "host":  # (the host, or the target of an enclosing `use`)
                 self._schedule(module)
+            else:
+                if self.target not in cpu_target.TARGETS:
+                    raise PassFailure(f"dlc-schedule: unknown target '{self.target}'; targets "
+                                      f"are host, {', '.join(cpu_target.TARGETS)}")
+                with cpu_target.use(self.target):
+                    self._schedule(module)
         # a large contraction, conv or reduction left on the naive loop path is a performance
         # cliff: NaivePathWarning names it (the profiler shows its time)
         with step("naive-path check"):

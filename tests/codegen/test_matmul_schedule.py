@@ -144,15 +144,23 @@ def test_register_tiles_are_never_equal(m: int, n: int, cpu: str) -> None:
 
 
 def test_outer_tiles_leave_work_for_the_threads() -> None:
-    # (m, n, k, mt, nt, mr, nr) -> (mt, nt): N halved first, down to 4 tiles ...
+    # (m, n, k, mt, nt, mr, nr) -> (mt, nt): single-threaded N halved first, down to 4 tiles ...
     assert thread_tiles(64, 256, 784, 64, 256, 8, 32) == (64, 64)
     assert thread_tiles(64, 32, 784, 64, 32, 8, 32) == (16, 32)  # (then M)
     assert thread_tiles(1024, 1024, 1024, 128, 512, 8, 32) == (128, 512)  # (already 16)
-    # ... while each tile keeps 256 Ki multiply-adds and a multiple of the register tile
-    assert thread_tiles(1, 256, 784, 1, 256, 1, 32) == (1, 256)  # (100 Ki per half)
-    assert thread_tiles(8, 64, 64, 8, 64, 8, 32) == (8, 64)
+    # ... while each tile keeps 32 Ki multiply-adds and a multiple of the register tile
+    assert thread_tiles(1, 256, 784, 1, 256, 1, 32) == (1, 64)  # (50 Ki a tile)
+    assert thread_tiles(1, 256, 256, 1, 256, 1, 32) == (1, 128)  # (2 of 32 Ki, not 4 of 16)
+    assert thread_tiles(8, 64, 64, 8, 64, 8, 32) == (8, 64)  # (16 Ki per half)
     assert thread_tiles(256, 40, 256, 256, 40, 8, 40) == (64, 40)  # (N 40: not halved)
-    assert thread_tiles(64, 40, 256, 64, 40, 8, 40) == (32, 40)  # (2 tiles of 320 Ki)
+    assert thread_tiles(64, 40, 256, 64, 40, 8, 40) == (16, 40)  # (4 tiles of 160 Ki)
+    # for threads, M first: each thread writes whole rows (the next op's rows on its core)
+    with target.use_threads(2):
+        assert thread_tiles(64, 256, 784, 64, 256, 8, 32) == (16, 256)
+        assert thread_tiles(128, 768, 256, 128, 384, 8, 32) == (64, 384)  # (BERT's qkv)
+        assert thread_tiles(1, 256, 784, 1, 256, 1, 32) == (1, 64)  # (one row: N)
+        assert thread_tiles(8, 256, 784, 8, 256, 8, 32) == (8, 64)  # (one register tile)
+    assert target.threads() == 1
 
 
 @pytest.mark.parametrize("cpu", ["avx512", "avx2"])

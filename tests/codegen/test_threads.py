@@ -19,6 +19,8 @@ RNG = np.random.default_rng(1)
 def test_one_thread_has_no_openmp_and_two_threads_do() -> None:
     assert "openmp" not in pipeline(2, num_threads=1)
     assert "convert-scf-to-openmp{num-threads=2}" in pipeline(2, num_threads=2)
+    assert "dlc-schedule," in pipeline(2, num_threads=1)
+    assert "dlc-schedule{threads=2}" in pipeline(2, num_threads=2)
     model = matmul_model(256, 64, 1024)
     assert "omp." not in dlc.compile(model, num_threads=1).ir("llvm")
     assert "omp.parallel" in dlc.compile(model, num_threads=2).ir("llvm")
@@ -40,6 +42,17 @@ def test_two_threads_compute_what_one_does(build) -> None:
     for _ in range(3):  # (a race would show as differing results)
         np.testing.assert_array_equal(threaded(x)[0], serial)
     run_both(model, [x], tolerances=MATMUL_TOLERANCES)
+
+
+def test_threads_split_a_product_by_rows() -> None:
+    # 64 x 784 x 256 fits one outer tile: one thread splits its columns (4 tiles of 64), two
+    # split its rows (4 tiles of 16 rows, whole rows per thread: the next op's rows)
+    model = matmul_model(64, 784, 256)
+    one = dlc.lower(model, "linalg", num_threads=1).ir("linalg")
+    two = dlc.lower(model, "linalg", num_threads=2).ir("linalg")
+    assert "scf.forall" in one and "scf.forall" in two
+    assert "tensor<64x64xf32>" in one and "tensor<16x256xf32>" not in one
+    assert "tensor<16x256xf32>" in two
 
 
 def test_thread_count_is_part_of_the_cache_key(monkeypatch, tmp_path) -> None:
