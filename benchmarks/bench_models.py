@@ -255,16 +255,29 @@ SCALING_BLOCK = 4  # calls in a row per side in the threads table (the first one
 # (2 threads, MobileNetV2, dlc/onnxruntime: one call each 2.30, blocks of 4 1.66, of 16 1.11;
 # each runtime in a loop of its own, the threads table: 1.04)
 PEER_BLOCK = 16
+# onnxruntime's pool threads spin 40-50 ms after its last call (this guest, 2 threads, the
+# worker's CPU time sampled every 10 ms after one call or a hundred): a block of the other
+# side timed inside that window ran with the second core taken. The MLP at batch 1, dlc at 2
+# threads, read 0.17 ms there (its 50 rounds of blocks took 8 ms, all inside the window
+# after the correctness check's one onnxruntime call), 0.016 ms after a pause.
+SETTLE_S = 0.08
 
 
-def alternate(fns: list[Callable[[], object]], settings: Settings, block: int = 1
-              ) -> list[float]:
+def settle() -> None:
+    """Wait until the idle threads of the runtime that ran last have stopped spinning."""
+    time.sleep(SETTLE_S)
+
+
+def alternate(fns: list[Callable[[], object]], settings: Settings, block: int = 1,
+              pause: bool = False) -> list[float]:
     """Median seconds of each fn, timed alternately after a warm-up.
 
     With block > 1 each fn runs `block` times in a row per round and the first of those calls
     is not timed: multi-threaded runtimes keep their idle threads spinning for a while after
     a call (onnxruntime's pool, OpenMP's KMP_BLOCKTIME), which on 2 cores takes the second
-    core from whichever side runs next; the untimed call absorbs that.
+    core from whichever side runs next; the untimed call absorbs a short spin, and `pause`
+    (sides of different runtimes with threads) waits for a long one (`settle`) before each
+    block.
     """
     for fn in fns:
         fn()
@@ -274,8 +287,12 @@ def alternate(fns: list[Callable[[], object]], settings: Settings, block: int = 
     one_round = (time.perf_counter() - start) * block
     repeat = max(3, min(settings.repeat, int(settings.budget_s / max(one_round, 1e-9))))
     times: list[list[float]] = [[] for _ in fns]
+    if pause:
+        repeat = max(3, min(repeat, int(settings.budget_s / (len(fns) * SETTLE_S))))
     for _ in range(repeat):
         for fn, bucket in zip(fns, times):
+            if pause:
+                settle()
             for call in range(block):
                 start = time.perf_counter()
                 fn()
@@ -321,7 +338,8 @@ def measure(case: Case, settings: Settings) -> Row:
     # (with threads, blocks of PEER_BLOCK calls per side, the first untimed: onnxruntime's
     # pool spins after its calls and took the second core from dlc's next ones)
     block = 1 if settings.threads == 1 else PEER_BLOCK
-    row.dlc_s, row.peer_s = alternate([lambda: compiled(*inputs), peer], settings, block=block)
+    row.dlc_s, row.peer_s = alternate([lambda: compiled(*inputs), peer], settings, block=block,
+                                      pause=settings.threads > 1)
     return row
 
 
@@ -358,8 +376,10 @@ def measure_scaling(case: Case, threads: int, settings: Settings) -> ScalingRow:
     # threads (onnxruntime's spinning pool, OpenMP's workers) are then never on the machine
     # while a thread count is being timed (in one loop of four, ResNet-50's 2-thread speed-up
     # read 1.42-1.65x from run to run; measured alone, 1.64-1.78x)
+    settle()  # (after the check's onnxruntime call)
     row.dlc_1_s, row.dlc_n_s = alternate(
         [lambda: serial(*inputs), lambda: parallel(*inputs)], settings, block=SCALING_BLOCK)
+    settle()
     row.peer_1_s, row.peer_n_s = alternate(
         [lambda: sessions[0].run(None, feed), lambda: sessions[1].run(None, feed)], settings,
         block=SCALING_BLOCK)
