@@ -168,12 +168,20 @@ def ow_register(ow: int, f_tile: int, widest: int = 0) -> tuple[int, bool]:
     return part_ow_tile(parts[0], f_tile, widest), len(parts) == 2
 
 
+BALANCE = 0.95  # (threads) the least share of the threads' time a conv's forall keeps busy
+
+
 def outer(problem: Conv) -> fusion.Outer:
     f = forall_filter_tile(problem.f)
     limit = params_of(problem).outer_bytes
     rows = [d for d in range(1, problem.oh + 1)
             if problem.oh % d == 0 and d * problem.ow * f * 4 <= limit]
     oh = rows[-1] if rows else 1
+    if target.balance((problem.oh // oh) * (problem.f // f)) < BALANCE:
+        # (threads: the most rows whose tile count keeps them busy; MobileNetV2's stem,
+        # 112 rows: 7 tiles of 16 -> 8 of 14)
+        oh = max((d for d in rows if target.balance(
+            (problem.oh // d) * (problem.f // f)) >= BALANCE), default=oh)
     return fusion.Outer([1, oh, 0, f, 0, 0, 0], [1, oh, 0, f], (1, oh, problem.ow, f),
                         problem.epilogue, problem.init, problem.greedy,
                         filter_outer=filter_outer(problem, oh, f))

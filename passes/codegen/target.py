@@ -133,6 +133,14 @@ def threads() -> int:
     return _THREADS.get()
 
 
+def balance(tiles: int, threads: int | None = None) -> float:
+    """The share of the threads' time a forall of `tiles` equal iterations keeps busy, split
+    in contiguous runs (OpenMP's static schedule): 5 tiles on 2 threads run 3 rounds on one
+    of them, 5 / 6 = 0.83; 1 single-threaded."""
+    threads = threads or _THREADS.get()
+    return tiles / (threads * -(-tiles // threads)) if tiles > 0 else 1.0
+
+
 @contextmanager
 def use_threads(count: int) -> Iterator[int]:
     """Build schedules for code run on `count` threads inside the block."""

@@ -212,3 +212,23 @@ def test_packed_outer_tiles_leave_work_for_the_threads() -> None:
         wide = Conv(1, 14, 14, 256, 256, 3, 3, packed=True)  # (enough filter tiles: all rows)
         oh, f = packed_conv.outer_tile(wide)
         assert (14 // oh) * (256 // f) >= 4 and oh == 14
+
+
+def test_threads_get_balanced_conv_tiles() -> None:
+    """For threads, a conv's forall has a tile count the threads share evenly: SqueezeNet's
+    3x3 16 -> 64 on 55 x 55 took 5 tiles of 11 rows (3 rounds on one of 2 threads), now 10 of
+    11 rows and 32 channels; MobileNetV2's stem (unpacked, 112 rows) 7 tiles of 16 rows, now
+    8 of 14. Single-threaded the heuristic's tiles stay."""
+    from dlc.passes.codegen import packed_conv
+
+    assert target.balance(5, 2) == 5 / 6 and target.balance(8, 2) == 1.0
+    assert target.balance(7) == 1.0  # (one thread)
+    squeeze = Conv(1, 55, 55, 64, 16, 3, 3, packed=True)
+    stem = Conv(1, 112, 112, 32, 3, 3, 3)
+    with target.use(target.AVX512):
+        assert packed_conv.outer_tile(squeeze) == (11, 64)
+        assert conv_common.outer(stem).tile_shape[1] == 16
+        with target.use_threads(2):
+            oh, f = packed_conv.outer_tile(squeeze)
+            assert (55 // oh) * (64 // f) % 2 == 0 and oh * f == 11 * 32
+            assert conv_common.outer(stem).tile_shape[1] == 14

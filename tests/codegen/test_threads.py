@@ -31,8 +31,9 @@ def test_one_thread_has_no_openmp_and_two_threads_do() -> None:
 @pytest.mark.parametrize("build", [lambda: matmul_model(256, 64, 1024),
                                    lambda: matmul_model(64, 784, 256),
                                    lambda: matmul_model(1, 784, 256),
-                                   lambda: conv_model(16, 20, 64, "relu")[0]],
-                         ids=["matmul", "mlp-b64", "mlp-b1", "conv"])
+                                   lambda: conv_model(16, 20, 64, "relu")[0],
+                                   lambda: conv_model(16, 55, 64, "relu")[0]],
+                         ids=["matmul", "mlp-b64", "mlp-b1", "conv", "conv-balanced"])
 def test_two_threads_compute_what_one_does(build) -> None:
     model = build()
     shape = [d.dim_value for d in model.graph.input[0].type.tensor_type.shape.dim]
