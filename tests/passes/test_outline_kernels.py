@@ -59,13 +59,15 @@ def kernels(text: str) -> tuple[set[str], list[str]]:
 
 def test_identical_layers_compile_to_one_kernel_each() -> None:
     # (the first layer reads the tanh's buffer, the last one writes where the output's tanh
-    # reads: their kernels may differ; the layers between are the same)
-    two, calls_two = kernels(dlc.lower(layers(2), "llvm", opt_level=2, num_threads=1).ir("llvm"))
+    # reads: their kernels may differ; the layers between are the same: 3 layers have one
+    # between, 5 three)
+    three, calls_three = kernels(dlc.lower(layers(3), "llvm", opt_level=2,
+                                           num_threads=1).ir("llvm"))
     five, calls = kernels(dlc.lower(layers(5), "llvm", opt_level=2, num_threads=1).ir("llvm"))
-    assert two == five and set(calls) == five  # (three more layers: no more kernels)
-    per_layer, rest = divmod(len(calls) - len(calls_two), 3)
-    assert per_layer >= 3 and rest == 0  # (each layer calls its kernels)
-    assert max(calls.count(name) for name in five) >= 5
+    assert three == five and set(calls) == five  # (two more layers: no more kernels)
+    per_layer, rest = divmod(len(calls) - len(calls_three), 2)
+    assert per_layer >= 1 and rest == 0  # (each layer calls its kernels)
+    assert max(calls.count(name) for name in five) >= 3
 
 
 def test_the_pass_runs_at_o2_and_o3_only() -> None:
@@ -121,7 +123,8 @@ def test_a_kernel_that_differs_is_not_merged() -> None:
     defined, calls = kernels(dlc.lower(model, "llvm", opt_level=2, num_threads=1).ir("llvm"))
     same, _ = kernels(dlc.lower(layers(5), "llvm", opt_level=2, num_threads=1).ir("llvm"))
     assert len(defined) > len(same)
-    assert max(calls.count(name) for name in defined) >= 5  # (the matmuls still are one)
+    # (layers 1 and 3, between the first and the last, still share theirs)
+    assert max(calls.count(name) for name in defined) >= 2
 
 
 def test_each_function_is_outlined_and_verifies() -> None:
