@@ -85,12 +85,31 @@ def _from(value: ir.Value, root: ir.Value, depth: int = 8) -> bool:
 
 def _closed_over(user: ir.Operation, root: ir.Value) -> bool:
     """Whether elementwise op `user` of `root` reads nothing but `root` (and what `_from`
-    accepts) and has its shape: sinking `root`'s transpose into it computes nothing twice."""
+    accepts) and has its shape, or is a concat of `root` and transposes by the same
+    permutation used by it alone (`_concat_of_transposes`): sinking `root`'s transpose into
+    it computes nothing twice."""
+    if _is(user, (CONCAT,)):
+        return _concat_of_transposes(user, root)
     if not _is(user, UNARY_OPS + BINARY_OPS):
         return False
     if list(user.results[0].type.shape) != list(root.type.shape):
         return False
     return all(_from(v, root) for v in user.operands)
+
+
+def _concat_of_transposes(user: ir.Operation, root: ir.Value) -> bool:
+    """Whether concat `user` joins `root` (a transpose's result) with transposes by the same
+    permutation that only it uses: a DenseNet block, whose every layer's input is both the
+    next concat's operand and its batch norm's (mul, add, relu), kept NCHW between its NHWC
+    convs: two transposes of the growing block per layer (DenseNet-121: 116 of them)."""
+    perm = attributes(root.owner)["perm"]
+    for value in user.operands:
+        if value == root:
+            continue
+        other = producer(value, ops.TRANSPOSE)
+        if other is None or attributes(other)["perm"] != perm or not single_use(value):
+            return False
+    return True
 
 
 def _rebuild(op: ir.OpView, operands: list[ir.Value], perm: list[int]) -> list[ir.Value]:
@@ -110,12 +129,15 @@ def sink_through_unary(op: ir.OpView) -> list[ir.Value] | None:
 
 
 def _inverse_transposed(value: ir.Value, perm: list[int]) -> ir.Value | None:
-    """A constant operand transposed by the inverse of `perm` (built before the op)."""
+    """A constant operand transposed by the inverse of `perm` (built before the op); one of
+    lower rank first gets the leading unit dims that broadcasting gives it (a batch norm's
+    [C, 1, 1] scale of NCHW becomes [1, 1, 1, C])."""
     c = constant_array(value)
-    if c is None or c.ndim not in (0, len(perm)):
+    if c is None or c.ndim > len(perm):
         return None
     if c.ndim == 0:  # a scalar is its own transpose
         return value
+    c = c.reshape((1,) * (len(perm) - c.ndim) + c.shape)
     return constant(np.transpose(c, np.argsort(perm)), value.type.element_type,
                     value.owner.location)
 
@@ -138,7 +160,7 @@ def sink_through_binary(op: ir.OpView) -> list[ir.Value] | None:
     other = op.operands[1 - index]
     if constant_array(other) is None and _broadcasts(other, op.results[0]):
         return _with_transposed_broadcast(op, moving, index, perm)
-    if constant_array(other) is None or other.type.rank not in (0, len(perm)):
+    if constant_array(other) is None or other.type.rank > len(perm):
         return _with_transposed_partner(op, moving, index, perm)
     c = _inverse_transposed(other, perm)
     operands = [moving.operands[0], c] if index == 0 else [c, moving.operands[0]]

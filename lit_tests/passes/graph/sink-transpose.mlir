@@ -153,3 +153,46 @@ func.func @test_per_channel_dequantize(%x: tensor<1x4x4x2xi8>) -> tensor<1x2x4x4
   %d = "dlc.dequantize"(%t, %s) {axis = 1 : i64, block_size = 0 : i64, to = f32} : (tensor<1x2x4x4xi8>, tensor<2xf32>) -> tensor<1x2x4x4xf32>
   return %d : tensor<1x2x4x4xf32>
 }
+
+// -----
+
+// A DenseNet block: x (a transpose to NCHW) is both the concat's operand and its batch
+// norm's (a mul by a [C, 1, 1] constant, numpy-broadcast); the concat's other operand is a
+// transpose used by it alone. The transpose sinks through both uses (the constant gets its
+// leading unit dim, then is transposed back: [1, 1, 1, C]), the concat runs on the channels
+// axis of NHWC, and the transposes meet their inverses and vanish.
+
+// CHECK-LABEL: func.func @test_sink_dense_block
+// CHECK-SAME:    (%[[X:.*]]: tensor<1x4x4x2xf32>, %[[Y:.*]]: tensor<1x4x4x3xf32>)
+// CHECK-NOT:     dlc.transpose
+// CHECK-DAG:     "dlc.concat"(%[[X]], %[[Y]]) {axis = 3 : i64}
+// CHECK-DAG:     %[[C:.*]] = "dlc.constant"() {value = dense<{{.*}}> : tensor<1x1x1x2xf32>}
+// CHECK-DAG:     "dlc.mul"(%[[X]], %[[C]])
+// CHECK-NOT:     dlc.transpose
+// CHECK:         return
+func.func @test_sink_dense_block(%x: tensor<1x4x4x2xf32>, %y: tensor<1x4x4x3xf32>) -> (tensor<1x4x4x5xf32>, tensor<1x4x4x2xf32>) {
+  %t = "dlc.transpose"(%x) {perm = array<i64: 0, 3, 1, 2>} : (tensor<1x4x4x2xf32>) -> tensor<1x2x4x4xf32>
+  %u = "dlc.transpose"(%y) {perm = array<i64: 0, 3, 1, 2>} : (tensor<1x4x4x3xf32>) -> tensor<1x3x4x4xf32>
+  %cat = "dlc.concat"(%t, %u) {axis = 1 : i64} : (tensor<1x2x4x4xf32>, tensor<1x3x4x4xf32>) -> tensor<1x5x4x4xf32>
+  %c = "dlc.constant"() {value = dense<[[[2.0]], [[3.0]]]> : tensor<2x1x1xf32>} : () -> tensor<2x1x1xf32>
+  %m = "dlc.mul"(%t, %c) : (tensor<1x2x4x4xf32>, tensor<2x1x1xf32>) -> tensor<1x2x4x4xf32>
+  %a = "dlc.transpose"(%cat) {perm = array<i64: 0, 2, 3, 1>} : (tensor<1x5x4x4xf32>) -> tensor<1x4x4x5xf32>
+  %b = "dlc.transpose"(%m) {perm = array<i64: 0, 2, 3, 1>} : (tensor<1x2x4x4xf32>) -> tensor<1x4x4x2xf32>
+  return %a, %b : tensor<1x4x4x5xf32>, tensor<1x4x4x2xf32>
+}
+
+// -----
+
+// Negative: a concat whose other operand is a transpose with another use (here returned):
+// sinking into the concat would leave that transpose computed as well. Both stay before it.
+
+// CHECK-LABEL: func.func @test_no_sink_shared_partner
+// CHECK:         "dlc.transpose"
+// CHECK:         "dlc.transpose"
+// CHECK:         "dlc.concat"(%{{.*}}, %{{.*}}) {axis = 1 : i64}
+func.func @test_no_sink_shared_partner(%x: tensor<1x4x4x2xf32>, %y: tensor<1x4x4x3xf32>) -> (tensor<1x5x4x4xf32>, tensor<1x3x4x4xf32>) {
+  %t = "dlc.transpose"(%x) {perm = array<i64: 0, 3, 1, 2>} : (tensor<1x4x4x2xf32>) -> tensor<1x2x4x4xf32>
+  %u = "dlc.transpose"(%y) {perm = array<i64: 0, 3, 1, 2>} : (tensor<1x4x4x3xf32>) -> tensor<1x3x4x4xf32>
+  %cat = "dlc.concat"(%t, %u) {axis = 1 : i64} : (tensor<1x2x4x4xf32>, tensor<1x3x4x4xf32>) -> tensor<1x5x4x4xf32>
+  return %cat, %u : tensor<1x5x4x4xf32>, tensor<1x3x4x4xf32>
+}
