@@ -16,7 +16,12 @@ from onnx import helper
 
 import dlc
 from dlc.passes.codegen import target
-from dlc.passes.codegen.matmul import PACK_PAD_M, pack_tile, packed_rows_tile
+from dlc.passes.codegen.matmul import (
+    PACK_PAD_M,
+    pack_tile,
+    packed_row_tile,
+    packed_rows_tile,
+)
 from tests.codegen.test_matmul_packed import check, matmul_model, packed, random
 from tests.conftest import make_model
 
@@ -24,9 +29,26 @@ N, K = 704, 128  # 197 x 704 x 128 >= PACK_VOLUME
 
 
 def packed_rows(model: dlc.CompiledModel, m: int, k: int) -> bool:
-    """A packed into [ceil(M/8)][K][8] panels: every row of M on the packed kernel."""
-    mr = pack_tile()[0]
+    """A packed into [ceil(M/mr)][K][mr] panels (mr: 8, or a narrower tile dividing M where
+    padding to 8 would waste 5 %): every row of M on the packed kernel."""
+    mr = packed_row_tile(m)
     return packed(model) and f"tensor<{-(-m // mr)}x{k}x{mr}xf32>" in model.ir("linalg")
+
+
+def test_a_row_tile_dividing_m_where_padding_wastes() -> None:
+    # (ConvNeXt's last stage: 49 tokens, padded to 56 it spent 12.5 % on zero rows)
+    with target.use("avx512"):
+        assert pack_tile()[0] == 8
+        assert packed_row_tile(49) == 7 and packed_row_tile(65) == 5  # (72: 9.7 % padding)
+        assert packed_row_tile(197) == 8 and packed_row_tile(77) == 8  # (1.5 %, 3.75 %)
+        assert packed_row_tile(128) == 8 and packed_row_tile(67) == 8  # (no tile from 7 to 5)
+        weight = random(512, 768)  # (a constant B: packed from 4 rows on)
+        model = dlc.compile(make_model([helper.make_node("MatMul", ["x", "w"], ["y"])],
+                                       {"x": (np.float32, [49, 512])}, ["y"],
+                                       initializers={"w": weight}))
+        assert packed_rows(model, 49, 512) and "tensor<7x512x7xf32>" in model.ir("linalg")
+    x = random(49, 512)
+    check(model, [x], x @ weight)
 
 
 @pytest.mark.parametrize("m, k", [(197, K), (77, 384), (PACK_PAD_M + 1, 384)], ids=str)
