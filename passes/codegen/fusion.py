@@ -148,7 +148,7 @@ def write_in_place(op: ir.Operation) -> ir.Operation | None:
     return new
 
 
-def _is_contraction(owner: object) -> bool:
+def is_contraction(owner: object) -> bool:
     return _is_op(owner) and (owner.name in CONTRACTIONS or PACKED in owner.attributes)
 
 
@@ -162,26 +162,28 @@ def _from_contraction(value: ir.Value) -> bool:
     owner = value.owner
     if _is_op(owner) and owner.name in ("tensor.collapse_shape", "tensor.extract_slice"):
         owner = owner.operands[0].owner
-    return _is_contraction(owner)
+    return is_contraction(owner)
 
 
-def init_producer(op: ir.Operation) -> ir.Operation | None:
-    """The fusable producer of contraction `op`'s accumulator (fill, bias broadcast)."""
+def init_producer(op: ir.Operation, tag: str | None = None) -> ir.Operation | None:
+    """The fusable producer of contraction `op`'s accumulator (fill, bias broadcast); `tag`:
+    an attribute whose generics count as contractions too (matmuls packed already)."""
     owner = op.operands[len(op.operands) - 1].owner
     if not _is_op(owner) or owner.name not in INITS or len(owner.results) != 1:
         return None
     if owner.name == "linalg.generic" and not _plain_parallel_generic(owner):
         return None
-    if _single_user(owner.results[0]) is None and not _only_contractions_use(owner):
+    if _single_user(owner.results[0]) is None and not _only_contractions_use(owner, tag):
         return None
     # (an init shared by several contractions, CSE's doing, is cloned into each forall: fused
     # into none, its buffer was copied once per contraction by bufferization)
     return owner.operation
 
 
-def _only_contractions_use(init: ir.Operation) -> bool:
+def _only_contractions_use(init: ir.Operation, tag: str | None = None) -> bool:
     """Every user of `init` reads it as a contraction's accumulator."""
-    return all(_is_contraction(use.owner) and use.operand_number == len(use.owner.operands) - 1
+    return all((is_contraction(use.owner) or (tag is not None and tag in use.owner.attributes))
+               and use.operand_number == len(use.owner.operands) - 1
                for use in init.results[0].uses)
 
 
@@ -333,3 +335,31 @@ def register_fused_lines(handle: str, outer: Outer, register: list[int], reducti
              f"in {loops[0]} : ({ANY}) -> {ANY}"),
             f"transform.structured.vectorize %{prefix}_unfused : {ANY}"]
     return Lines(ops, list(reversed(hoisted)))
+
+
+def rebuilt(op: ir.Operation, operands: list[ir.Value],
+             affine_maps: list[ir.AffineMap]) -> ir.Operation:
+    """All-parallel generic `op` rebuilt on `operands` with `affine_maps`, its body cloned."""
+    clone = op.clone()  # (the body is moved out of a copy: `op` may have other users)
+    new = ir.Operation.create(
+        "linalg.generic", results=[operands[-1].type], operands=operands,
+        attributes={
+            "indexing_maps": ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in affine_maps]),
+            "iterator_types": ir.ArrayAttr.get(
+                [ir.Attribute.parse("#linalg.iterator_type<parallel>")]
+                * affine_maps[0].n_dims),
+            "operandSegmentSizes": ir.DenseI32ArrayAttr.get([len(operands) - 1, 1]),
+        }, regions=1)
+    old_block = clone.regions[0].blocks[0]
+    block = new.regions[0].blocks.append(*[a.type for a in old_block.arguments])
+    for old_arg, new_arg in zip(old_block.arguments, block.arguments, strict=True):
+        old_arg.replace_all_uses_with(new_arg)
+    for inner in list(old_block.operations):
+        block.append(inner)
+    clone.erase()
+    return new
+
+
+def is_empty(value: ir.Value) -> bool:
+    owner = value.owner
+    return isinstance(owner, ir.Operation | ir.OpView) and owner.name == "tensor.empty"

@@ -14,7 +14,7 @@ from dataclasses import replace
 from mlir import ir
 
 from dlc.passes.codegen import conv, depthwise, grouped_conv, int8_matmul, matmul
-from dlc.passes.codegen.fusion import _is_contraction, _is_op, epilogue, init_producer
+from dlc.passes.codegen.fusion import _is_op, epilogue, init_producer, is_contraction
 
 
 def _tileable(op: ir.Operation) -> bool:
@@ -47,7 +47,7 @@ def fused_elsewhere(op: ir.Operation) -> bool:
     def problem(contraction: object) -> object | None:
         if _is_op(contraction) and contraction.name == grouped_conv.NAMED:
             return grouped_conv.match(contraction)
-        if not _is_contraction(contraction) or int8_matmul.match(contraction) is not None:
+        if not is_contraction(contraction) or int8_matmul.match(contraction) is not None:
             return None  # (the integer kernel fuses nothing)
         return (matmul.match(contraction) or conv.match(contraction)
                 or depthwise.match(contraction))

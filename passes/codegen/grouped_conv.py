@@ -110,7 +110,7 @@ def _claims(op: ir.Operation, epilogue: ir.Operation) -> bool:
         owner = operand.owner
         if operand == op.results[0] or not isinstance(owner, ir.Operation | ir.OpView):
             continue
-        if fusion._is_contraction(owner) or owner.name == NAMED or TAG in owner.attributes:
+        if fusion.is_contraction(owner) or owner.name == NAMED or TAG in owner.attributes:
             return False
     return True
 

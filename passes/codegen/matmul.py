@@ -31,8 +31,11 @@ On an AVX2 AMD EPYC, single thread, same process, dlc / onnxruntime, 8 x 32 -> 4
 Large 2-D matmuls are data-tiled instead (`packs`: M a multiple of 8 or at least 64, N of 32,
 K >= 128 and M*N*K >= 256^3): `pack` copies A to [M/8][K][8] and B to [N/32][K][32] (a constant B at
 compile time) and `packed_lines` schedules the product on those panels; see "data tiling"
-below. Their elementwise consumer is scheduled on its own (one more pass over the result):
-matmul 1024^3 0.61x -> 0.83x numpy, BERT's FFN matmul 1.45 -> 1.16 ms; B's pack reading B's
+below. Their elementwise consumer (where M needs no padding) is rebuilt over the output's
+[M/8, 8, N/32, 32] view and fused into the product's forall (`pack`, `_fused_lines`): where it
+ran on its own, it was one more pass over the result, serial when small (2 threads, same
+process, fused/separate: the MLP at batch 64 0.90; one thread GPT-2 0.996, BERT and ConvNeXt-T
+unchanged). Packing: matmul 1024^3 0.61x -> 0.83x numpy, BERT's FFN matmul 1.45 -> 1.16 ms; B's pack reading B's
 rows in order took 1024^3 from ~0.93x to ~0.98x (same-process A/B); kc = 512 (was 128) then
 took it from 0.88x to 0.98x of OpenBLAS's AVX-512 kernel on an AMD EPYC (Zen 5).
 """
@@ -48,7 +51,7 @@ from mlir.dialects import arith, linalg, tensor
 from dlc.passes.blocked_copy import contiguous
 from dlc.passes.codegen import elementwise_lines, fusion, target
 from dlc.passes.codegen.matmul_params import MatmulParams
-from dlc.passes.codegen.predicates import reassociation
+from dlc.passes.codegen.predicates import maps, reassociation
 from dlc.passes.codegen.script import ANY, Lines, split, split_point, tile
 
 OPS = ("linalg.matmul", "linalg.batch_matmul")
@@ -195,11 +198,14 @@ def match(op: ir.Operation) -> Contraction | None:
     k = (a[-1] * a[-2]) // m
     producer = fusion.init_producer(op)
     init = producer is not None
-    if packs(op, m, n, k):  # (its epilogue is left to the elementwise schedule)
+    if packs(op, m, n, k):
         mr = packed_row_tile(m)
         if m % mr:  # padded (`pack`): only a fill is rebuilt at the padded size
             init = init and producer.name == "linalg.fill"
-        return Contraction(None, padded_rows(m), n, k, False, init, packed=True, mr=mr)
+        # (its elementwise consumer is fused, rebuilt over the packed tiles: `pack`; a padded
+        # M's is left to the elementwise schedule)
+        fused = FUSE_EPILOGUE and not m % mr and fusion.epilogue(op) is not None
+        return Contraction(None, padded_rows(m), n, k, fused, init, packed=True, mr=mr)
     return Contraction(batch, m, n, k, fusion.epilogue(op) is not None, init)
 
 
@@ -332,9 +338,9 @@ UNPACKED = "dlc.unpacked"  # a tuning record's `pack=False` (`unpacked`), read b
 
 
 def unpacked(problem: Contraction, rows: int) -> Contraction:
-    """The plain problem of a packed matmul of `rows` rows: its epilogue stays unfused (the
-    elementwise schedule has it, as when packed), its init as the packed problem fused it."""
-    return Contraction(None, rows, problem.n, problem.k, False, problem.init,
+    """The plain problem of a packed matmul of `rows` rows: its epilogue and init fused as
+    the packed problem fused them (the elementwise schedule skipped that epilogue)."""
+    return Contraction(None, rows, problem.n, problem.k, problem.epilogue, problem.init,
                        params=problem.params)
 
 
@@ -517,15 +523,26 @@ def _padded_accumulator(c: ir.Value, rows: int) -> ir.Value:
     return _pad_rows(c, rows)
 
 
+PACKED = "dlc.packed_matmul"  # (the packed product's generic: its tile is matched by it)
+FUSE_EPILOGUE = True  # a packed product's elementwise consumer fused into its forall (`pack`)
+
+
 def pack(op: ir.Operation) -> ir.Operation:
     """matmul(A, B, C) -> generic(A4, B4, C) (see above); returns the generic. An M that is
     not a multiple of PACK_M (`PACK_PAD_M`) is padded: the generic computes A and C padded
-    with zero rows, its result's first M rows replace the matmul's."""
+    with zero rows, its result's first M rows replace the matmul's. With an elementwise
+    consumer (`match`'s epilogue) the generic writes C viewed as [M/mr, mr, N/nr, nr] (an
+    expand_shape: the same row-major bytes) and the consumer and the init are rebuilt over
+    that view (`_over_tiles`), so that the forall of the packed product's tiles fuses them."""
     transposed_b = _plain_maps(op) == "abt"
     a, b, c = op.operands
     m, n = c.type.shape
     rows = padded_rows(m)
     pack_m, pack_n = packed_row_tile(m), pack_tile()[1]
+    epilogue = fusion.epilogue(op) if rows == m and FUSE_EPILOGUE else None
+    # (the init `match` saw: matmuls packed before this one may share it, a zero fill CSE
+    # merged, their generics tagged PACKED)
+    init = fusion.init_producer(op, PACKED) if epilogue is not None else None
     with ir.InsertionPoint(op), op.location:
         if rows != m:
             a, c = _pad_rows(a, rows), _padded_accumulator(c, rows)
@@ -535,14 +552,136 @@ def pack(op: ir.Operation) -> ir.Operation:
         maps = [ir.AffineMap.get(5, 0, [d[0], d[4], d[2]]),
                 ir.AffineMap.get(5, 0, [d[1], d[4], d[3]]),
                 ir.AffineMap.get(5, 0, [d[0] * pack_m + d[2], d[1] * pack_n + d[3]])]
+        tiles = (pack_m, pack_n)
+        if epilogue is not None:
+            c = _accumulator_over_tiles(c, init, tiles)
+            maps[2] = ir.AffineMap.get(5, 0, [d[0], d[2], d[1], d[3]])
         generic = multiply_add([a4, b4, c], maps, ["parallel"] * 4 + ["reduction"])
+        generic.attributes[PACKED] = ir.UnitAttr.get()
         result = generic.results[0]
         if rows != m:
             result = tensor.ExtractSliceOp(op.results[0].type, result, [], [], [], [0, 0],
                                            [m, n], [1, 1]).result
-    op.results[0].replace_all_uses_with(result)
+    if epilogue is not None:
+        with ir.InsertionPoint(epilogue), epilogue.location:
+            index = next(u.operand_number for u in op.results[0].uses)
+            new = _over_tiles(epilogue, {index: result}, tiles)
+            epilogue.results[0].replace_all_uses_with(_untiled(new.results[0]))
+        epilogue.erase()
+    else:
+        op.results[0].replace_all_uses_with(result)
     op.erase()
+    if init is not None and not list(init.results[0].uses):
+        init.erase()
     return generic
+
+
+def _tiled_shape(shape: list[int], dims: list[int], tiles: tuple[int, int]) -> list[int]:
+    """The shape of an operand indexed by loop `dims` (0: M, 1: N) with each split in two:
+    [M, N] -> [M/mr, mr, N/nr, nr], [N] -> [N/nr, nr]."""
+    out = []
+    for size, dim in zip(shape, dims, strict=True):
+        out += [size // tiles[dim], tiles[dim]]
+    return out
+
+
+def _tiled(value: ir.Value, dims: list[int], tiles: tuple[int, int]) -> ir.Value:
+    """`value` (indexed by loop `dims`) viewed with each of its dims split (`_tiled_shape`)."""
+    shape = list(value.type.shape)
+    expanded = _tiled_shape(shape, dims, tiles)
+    groups = [[2 * i, 2 * i + 1] for i in range(len(shape))]
+    return tensor.ExpandShapeOp(ir.RankedTensorType.get(expanded, value.type.element_type),
+                                value, reassociation(groups), [], expanded).result
+
+
+def _untiled(value: ir.Value) -> ir.Value:
+    """[M/mr, mr, N/nr, nr] -> [M, N]."""
+    a, b, c, d = value.type.shape
+    return tensor.CollapseShapeOp(ir.RankedTensorType.get([a * b, c * d], value.type.element_type),
+                                  value, reassociation([[0, 1], [2, 3]])).result
+
+
+def _tiled_empty(shape: list[int], element: ir.Type, tiles: tuple[int, int]) -> ir.Value:
+    return tensor.EmptyOp(_tiled_shape(shape, [0, 1], tiles), element).result
+
+
+def _over_tiles(op: ir.Operation, replaced: dict[int, ir.Value],
+                tiles: tuple[int, int]) -> ir.Operation:
+    """All-parallel 2-D generic `op` (identity result map, ordered-projection operand maps)
+    rebuilt over (mb, m0, nb, n0): each operand's dims split (`_tiled`; `replaced[i]`: operand
+    i's value, already split), its result [M/mr, mr, N/nr, nr]. The body is cloned."""
+    d = [ir.AffineDimExpr.get(i) for i in range(4)]
+    new_maps, operands = [], []
+    count = len(op.operands)
+    for index, (operand, old) in enumerate(zip(op.operands, maps(op), strict=True)):
+        dims = [ir.AffineDimExpr(e).position for e in old.results]
+        results = [e for dim in dims for e in (d[2 * dim], d[2 * dim + 1])]
+        if index in replaced:
+            value = replaced[index]
+        elif index == count - 1 and fusion.is_empty(operand):
+            value = _tiled_empty(list(operand.type.shape), operand.type.element_type, tiles)
+        elif dims:
+            value = _tiled(operand, dims, tiles)
+        else:
+            value = operand
+        new_maps.append(ir.AffineMap.get(4, 0, results))
+        operands.append(value)
+    return fusion.rebuilt(op, operands, new_maps)
+
+
+def _accumulator_over_tiles(c: ir.Value, init: ir.Operation | None,
+                            tiles: tuple[int, int]) -> ir.Value:
+    """The accumulator viewed [M/mr, mr, N/nr, nr]: its init (fill, bias broadcast, generic)
+    rebuilt over the tiles, so that the forall fuses it; else a view of the value."""
+    shape, element = list(c.type.shape), c.type.element_type
+    if init is None:
+        return _tiled(c, [0, 1], tiles)
+    if init.name == "linalg.fill":
+        built = linalg.fill(init.operands[0], outs=[_tiled_empty(shape, element, tiles)])
+        return built if isinstance(built, ir.Value) else built.results[0]
+    if init.name == "linalg.broadcast":
+        dims = [int(v) for v in ir.DenseI64ArrayAttr(init.attributes["dimensions"])]
+        source = init.operands[0]
+        kept = [i for i in range(2) if i not in dims]
+        built = linalg.broadcast(_tiled(source, kept, tiles) if kept else source,
+                                 outs=[_tiled_empty(shape, element, tiles)],
+                                 dimensions=[e for dim in dims for e in (2 * dim, 2 * dim + 1)])
+        return built if isinstance(built, ir.Value) else built.results[0]
+    return _over_tiles(init, {}, tiles).results[0]
+
+
+def _fused_lines(handle: str, problem: Contraction, prefix: str,
+                 sizes: tuple[int, int, int, int, int], mr: int, nr: int) -> Lines:
+    """The packed product with its epilogue (and init) over [M/mr, mr, N/nr, nr] (`pack`):
+    the forall of [mt, nt] output tiles rooted at the epilogue (`fusion.forall_lines`), the
+    product's cache and register tiles inside, the epilogue and init tiles vectorized by the
+    elementwise schedule, then the product's register tiles."""
+    mt, nt, mc, nc, kc = sizes
+    outer = fusion.Outer([mt // mr, nt // nr, 0, 0, 0], [mt // mr, 0, nt // nr, 0],
+                         (mt // mr, mr, nt // nr, nr), True, problem.init, problem.greedy,
+                         contraction=f"attributes {{{PACKED}}}")
+    found = f"%{prefix}_fa"
+    kernel: list[str] = []
+
+    def inner(tiled: str) -> Lines:
+        ops = [(f"{found} = transform.get_parent_op {tiled} {{op_name = \"scf.forall\"}} "
+                f": ({ANY}) -> {ANY}")]
+        more, cached, _ = tile(tiled, [mc // mr, nc // nr, 0, 0, kc], f"{prefix}c",
+                               [1, 4, 0, 2, 3])
+        ops += more
+        more, _, loops = tile(cached, [1, 1, 0, 0, 1], f"{prefix}r", [1, 0, 2, 3, 4])
+        kernel.append(loops[-1])
+        return Lines(ops + more)
+
+    result = fusion.forall_lines(handle, outer, prefix, inner, elementwise_lines.tile_lines)
+    # (the epilogue and init tiles are vectors now: the generic left is the product's)
+    result += Lines([f"transform.apply_patterns to {found} {{",
+                     "  transform.apply_patterns.linalg.fold_unit_extent_dims_via_slices",
+                     f"}} : {ANY}",
+                     (f"%{prefix}_kernel = transform.structured.match "
+                      f"ops{{[\"linalg.generic\"]}} in {found} : ({ANY}) -> {ANY}"),
+                     f"transform.structured.vectorize %{prefix}_kernel : {ANY}"], kernel)
+    return result
 
 
 def multiply_add(operands: list[ir.Value], affine_maps: list[ir.AffineMap],
@@ -614,6 +753,10 @@ def packed_lines(handle: str, problem: Contraction, prefix: str) -> Lines:
         more, packed, _ = tile(packing, [1, kt, 0], f"{prefix}pk{index}", order)
         ops += more
         ops.append(f"transform.structured.vectorize {packed} : {ANY}")
+    if problem.epilogue:
+        fused = Lines(ops)
+        fused += _fused_lines(handle, problem, prefix, (mt, nt, mc, nc, kc), mr, nr)
+        return fused
     if problem.init:
         ops.append(f"%{prefix}_init = transform.get_producer_of_operand {handle}[2] "
                    f": ({ANY}) -> {ANY}")

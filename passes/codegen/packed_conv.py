@@ -144,7 +144,7 @@ def _channels_constant(generic: ir.Operation, skipped: int | None) -> bool:
     for i, (operand, old) in enumerate(zip(generic.operands, maps(generic), strict=True)):
         if i == skipped or not _reads_channels(old):
             continue
-        if not (i == last and _is_empty(operand)) and _constant(operand) is None:
+        if not (i == last and fusion.is_empty(operand)) and _constant(operand) is None:
             return False
     return True
 
@@ -159,11 +159,11 @@ def _padded_generic(generic: ir.Operation, replaced: dict[int, ir.Value], fp: in
             operands.append(replaced[i])
         elif not _reads_channels(old):
             operands.append(operand)
-        elif _is_empty(operand):
+        elif fusion.is_empty(operand):
             operands.append(tensor.EmptyOp(shape, ir.F32Type.get()).result)
         else:
             operands.append(_padded_constant(operand, fp))
-    return _rebuilt(generic, operands, maps(generic)).results[0]
+    return fusion.rebuilt(generic, operands, maps(generic)).results[0]
 
 
 def _constant(value: ir.Value) -> np.ndarray | None:
@@ -323,7 +323,7 @@ def _generic5(op: ir.Operation, replaced: dict[int, ir.Value]) -> ir.Operation:
             results = [d[i] for i in dims] + [d[4]]
             if index in replaced:
                 value = replaced[index]
-            elif index == count - 1 and _is_empty(operand):
+            elif index == count - 1 and fusion.is_empty(operand):
                 value = _empty5(list(operand.type.shape))
             else:
                 value = _expand(operand)
@@ -331,35 +331,7 @@ def _generic5(op: ir.Operation, replaced: dict[int, ir.Value]) -> ir.Operation:
             results, value = [d[i] for i in dims], operand
         new_maps.append(ir.AffineMap.get(5, 0, results))
         operands.append(value)
-    return _rebuilt(op, operands, new_maps)
-
-
-def _rebuilt(op: ir.Operation, operands: list[ir.Value],
-             affine_maps: list[ir.AffineMap]) -> ir.Operation:
-    """All-parallel generic `op` rebuilt on `operands` with `affine_maps`, its body cloned."""
-    clone = op.clone()  # (the body is moved out of a copy: `op` may have other users)
-    new = ir.Operation.create(
-        "linalg.generic", results=[operands[-1].type], operands=operands,
-        attributes={
-            "indexing_maps": ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in affine_maps]),
-            "iterator_types": ir.ArrayAttr.get(
-                [ir.Attribute.parse("#linalg.iterator_type<parallel>")]
-                * affine_maps[0].n_dims),
-            "operandSegmentSizes": ir.DenseI32ArrayAttr.get([len(operands) - 1, 1]),
-        }, regions=1)
-    old_block = clone.regions[0].blocks[0]
-    block = new.regions[0].blocks.append(*[a.type for a in old_block.arguments])
-    for old_arg, new_arg in zip(old_block.arguments, block.arguments, strict=True):
-        old_arg.replace_all_uses_with(new_arg)
-    for inner in list(old_block.operations):
-        block.append(inner)
-    clone.erase()
-    return new
-
-
-def _is_empty(value: ir.Value) -> bool:
-    owner = value.owner
-    return isinstance(owner, ir.Operation | ir.OpView) and owner.name == "tensor.empty"
+    return fusion.rebuilt(op, operands, new_maps)
 
 
 def _accumulator(op: ir.Operation) -> ir.Value:

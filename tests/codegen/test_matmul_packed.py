@@ -80,6 +80,32 @@ def test_constant_weight_is_packed_at_compile_time(trans_b: int) -> None:
     check(compiled, [x], np.maximum(x @ (weight.T if trans_b else weight) + bias, 0))
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("m", [128, 197])
+def test_packed_epilogue_is_fused_into_the_output_tiles(m: int, threads: int) -> None:
+    """A packed product's elementwise consumer (bias, GELU-like tanh, residual add) runs in
+    its forall, over the output tiles viewed [M/8, 8, N/32, 32]: no loop nest of its own
+    (a padded M, 197 rows, keeps it separate: its result's first rows are sliced first)."""
+    n, k = 384, 256
+    weight, bias = random(k, n), random(n)
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["h"]),
+             helper.make_node("Add", ["h", "bias"], ["hb"]),
+             helper.make_node("Tanh", ["hb"], ["t"]),
+             helper.make_node("Add", ["t", "r"], ["y"])]
+    model = make_model(nodes, {"x": (np.float32, [m, k]), "r": (np.float32, [m, n])}, ["y"],
+                       initializers={"w": weight, "bias": bias})
+    compiled = dlc.compile(model, num_threads=threads)
+    assert packed(compiled)
+    linalg = compiled.ir("linalg")
+    mr, nr = pack_tile()
+    tiled = re.search(rf"scf\.forall [^\n]*-> \(tensor<\d+x{mr}x\d+x{nr}xf32>\)", linalg)
+    assert (tiled is not None) == (m % mr == 0)
+    if m % mr == 0:  # (one forall: the product, then its epilogue, in each tile)
+        assert linalg.count("scf.forall (") == 1
+    x, r = random(m, k), random(m, n)
+    check(compiled, [x, r], np.tanh(x @ weight + bias) + r)
+
+
 def test_packed_matmul_on_two_threads() -> None:
     m, n, k = 512, 256, 256
     model = dlc.compile(matmul_model(m, n, k), num_threads=2)
