@@ -134,12 +134,15 @@ BATCH_ROWS = Setting("DLC_BATCH_ROWS", _flag, True, "0 or 1",
 TUNING_DB = Setting("DLC_TUNING_DB", _path_or_off, lambda: _cache_home() / "dlc" / "tuning.db",
                     "a path, or off", "the tuning database (off, 0, none or blank: no records); "
                     "default: ~/.cache/dlc/tuning.db", blank_is_value=True)
+WINOGRAD = Setting("DLC_WINOGRAD", _flag, True, "0 or 1",
+                   "3x3 stride-1 convs run as Winograd F(2x2, 3x3) at -O2/-O3 (dlc-winograd); "
+                   "0: every conv direct")
 NO_PROGRESS = Setting("DLC_NO_PROGRESS", _flag, False, "0 or 1",
                       "no progress display (also off under $CI and on a dumb terminal)")
 
 ALL: tuple[Setting, ...] = (NUM_THREADS, PARALLEL_CODEGEN, VERIFY_EACH, STRICT_SCHEDULE, CACHE,
                             CACHE_DIR, CACHE_MAX_MB, CACHE_MIN_SECONDS, CACHE_MEMORY_MB,
-                            MAX_SPECIALIZATIONS, BATCH_ROWS, TUNING_DB, NO_PROGRESS)
+                            MAX_SPECIALIZATIONS, BATCH_ROWS, TUNING_DB, WINOGRAD, NO_PROGRESS)
 
 
 @contextmanager

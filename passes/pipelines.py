@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from dlc import settings
 from dlc.errors import ArgumentError
 
 STAGES = ("dlc", "linalg", "bufferized", "llvm")
@@ -23,7 +24,7 @@ _DLC_O1 = (
 )
 _DLC_O2 = (
     _DLC_O1 + ",dlc-sink-transpose,dlc-fuse-batchnorm,dlc-fuse-matmul-add,dlc-pad-matmul-n,"
-    "dlc-convert-layout,dlc-split-concat-matmul,dlc-qdq-lut,"
+    "dlc-convert-layout,dlc-winograd,dlc-split-concat-matmul,dlc-qdq-lut,"
     "dlc-fold-constants,dlc-simplify,dlc-canonicalize"
 )
 _ONE_SHOT = (
@@ -81,6 +82,8 @@ def stage_pipelines(opt_level: int = 2, num_threads: int = 1) -> dict[str, str]:
     if opt_level not in OPT_LEVELS:
         raise ArgumentError(f"opt_level must be one of {OPT_LEVELS}, got {opt_level!r}")
     dlc = "dlc-verify" if opt_level == 0 else _DLC_O1 if opt_level == 1 else _DLC_O2
+    if not settings.WINOGRAD.get():  # ($DLC_WINOGRAD=0: every conv direct)
+        dlc = dlc.replace(",dlc-winograd", "")
     linalg = "dlc-to-linalg"
     if opt_level >= 1:
         linalg += ",canonicalize,cse"
@@ -160,12 +163,14 @@ def extension_names() -> list[str]:
 
 
 def extension_key() -> str:
-    """What the extensions change in a compile, for the cache key ("" when none)."""
+    """What the extensions (and $DLC_WINOGRAD=0) change in a compile, for the cache key ("" when
+    nothing)."""
+    off = "" if settings.WINOGRAD.get() else " no-winograd"
     if not _EXTENSIONS:
-        return ""
+        return off
     from dlc.passes.plugins import source_digest
 
-    return f" extensions={_EXTENSIONS!r} sources={source_digest(extension_names())}"
+    return f"{off} extensions={_EXTENSIONS!r} sources={source_digest(extension_names())}"
 
 
 def pipeline(opt_level: int = 2, until: str = "llvm", num_threads: int = 1) -> str:

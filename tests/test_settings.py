@@ -32,6 +32,7 @@ BAD_AND_GOOD = {
     settings.CACHE_MEMORY_MB: ("-3", "10", 10.0),
     settings.MAX_SPECIALIZATIONS: ("many", "2", 2),
     settings.BATCH_ROWS: ("rows", "no", False),
+    settings.WINOGRAD: ("direct", "0", False),
     settings.NO_PROGRESS: ("sometimes", "1", True),
 }
 

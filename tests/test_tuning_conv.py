@@ -24,6 +24,13 @@ from dlc.tuning.extract import tasks
 from dlc.tuning.tune import problem_of
 from tests.conftest import make_model, run_both
 
+
+@pytest.fixture(autouse=True)
+def _direct_convs(monkeypatch):
+    """The direct conv schedules are what these tests check: no Winograd (dlc-winograd)."""
+    monkeypatch.setenv("DLC_WINOGRAD", "0")
+
+
 # 288-term sums (3 x 3 x 32) of products of unit normals and scaled weights
 CONV_TOLERANCES = {np.dtype(np.float32): (1e-4, 1e-4)}
 

@@ -26,6 +26,13 @@ from tests.conftest import (
     run_both,
 )
 
+
+@pytest.fixture(autouse=True)
+def _direct_convs(monkeypatch):
+    """The direct conv schedules are what these tests check: no Winograd (dlc-winograd)."""
+    monkeypatch.setenv("DLC_WINOGRAD", "0")
+
+
 RNG = np.random.default_rng(11)
 
 

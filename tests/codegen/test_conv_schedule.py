@@ -14,6 +14,13 @@ from dlc.passes.codegen.conv import Conv
 from dlc.runtime import cache
 from tests.conftest import MATMUL_TOLERANCES, fma_position, make_model, run_both
 
+
+@pytest.fixture(autouse=True)
+def _direct_convs(monkeypatch):
+    """The direct conv schedules are what these tests check: no Winograd (dlc-winograd)."""
+    monkeypatch.setenv("DLC_WINOGRAD", "0")
+
+
 RNG = np.random.default_rng(0)
 
 # (C, H, F, kernel, stride, pad): 3x3, OW 14 (ow tile 7), F 48 (tile 16), F 24 (16 + 8),

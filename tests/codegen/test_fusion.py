@@ -13,6 +13,13 @@ from onnx import helper
 import dlc
 from tests.conftest import MATMUL_TOLERANCES, fma_position, make_model, run_both
 
+
+@pytest.fixture(autouse=True)
+def _direct_convs(monkeypatch):
+    """The direct conv schedules are what these tests check: no Winograd (dlc-winograd)."""
+    monkeypatch.setenv("DLC_WINOGRAD", "0")
+
+
 RNG = np.random.default_rng(0)
 
 

@@ -20,6 +20,13 @@ from dlc.passes.gpu.pipelines import stage_pipelines as gpu_stage_pipelines
 from dlc.passes.pipelines import stage_pipelines
 from tests.conftest import make_model
 
+
+@pytest.fixture(autouse=True)
+def _direct_convs(monkeypatch):
+    """The direct conv schedules are what these tests check: no Winograd (dlc-winograd)."""
+    monkeypatch.setenv("DLC_WINOGRAD", "0")
+
+
 ort = pytest.importorskip("onnxruntime")
 
 # (nodes, input shape, the partial reductions' R expected: None when nothing is split)

@@ -19,6 +19,16 @@ from dlc.tools.dlc_cli import main as dlc_main
 
 from .explore_model import small_cnn
 
+
+@pytest.fixture(scope="module", autouse=True)
+def _direct_convs():
+    """The direct conv schedules are what these tests check: no Winograd (dlc-winograd), for
+    the module's fixtures too."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("DLC_WINOGRAD", "0")
+        yield
+
+
 CHROMIUM = next((p for p in (os.environ.get("DLC_CHROMIUM"), shutil.which("chromium"),
                              shutil.which("chromium-browser"), shutil.which("google-chrome"))
                  if p), None)

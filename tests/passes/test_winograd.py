@@ -1,0 +1,105 @@
+"""dlc-winograd: 3x3 stride-1 convs with a constant filter run as Winograd F(2x2, 3x3), with
+the direct conv's numbers (in f64, to f32 rounding); the convs it must not touch keep
+`dlc.conv_nhwc`."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import onnx.helper as oh
+import onnx.numpy_helper as nh
+import pytest
+from mlir import ir
+
+import dlc
+from dlc.dialects import make_context
+from dlc.passes.graph import winograd
+from dlc.passes.pipeline import build_pass_manager
+
+
+def _conv_model(shape, filters, pads, *, weights=None, bias=True, strides=(1, 1),
+                relu=True, seed=0) -> tuple[onnx.ModelProto, np.ndarray, np.ndarray | None]:
+    n, c, h, w = shape
+    rng = np.random.default_rng(seed)
+    if weights is None:
+        weights = (rng.standard_normal((filters, c, 3, 3)) / np.sqrt(9 * c)).astype(np.float32)
+    b = rng.standard_normal(filters).astype(np.float32) if bias else None
+    oh_ = (h + pads[0] + pads[2] - 3) // strides[0] + 1
+    ow_ = (w + pads[1] + pads[3] - 3) // strides[1] + 1
+    inits = [nh.from_array(weights, "w")] + ([nh.from_array(b, "b")] if bias else [])
+    nodes = [oh.make_node("Conv", ["x", "w"] + (["b"] if bias else []), ["c"],
+                          pads=list(pads), strides=list(strides))]
+    nodes.append(oh.make_node("Relu" if relu else "Identity", ["c"], ["y"]))
+    f = onnx.TensorProto.FLOAT
+    graph = oh.make_graph(nodes, "g", [oh.make_tensor_value_info("x", f, list(shape))],
+                          [oh.make_tensor_value_info("y", f, [n, filters, oh_, ow_])], inits)
+    return oh.make_model(graph, opset_imports=[oh.make_opsetid("", 17)]), weights, b
+
+
+def _direct(x, weights, b, pads, relu=True) -> np.ndarray:
+    """The conv in f64, NCHW."""
+    xp = np.pad(x.astype(np.float64), [(0, 0), (0, 0), (pads[0], pads[2]), (pads[1], pads[3])])
+    oh_, ow_ = xp.shape[2] - 2, xp.shape[3] - 2
+    y = np.zeros((x.shape[0], weights.shape[0], oh_, ow_))
+    for i in range(3):
+        for j in range(3):
+            y += np.einsum("nchw,fc->nfhw", xp[:, :, i:i + oh_, j:j + ow_],
+                           weights[:, :, i, j].astype(np.float64))
+    if b is not None:
+        y += b[None, :, None, None]
+    return np.maximum(y, 0) if relu else y
+
+
+@pytest.mark.parametrize("shape, filters, pads, bias", [
+    ((1, 16, 14, 14), 32, (1, 1, 1, 1), True),     # even output
+    ((2, 24, 13, 11), 16, (1, 1, 1, 1), True),     # odd output sizes: the last tiles cut
+    ((1, 16, 14, 16), 20, (0, 0, 0, 0), False),    # no padding, no bias
+    ((1, 16, 17, 13), 16, (2, 0, 1, 1), True),     # pads of every size, both sides
+])
+def test_winograd_computes_the_conv(shape, filters, pads, bias):
+    model, weights, b = _conv_model(shape, filters, pads, bias=bias)
+    compiled = dlc.compile(model, num_threads=1)
+    ir = compiled.ir("dlc")
+    assert "dlc.conv_nhwc" not in ir and "dlc.conv\"" not in ir
+    assert "x16xf32>" in ir  # the 16 products of a tile, one batch matmul
+    x = np.random.default_rng(1).standard_normal(shape).astype(np.float32)
+    expected = _direct(x, weights, b, pads)
+    (y,) = compiled(x)
+    assert y.shape == expected.shape
+    assert np.abs(y - expected).max() <= 1e-5 * np.abs(expected).max()
+
+
+@pytest.mark.parametrize("why, kwargs", [
+    ("16 tiles of a 7x7 output: fewer than min_tiles", {"shape": (1, 32, 7, 7)}),
+    ("stride 2", {"shape": (1, 16, 28, 28), "strides": (2, 2)}),
+    ("a quantized conv's integer filter",
+     {"shape": (1, 16, 14, 14),
+      "weights": np.random.default_rng(2).integers(-8, 8, (16, 16, 3, 3)).astype(np.float32)}),
+    ("8 input channels: fewer than min_channels", {"shape": (1, 8, 14, 14)}),
+])
+def test_winograd_leaves_other_convs_direct(why, kwargs):
+    model, _, _ = _conv_model(kwargs.pop("shape"), 16, (1, 1, 1, 1), **kwargs)
+    compiled = dlc.compile(model, num_threads=1)
+    assert "dlc.conv_nhwc" in compiled.ir("dlc"), why
+
+
+def test_filter_transform_is_g_w_gt():
+    w = np.random.default_rng(3).standard_normal((3, 3, 2, 5)).astype(np.float32)
+    u = winograd.filter_transform(w)
+    assert u.shape == (16, 2, 5) and u.dtype == np.float32
+    # U[k, l] for the filter of (c, f): (G w Gᵀ)[k, l]
+    for c, f in [(0, 0), (1, 4)]:
+        expected = winograd.G @ w[:, :, c, f].astype(np.float64) @ winograd.G.T
+        np.testing.assert_allclose(u[:, c, f].reshape(4, 4), expected, rtol=1e-6)
+
+
+@pytest.mark.parametrize("options, rewritten", [("", True), ("{min-tiles=50}", False),
+                                                  ("{min-channels=17}", False)])
+def test_the_pass_options_bound_it(options, rewritten):
+    # 49 tiles of a 14 x 14 output, 16 channels in and out
+    model, _, _ = _conv_model((1, 16, 14, 14), 16, (1, 1, 1, 1))
+    with make_context():
+        module = ir.Module.parse(dlc.lower(model, stage="dlc", opt_level=1).ir("dlc"))
+        build_pass_manager(f"builtin.module(dlc-convert-layout,dlc-winograd{options})").run(
+            module.operation)
+        assert ("dlc.conv_nhwc" not in str(module)) == rewritten
