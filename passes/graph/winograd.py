@@ -22,8 +22,14 @@ direct NHWC conv is at its peak, so this is where dlc goes past it. Measured alo
 thread, AMD EPYC Zen 4, conv + bias + relu, dlc winograd / dlc direct): 56x56x64 -> 64 0.68,
 28x28x128 -> 128 0.59, 14x14x256 -> 256 0.54, 7x7x512 -> 512 1.30. The 7x7 layer has 16 tiles:
 U (16 C F weights, 1.8x the filter) is read for 16 rows of each matmul and the products are too
-thin to hide it, so a conv needs `min_tiles` tiles (default 36) and `min_channels` input and
-output channels (default 16: K and N of the matmuls) to be rewritten. Skipped too: a filter of
+thin to hide it, so a conv needs `min_tiles` tiles (default 36), `min_channels` input and
+output channels (default 64: K and N of the matmuls; the transforms' cost grows with C + F,
+the savings with C F) and `min_macs` direct multiply-adds (default 2^24) to be rewritten. The last bounds the compile time: a rewritten conv is ~130 dlc
+ops (slices, adds, concats), and upstream eliminate-empty-tensors and one-shot-bufferize grow
+faster than the function: DenseNet-121's 42 growth convs (128 -> 32 channels) rewritten took
+its compile from 5.9 to 27.8 s (eliminate-empty-tensors 0.2 -> 13.5 s) for 0.98x its time;
+with `min_macs` 18 of them, 14.8 s for 0.977x; with `min_channels` 64 none. ResNet-50's 13
+took it from 2.9 to 6.2 s, for 0.95x its time. Skipped too: a filter of
 integer values (a quantized conv's, which `codegen/int8_*` computes exactly in integers; U of
 halves would lose that), other types than f32, and non-constant filters.
 """
@@ -45,7 +51,10 @@ G = np.array([[1, 0, 0], [0.5, 0.5, 0.5], [0.5, -0.5, 0.5], [0, 0, 1]])
 # Bᵀ's rows as (sign, index) pairs: row k of Bᵀ d is d[i] + sign * d[j] (each has two entries)
 B_ROWS = ((0, -1, 2), (1, 1, 2), (2, -1, 1), (1, -1, 3))
 MIN_TILES = 36
-MIN_CHANNELS = 16
+MIN_CHANNELS = 64
+# a conv's direct multiply-adds (N OH OW F C 9): each rewritten conv adds ~130 dlc ops, and
+# the compile time of the bufferization passes grows faster than the function
+MIN_MACS = 1 << 24
 
 
 def filter_transform(w: np.ndarray) -> np.ndarray:
@@ -54,7 +63,7 @@ def filter_transform(w: np.ndarray) -> np.ndarray:
     return u.reshape(16, w.shape[2], w.shape[3]).astype(w.dtype)
 
 
-def applies(op: ir.OpView, min_tiles: int, min_channels: int) -> bool:
+def applies(op: ir.OpView, min_tiles: int, min_channels: int, min_macs: int = 0) -> bool:
     """Whether `op` (a dlc.conv_nhwc) is a conv this pass rewrites (see the module doc)."""
     x, w = op.operands[0], op.operands[1]
     if not (x.type.has_static_shape and w.type.has_static_shape and x.type.rank == 4):
@@ -69,7 +78,7 @@ def applies(op: ir.OpView, min_tiles: int, min_channels: int) -> bool:
     if (kh, kw) != (3, 3) or min(c, f) < min_channels:
         return False
     n, oh, ow, _ = op.results[0].type.shape
-    if n * ((oh + 1) // 2) * ((ow + 1) // 2) < min_tiles:
+    if n * ((oh + 1) // 2) * ((ow + 1) // 2) < min_tiles or n * oh * ow * f * c * 9 < min_macs:
         return False
     filt = constant_array(w)
     return filt is not None and not np.array_equal(filt, np.round(filt))
@@ -152,10 +161,11 @@ class Winograd(ModulePass):
     name = "dlc-winograd"
     min_tiles: int = MIN_TILES  # N * ceil(OH/2) * ceil(OW/2) of a conv rewritten
     min_channels: int = MIN_CHANNELS  # its input and output channels
+    min_macs: int = MIN_MACS  # its direct multiply-adds
 
     def run(self, module: ir.Operation) -> None:
         def rule(op: ir.OpView) -> list[ir.Value] | None:
-            if not applies(op, self.min_tiles, self.min_channels):
+            if not applies(op, self.min_tiles, self.min_channels, self.min_macs):
                 return None
             return [winograd(op)]
 

@@ -4,6 +4,8 @@ the direct conv's numbers (in f64, to f32 rounding); the convs it must not touch
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import onnx
 import onnx.helper as oh
@@ -51,17 +53,18 @@ def _direct(x, weights, b, pads, relu=True) -> np.ndarray:
 
 
 @pytest.mark.parametrize("shape, filters, pads, bias", [
-    ((1, 16, 14, 14), 32, (1, 1, 1, 1), True),     # even output
-    ((2, 24, 13, 11), 16, (1, 1, 1, 1), True),     # odd output sizes: the last tiles cut
-    ((1, 16, 14, 16), 20, (0, 0, 0, 0), False),    # no padding, no bias
-    ((1, 16, 17, 13), 16, (2, 0, 1, 1), True),     # pads of every size, both sides
+    ((1, 64, 28, 28), 96, (1, 1, 1, 1), True),     # even output
+    ((2, 72, 21, 19), 64, (1, 1, 1, 1), True),     # odd output sizes: the last tiles cut
+    ((1, 64, 24, 24), 80, (0, 0, 0, 0), False),    # no padding, no bias
+    ((1, 64, 33, 25), 64, (2, 0, 1, 1), True),     # pads of every size, both sides
 ])
 def test_winograd_computes_the_conv(shape, filters, pads, bias):
     model, weights, b = _conv_model(shape, filters, pads, bias=bias)
     compiled = dlc.compile(model, num_threads=1)
     ir = compiled.ir("dlc")
     assert "dlc.conv_nhwc" not in ir and "dlc.conv\"" not in ir
-    assert "x16xf32>" in ir  # the 16 products of a tile, one batch matmul
+    assert re.search(r'"dlc.matmul".*: \(tensor<16x\d+x\d+xf32>', ir)  # one batch matmul
+
     x = np.random.default_rng(1).standard_normal(shape).astype(np.float32)
     expected = _direct(x, weights, b, pads)
     (y,) = compiled(x)
@@ -70,15 +73,16 @@ def test_winograd_computes_the_conv(shape, filters, pads, bias):
 
 
 @pytest.mark.parametrize("why, kwargs", [
-    ("16 tiles of a 7x7 output: fewer than min_tiles", {"shape": (1, 32, 7, 7)}),
-    ("stride 2", {"shape": (1, 16, 28, 28), "strides": (2, 2)}),
+    ("16 tiles of a 7x7 output: fewer than min_tiles", {"shape": (1, 256, 7, 7)}),
+    ("stride 2", {"shape": (1, 64, 56, 56), "strides": (2, 2)}),
     ("a quantized conv's integer filter",
-     {"shape": (1, 16, 14, 14),
-      "weights": np.random.default_rng(2).integers(-8, 8, (16, 16, 3, 3)).astype(np.float32)}),
-    ("8 input channels: fewer than min_channels", {"shape": (1, 8, 14, 14)}),
+     {"shape": (1, 64, 28, 28),
+      "weights": np.random.default_rng(2).integers(-8, 8, (64, 64, 3, 3)).astype(np.float32)}),
+    ("32 input channels: fewer than min_channels", {"shape": (1, 32, 28, 28)}),
+    ("12 x 12 x 64 -> 64: 5.3 M multiply-adds, fewer than min_macs", {"shape": (1, 64, 12, 12)}),
 ])
 def test_winograd_leaves_other_convs_direct(why, kwargs):
-    model, _, _ = _conv_model(kwargs.pop("shape"), 16, (1, 1, 1, 1), **kwargs)
+    model, _, _ = _conv_model(kwargs.pop("shape"), 64, (1, 1, 1, 1), **kwargs)
     compiled = dlc.compile(model, num_threads=1)
     assert "dlc.conv_nhwc" in compiled.ir("dlc"), why
 
@@ -93,11 +97,12 @@ def test_filter_transform_is_g_w_gt():
         np.testing.assert_allclose(u[:, c, f].reshape(4, 4), expected, rtol=1e-6)
 
 
-@pytest.mark.parametrize("options, rewritten", [("", True), ("{min-tiles=50}", False),
-                                                  ("{min-channels=17}", False)])
+@pytest.mark.parametrize("options, rewritten", [
+    ("", True), ("{min-tiles=197}", False), ("{min-channels=65}", False),
+    ("{min-macs=28901377}", False)])
 def test_the_pass_options_bound_it(options, rewritten):
-    # 49 tiles of a 14 x 14 output, 16 channels in and out
-    model, _, _ = _conv_model((1, 16, 14, 14), 16, (1, 1, 1, 1))
+    # 196 tiles of a 28 x 28 output, 64 channels in and out: 28,901,376 multiply-adds
+    model, _, _ = _conv_model((1, 64, 28, 28), 64, (1, 1, 1, 1))
     with make_context():
         module = ir.Module.parse(dlc.lower(model, stage="dlc", opt_level=1).ir("dlc"))
         build_pass_manager(f"builtin.module(dlc-convert-layout,dlc-winograd{options})").run(

@@ -1,7 +1,9 @@
-// RUN: dlc-opt %s --split-input-file -p 'builtin.module(dlc-winograd)' | FileCheck %s
-// RUN: dlc-opt %s --split-input-file -p 'builtin.module(dlc-winograd{min-tiles=50})' | FileCheck %s --check-prefix=OFF
+// RUN: dlc-opt %s --split-input-file -p 'builtin.module(dlc-winograd{min-channels=16 min-macs=0})' | FileCheck %s
+// RUN: dlc-opt %s --split-input-file -p 'builtin.module(dlc-winograd{min-channels=16 min-macs=0 min-tiles=50})' | FileCheck %s --check-prefix=OFF
+// RUN: dlc-opt %s --split-input-file -p 'builtin.module(dlc-winograd)' | FileCheck %s --check-prefix=OFF
 
-// A 3x3 stride-1 conv with a constant filter becomes Winograd F(2x2, 3x3): the input padded
+// (The defaults leave this small conv direct: 16 channels, 0.9 M multiply-adds.) A 3x3
+// stride-1 conv with a constant filter becomes Winograd F(2x2, 3x3): the input padded
 // to 16 x 16 (7 x 7 tiles of 4 x 4, 2 apart), its tiles transformed by strided slices and
 // adds, one batch matmul of the 16 tile positions by the transformed filter [16, C, F], the
 // outputs transformed back and interleaved by concats, then the bias.
