@@ -1,21 +1,23 @@
-"""dlc-winograd: 3x3 convolutions as Winograd F(2x2, 3x3): 16 matmuls instead of 36 multiplies
-an output pixel's 2x2 tile per channel pair, 2.25x fewer multiply-adds.
+"""dlc-winograd: 3x3 convolutions as Winograd F(2x2, 3x3): 16 multiplies a 2x2 output tile
+per channel pair instead of 36, 2.25x fewer multiply-adds.
 
     conv_nhwc(x, W, b)  (3x3, stride 1, dilation 1, group 1, W constant)
-      -> xp = pad(x) to [N, 2th + 2, 2tw + 2, C]          (th x tw tiles of 2x2 outputs)
-         V[k, l] = (Bᵀ d B)[k, l] for every 4x4 tile d    (strided slices of xp, adds and subs)
-         M = matmul(V [16, T, C], U [16, C, F])           (U = G W Gᵀ, computed at compile time)
-         Y = Aᵀ M A                                       (adds and subs, 2x2 outputs a tile)
-         y = interleave(Y)[:, :OH, :OW] + b                (concats along unit axes, a reshape)
+      -> xp = pad(x) to [N, 2th + 2, 2tw + 2, C]           (th x tw tiles of 2x2 outputs)
+         D[i] = xp[:, i::2] (i < 4), stacked                [4, N, th, Wp, C]
+         R = Bᵀ D                                           [4(k), N th, Wp, C]
+         E[j] = R[:, :, j::2] (j < 4), stacked; V = Bᵀ E    [4(l), 4(k), T, C]
+         M = matmul(V [16, T, C], U [16, C, F])             (U = G W Gᵀ, at compile time)
+         Y = Aᵀ (Aᵀ M over k) over l                         [2(b), 2(a), N, th, tw, F]
+         y = transpose(Y) as [N, 2th, 2tw, F][:, :OH, :OW] + b
 
 with T = N th tw tiles, Bᵀ = [[1,0,-1,0],[0,1,1,0],[0,-1,1,0],[0,1,0,-1]], G = [[1,0,0],
 [1/2,1/2,1/2],[1/2,-1/2,1/2],[0,0,1]], Aᵀ = [[1,1,1,0],[0,1,-1,-1]] (Lavin and Gray, "Fast
 Algorithms for Convolutional Neural Networks", 2015). Everything is built from dlc ops that the
-rest of the pipeline already schedules: the transforms are elementwise ops on strided slices
-(fused, vectorized along the channels), the 16 products one batch matmul (its schedule, and
-`num_threads` > 1 splits its batch), the concats written in place. The transforms' rounding is
-that of 2 to 4 extra adds a value (F(2x2, 3x3) is the accurate one of the family; F(4x4, 3x3)
-saves 4x but loses digits).
+rest of the pipeline already schedules: the strided slices stacked by concats (written in
+place), the transforms as products by the 4 x 4 Bᵀ and the 2 x 4 Aᵀ (K = 4: as much memory
+traffic as adds, and each transform one op), the 16 products one batch matmul (`num_threads`
+> 1 splits its batch), one transpose that keeps the channels innermost. F(2x2, 3x3)'s
+transforms round like 2 to 4 extra adds a value (F(4x4, 3x3) saves 4x but loses digits).
 
 Onnxruntime's CPU convs (MLAS: im2col or NCHWc direct) do not use Winograd: on one core dlc's
 direct NHWC conv is at its peak, so this is where dlc goes past it. Measured alone (single
@@ -24,14 +26,17 @@ thread, AMD EPYC Zen 4, conv + bias + relu, dlc winograd / dlc direct): 56x56x64
 U (16 C F weights, 1.8x the filter) is read for 16 rows of each matmul and the products are too
 thin to hide it, so a conv needs `min_tiles` tiles (default 36), `min_channels` input and
 output channels (default 64: K and N of the matmuls; the transforms' cost grows with C + F,
-the savings with C F) and `min_macs` direct multiply-adds (default 2^24) to be rewritten. The last bounds the compile time: a rewritten conv is ~130 dlc
-ops (slices, adds, concats), and upstream eliminate-empty-tensors and one-shot-bufferize grow
-faster than the function: DenseNet-121's 42 growth convs (128 -> 32 channels) rewritten took
-its compile from 5.9 to 27.8 s (eliminate-empty-tensors 0.2 -> 13.5 s) for 0.98x its time;
-with `min_macs` 18 of them, 14.8 s for 0.977x; with `min_channels` 64 none. ResNet-50's 13
-took it from 2.9 to 6.2 s, for 0.95x its time. Skipped too: a filter of
-integer values (a quantized conv's, which `codegen/int8_*` computes exactly in integers; U of
-halves would lose that), other types than f32, and non-constant filters.
+the savings with C F) and `min_macs` direct multiply-adds (default 2^24) to be rewritten.
+
+Compile time is the price: a first form of the transforms as adds on 16 strided slices (and 15
+concats, ~130 dlc ops a conv) made upstream eliminate-empty-tensors and one-shot-bufferize,
+which grow faster than the function, take DenseNet-121's compile (its 42 growth convs, 128 ->
+32 channels) from 5.9 to 27.8 s for 0.98x its time, and ResNet-50's from 2.9 to 7.3 s; this
+form (~35 ops a conv) compiles ResNet-50 in 4.8 s, at the same speed (same process, 1 thread,
+this form / the first: ResNet-50 1.00, ResNet-18 0.97-0.99). DenseNet's growth convs are left
+direct (`min_channels`). Skipped too: a filter of integer values (a quantized conv's, which
+`codegen/int8_*` computes exactly in integers; U of halves would lose that), other types than
+f32, and non-constant filters.
 """
 
 from __future__ import annotations
@@ -48,13 +53,12 @@ from dlc.passes.graph.match import apply_rules, attributes, constant, constant_a
 from dlc.passes.registry import ModulePass, register
 
 G = np.array([[1, 0, 0], [0.5, 0.5, 0.5], [0.5, -0.5, 0.5], [0, 0, 1]])
-# Bᵀ's rows as (sign, index) pairs: row k of Bᵀ d is d[i] + sign * d[j] (each has two entries)
-B_ROWS = ((0, -1, 2), (1, 1, 2), (2, -1, 1), (1, -1, 3))
 MIN_TILES = 36
 MIN_CHANNELS = 64
-# a conv's direct multiply-adds (N OH OW F C 9): each rewritten conv adds ~130 dlc ops, and
-# the compile time of the bufferization passes grows faster than the function
+# a conv's direct multiply-adds (N OH OW F C 9): each rewritten conv adds ~35 dlc ops to compile
 MIN_MACS = 1 << 24
+BT = np.array([[1, 0, -1, 0], [0, 1, 1, 0], [0, -1, 1, 0], [0, 1, 0, -1]])
+AT = np.array([[1, 1, 1, 0], [0, 1, -1, -1]])
 
 
 def filter_transform(w: np.ndarray) -> np.ndarray:
@@ -92,21 +96,6 @@ def _slice(value: ir.Value, axis: int, start: int, size: int, step: int,
     return build(SLICE, [value], {"starts": starts, "sizes": sizes, "steps": steps}, loc=loc)
 
 
-def _b_transform(value: ir.Value, axis: int, tiles: int, loc: ir.Location) -> list[ir.Value]:
-    """Bᵀ along `axis` of `value`: the 4 strided slices d_i = value[i::2] (tiles each), then
-    d_i + sign d_j per row of Bᵀ."""
-    d = [_slice(value, axis, i, tiles, 2, loc) for i in range(4)]
-    return [build(ops.ADD if sign > 0 else ops.SUB, [d[i], d[j]], loc=loc)
-            for i, sign, j in B_ROWS]
-
-
-def _a_transform(m: list[ir.Value], loc: ir.Location) -> list[ir.Value]:
-    """Aᵀ of 4 values: [m0 + m1 + m2, m1 - m2 - m3]."""
-    first = build(ops.ADD, [build(ops.ADD, [m[0], m[1]], loc=loc), m[2]], loc=loc)
-    second = build(ops.SUB, [build(ops.SUB, [m[1], m[2]], loc=loc), m[3]], loc=loc)
-    return [first, second]
-
-
 def _concat(values: list[ir.Value], axis: int, loc: ir.Location) -> ir.Value:
     result = values[0]
     for value in values[1:]:
@@ -118,10 +107,22 @@ def _reshape(value: ir.Value, shape: list[int], loc: ir.Location) -> ir.Value:
     return build(ops.RESHAPE, [value], {"shape": shape}, loc=loc)
 
 
+
+def _stacked_slices(value: ir.Value, axis: int, tiles: int, loc: ir.Location) -> ir.Value:
+    """[4, *value.shape with `tiles` at `axis`]: the strided slices value[i::2] (tiles each)
+    for i < 4, stacked on a new leading axis."""
+    parts = []
+    for i in range(4):
+        part = _slice(value, axis, i, tiles, 2, loc)
+        parts.append(_reshape(part, [1, *part.type.shape], loc))
+    return _concat(parts, 0, loc)
+
+
 def winograd(op: ir.OpView) -> ir.Value:
     """The F(2x2, 3x3) form of conv_nhwc `op` (`applies`), its result's replacement."""
     x, w = op.operands[0], op.operands[1]
     loc = op.location
+    element = x.type.element_type
     n, h, wd, c = x.type.shape
     _, oh, ow, f = op.results[0].type.shape
     top, left = attributes(op)["pads"][:2]
@@ -129,22 +130,24 @@ def winograd(op: ir.OpView) -> ir.Value:
     hp, wp = 2 * th + 2, 2 * tw + 2
     pads = [0, top, left, 0, 0, hp - h - top, wp - wd - left, 0]
     xp = build(PAD, [x], {"mode": "constant", "pads": pads}, loc=loc) if any(pads) else x
-    # V: Bᵀ along the rows, then along the columns of each; [16 N, th, tw, C] in (k, l) order
-    v = [vk for rows in _b_transform(xp, 1, th, loc) for vk in _b_transform(rows, 2, tw, loc)]
+    bt = constant(BT.astype(np.float32), element, loc)
+    at = constant(AT.astype(np.float32), element, loc)
     tiles = n * th * tw
-    v = _reshape(_concat(v, 0, loc), [16, tiles, c], loc)
-    u = constant(filter_transform(constant_array(w)), x.type.element_type, loc)
-    m = build(ops.MATMUL, [v, u], loc=loc)  # [16, T, F]
-    # Aᵀ M A: the products viewed [16, N, th, 1, tw, 1, F], the outputs of a tile interleaved
-    # by concats along the unit axes: [N, th, 2, tw, 2, F] is [N, 2 th, 2 tw, F]
-    m = _reshape(m, [16, n, th, 1, tw, 1, f], loc)
-    parts = [_reshape(_slice(m, 0, i, 1, 1, loc), [n, th, 1, tw, 1, f], loc) for i in range(16)]
-    by_column = [_a_transform(parts[4 * k:4 * k + 4], loc) for k in range(4)]  # [k][b]
-    rows = []
-    for a_values in zip(*[_a_transform([by_column[k][b] for k in range(4)], loc)
-                          for b in range(2)], strict=True):  # a_values[b]: Y[a, b]
-        rows.append(_concat(list(a_values), 4, loc))
-    y = _reshape(_concat(rows, 2, loc), [n, 2 * th, 2 * tw, f], loc)
+    # rows: D[i] = xp[:, i::2], R[k] = sum_i Bᵀ[k, i] D[i]: [4(k), N, th, Wp, C]
+    d = _reshape(_stacked_slices(xp, 1, th, loc), [4, n * th * wp * c], loc)
+    r = _reshape(build(ops.MATMUL, [bt, d], loc=loc), [4 * n * th, wp, c], loc)
+    # columns: E[j] = R[..., j::2, :], V[l, k] = sum_j Bᵀ[l, j] E[j]: [4(l), 4(k), T, C]
+    e = _reshape(_stacked_slices(r, 1, tw, loc), [4, 4 * tiles * c], loc)
+    v = _reshape(build(ops.MATMUL, [bt, e], loc=loc), [16, tiles, c], loc)
+    u = filter_transform(constant_array(w)).reshape(4, 4, c, f).transpose(1, 0, 2, 3)
+    u = constant(np.ascontiguousarray(u.reshape(16, c, f)), element, loc)
+    m = build(ops.MATMUL, [v, u], loc=loc)  # [16 (l, k), T, F]
+    # Aᵀ over k (per l), then over l: [2(b), 2(a), N, th, tw, F]
+    y = build(ops.MATMUL, [at, _reshape(m, [4, 4, tiles * f], loc)], loc=loc)
+    y = build(ops.MATMUL, [at, _reshape(y, [4, 2 * tiles * f], loc)], loc=loc)
+    y = _reshape(y, [2, 2, n, th, tw, f], loc)
+    y = build(ops.TRANSPOSE, [y], {"perm": [2, 3, 1, 4, 0, 5]}, loc=loc)
+    y = _reshape(y, [n, 2 * th, 2 * tw, f], loc)
     if (2 * th, 2 * tw) != (oh, ow):
         y = build(SLICE, [y], {"starts": [0, 0, 0, 0], "sizes": [n, oh, ow, f],
                                "steps": [1, 1, 1, 1]}, loc=loc)

@@ -4,9 +4,9 @@
 
 // (The defaults leave this small conv direct: 16 channels, 0.9 M multiply-adds.) A 3x3
 // stride-1 conv with a constant filter becomes Winograd F(2x2, 3x3): the input padded
-// to 16 x 16 (7 x 7 tiles of 4 x 4, 2 apart), its tiles transformed by strided slices and
-// adds, one batch matmul of the 16 tile positions by the transformed filter [16, C, F], the
-// outputs transformed back and interleaved by concats, then the bias.
+// to 16 x 16 (7 x 7 tiles of 4 x 4, 2 apart), its tiles transformed by products of stacked
+// strided slices by Bᵀ, one batch matmul of the 16 tile positions by the transformed filter
+// [16, C, F], the outputs transformed back by Aᵀ and interleaved by a transpose, then the bias.
 
 // CHECK-LABEL: func.func @test_winograd
 // CHECK-NOT:     dlc.conv_nhwc
@@ -14,7 +14,7 @@
 // CHECK:         "dlc.slice"(%{{.*}}) {sizes = array<i64: 1, 7, 16, 16>, starts = array<i64: 0, 0, 0, 0>, steps = array<i64: 1, 2, 1, 1>}
 // CHECK:         %[[U:.*]] = "dlc.constant"() {{.*}} tensor<16x16x32xf32>
 // CHECK:         "dlc.matmul"(%{{.*}}, %[[U]]) : (tensor<16x49x16xf32>, tensor<16x16x32xf32>) -> tensor<16x49x32xf32>
-// CHECK:         "dlc.concat"(%{{.*}}, %{{.*}}) {axis = 2 : i64} : (tensor<1x7x1x7x2x32xf32>, tensor<1x7x1x7x2x32xf32>) -> tensor<1x7x2x7x2x32xf32>
+// CHECK:         "dlc.transpose"(%{{.*}}) {perm = array<i64: 2, 3, 1, 4, 0, 5>} : (tensor<2x2x1x7x7x32xf32>) -> tensor<1x7x2x7x2x32xf32>
 // CHECK:         "dlc.reshape"(%{{.*}}) {shape = array<i64: 1, 14, 14, 32>}
 // CHECK:         %[[Y:.*]] = "dlc.add"(%{{.*}}, %{{.*}}) : (tensor<1x14x14x32xf32>, tensor<32xf32>) -> tensor<1x14x14x32xf32>
 // CHECK:         return %[[Y]]
