@@ -220,7 +220,7 @@ def run_rows(function: Any, inputs: Sequence[tuple[int, int]], batched: Sequence
                for spec in function.signature.outputs]
     steps = [size // batch if b and batch else 0 for (_, size), b in zip(inputs, batched)]
     steps += [o.nbytes // batch if batch else 0 for o in outputs]
-    starts = [address for address, _ in inputs] + [address(o) for o in outputs]
+    starts = [start for start, _ in inputs] + [address(o) for o in outputs]
     for row in range(batch):
         function.call_addresses([start + row * step for start, step in zip(starts, steps)])
     return outputs

@@ -361,5 +361,5 @@ def rebuilt(op: ir.Operation, operands: list[ir.Value],
 
 
 def is_empty(value: ir.Value) -> bool:
-    owner = value.owner
-    return isinstance(owner, ir.Operation | ir.OpView) and owner.name == "tensor.empty"
+    """Whether `value` is a `tensor.empty`'s result."""
+    return _is_op(value.owner) and value.owner.name == "tensor.empty"

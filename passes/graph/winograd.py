@@ -107,7 +107,6 @@ def _reshape(value: ir.Value, shape: list[int], loc: ir.Location) -> ir.Value:
     return build(ops.RESHAPE, [value], {"shape": shape}, loc=loc)
 
 
-
 def _stacked_slices(value: ir.Value, axis: int, tiles: int, loc: ir.Location) -> ir.Value:
     """[4, *value.shape with `tiles` at `axis`]: the strided slices value[i::2] (tiles each)
     for i < 4, stacked on a new leading axis."""
