@@ -166,17 +166,31 @@ def _elementwise(fn: Callable) -> Folder:
 
 
 def _integer_div(a, b):
-    if a.dtype.kind in "iu":
-        return np.trunc(a / np.where(b == 0, 1, b)).astype(a.dtype)
-    return a / b
+    # what the compiled code gives (passes/lowering/elementwise.py, divide_integers): integers
+    # truncated toward zero in integer arithmetic (a float64 quotient loses the low bits of
+    # int64s beyond 2**53), x / 0 -> 0 and MIN / -1 -> MIN (wrapped); floats as IEEE
+    with np.errstate(all="ignore"):
+        if a.dtype.kind not in "iu":
+            return a / b
+        a, b = np.broadcast_arrays(a, b.astype(a.dtype))
+        by_zero = b == 0
+        by_minus_one = b == -1 if a.dtype.kind == "i" else np.zeros(b.shape, bool)
+        divisor = np.where(by_zero | by_minus_one, np.ones((), a.dtype), b)
+        quotient = a // divisor  # floored: one more toward zero where signs differ, inexact
+        inexact = (quotient * divisor != a) & ((a < 0) != (divisor < 0))
+        quotient = (quotient + inexact).astype(a.dtype)
+        quotient = np.where(by_minus_one, np.negative(a), quotient)
+        return np.where(by_zero, np.zeros((), a.dtype), quotient).astype(a.dtype)
 
 
 def fold_mod(inputs, attrs, opset):
+    # integers: x mod 0 -> 0 (as the compiled code); floats: x mod 0 -> NaN (IEEE fmod)
     a, b = inputs
-    safe = np.where(b == 0, 1, b)
-    if attrs.get("fmod", 0):
-        return [np.fmod(a, safe).astype(a.dtype)]
-    return [np.mod(a, safe).astype(a.dtype)]
+    with np.errstate(all="ignore"):
+        divisor = np.where(b == 0, np.ones((), b.dtype), b) if a.dtype.kind in "iu" else b
+        if attrs.get("fmod", 0):
+            return [np.fmod(a, divisor).astype(a.dtype)]
+        return [np.mod(a, divisor).astype(a.dtype)]
 
 
 def fold_unique(inputs, attrs, opset):

@@ -1,0 +1,61 @@
+"""Hostile inputs found by hand-written probes: each gave a wrong answer, a raw exception or a
+crash before its fix, and gets a clear error or the right answer now."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from onnx import helper
+
+import dlc
+from tests.conftest import make_model
+
+F32, I32, I64 = np.float32, np.int32, np.int64
+
+
+def folded_and_computed(op_type: str, a: np.ndarray, b: np.ndarray, **attrs):
+    """`op_type` on a and b folded at import (initializers) and computed by compiled code."""
+    node = helper.make_node(op_type, ["a", "b"], ["c"], **attrs)
+    elem = helper.np_dtype_to_tensor_dtype(a.dtype)
+    computed = make_model([node], {"a": (a.dtype, list(a.shape)), "b": (b.dtype, list(b.shape))},
+                          {"c": (a.dtype, list(a.shape))})
+    # a Where on a runtime condition keeps one op the folder cannot evaluate
+    folded = make_model([node, helper.make_node("Where", ["keep", "c", "c"], ["y"])],
+                        {"keep": (np.bool_, [])}, {"y": (a.dtype, list(a.shape))},
+                        initializers={"a": a, "b": b}, check=False)
+    folded.graph.output[0].type.tensor_type.elem_type = elem
+    (at_run_time,) = dlc.compile(computed)({"a": a, "b": b})
+    (at_import,) = dlc.compile(folded)({"keep": np.array(True)})
+    return at_import, at_run_time
+
+
+@pytest.mark.parametrize("dtype", [I64, I32, np.uint8])
+def test_folded_integer_division_is_the_compiled_division(dtype):
+    # the folder divided in float64 (losing the low bits of int64s beyond 2**53) and gave x for
+    # x / 0 where the compiled code gives 0
+    info = np.iinfo(dtype)
+    a = np.array([7, 7, info.max, info.min, info.max - 2, 0], dtype)
+    b = np.array([0, 2, 1, 1, 3, 5], dtype)
+    if info.min < 0:
+        a = np.append(a, [info.min, -7, -7, 2**62 + 1 if dtype is I64 else -9]).astype(dtype)
+        b = np.append(b, [-1, 2, -2, 1 if dtype is I64 else 4]).astype(dtype)
+    folded, computed = folded_and_computed("Div", a, b)
+    np.testing.assert_array_equal(folded, computed)
+    assert folded[0] == 0 and folded[1] == 3
+    if dtype is I64:
+        assert folded[-1] == 2**62 + 1
+
+
+@pytest.mark.parametrize("fmod", [0, 1])
+def test_folded_float_mod_by_zero_is_nan(fmod):
+    # the folder replaced a 0 divisor by 1 for floats too: 1.5 mod 0 gave 0.5 instead of NaN
+    a, b = np.array([1.5, -7.5, 2.0], F32), np.array([0.0, 2.0, 0.0], F32)
+    folded, computed = folded_and_computed("Mod", a, b, fmod=fmod)
+    np.testing.assert_array_equal(folded, computed)
+    assert np.isnan(folded[0]) and np.isnan(folded[2])
+
+
+def test_folded_integer_mod_by_zero_is_the_compiled_mod():
+    a, b = np.array([-7, 7, 5], I64), np.array([0, -3, 0], I64)
+    folded, computed = folded_and_computed("Mod", a, b)
+    np.testing.assert_array_equal(folded, computed)
