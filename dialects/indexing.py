@@ -54,6 +54,17 @@ def _check_updates(data: ir.RankedTensorType, updates: ir.RankedTensorType,
                          f"[{shape_str(shape)}]")
 
 
+def _check_index_extent(data: ir.RankedTensorType, indices: ir.RankedTensorType,
+                        axis: int) -> None:
+    # an element of indices names the data element at its own position but along `axis`: on
+    # the other axes, an indices larger than the data would read or write beyond it
+    beyond = [a for a in range(data.rank) if a != axis and indices.shape[a] > data.shape[a]]
+    if beyond:
+        raise ShapeError(f"indices [{shape_str(indices.shape)}] are larger than the data "
+                         f"[{shape_str(data.shape)}] on axis {beyond[0]} (only axis {axis}, "
+                         "the indexed one, may differ)")
+
+
 def _check_not_empty(data: ir.RankedTensorType, axis: int, result_shape: list[int]) -> None:
     if data.shape[axis] == 0 and all(d > 0 for d in result_shape):
         raise ShapeError(f"axis {axis} of [{shape_str(data.shape)}] is empty: there is "
@@ -81,6 +92,7 @@ def infer_gather_elements(types: TensorTypes, attrs: dict[str, Any]) -> list[ir.
     if indices.rank != data.rank:
         raise ShapeError(f"indices [{shape_str(indices.shape)}] must have the data's rank "
                          f"{data.rank}")
+    _check_index_extent(data, indices, axis)
     _check_not_empty(data, axis, list(indices.shape))
     return [tensor(list(indices.shape), data.element_type)]
 
@@ -120,6 +132,7 @@ def infer_scatter_elements(types: TensorTypes, attrs: dict[str, Any]) -> list[ir
     if indices.rank != data.rank:
         raise ShapeError(f"indices [{shape_str(indices.shape)}] must have the data's rank "
                          f"{data.rank}")
+    _check_index_extent(data, indices, axis)
     _check_updates(data, updates, list(indices.shape))
     _check_not_empty(data, axis, list(indices.shape))
     return [data]

@@ -59,3 +59,31 @@ def test_folded_integer_mod_by_zero_is_the_compiled_mod():
     a, b = np.array([-7, 7, 5], I64), np.array([0, -3, 0], I64)
     folded, computed = folded_and_computed("Mod", a, b)
     np.testing.assert_array_equal(folded, computed)
+
+
+@pytest.mark.parametrize("op_type", ["GatherElements", "ScatterElements"])
+def test_elements_indices_larger_than_the_data_off_the_axis(op_type):
+    # indices [1, 5] into data [2, 3] along axis 0: the other axis of indices (5) is beyond the
+    # data's (3); GatherElements read past the data (garbage values), ScatterElements wrote past
+    # it (SIGSEGV)
+    inputs = {"x": (F32, [2, 3]), "i": (I64, [1, 5])}
+    names = ["x", "i"]
+    if op_type == "ScatterElements":
+        inputs["u"] = (F32, [1, 5])
+        names.append("u")
+    model = make_model([helper.make_node(op_type, names, ["y"], axis=0, name="elements")],
+                       inputs, {"y": (F32, [2, 3] if op_type == "ScatterElements" else [1, 5])},
+                       check=False)
+    with pytest.raises(dlc.FrontendError,
+                       match=rf"node 'elements' \({op_type}\): indices \[1x5\] are larger than "
+                             r"the data \[2x3\] on axis 1"):
+        dlc.compile(model)
+
+
+def test_elements_indices_smaller_than_the_data_still_compile():
+    model = make_model([helper.make_node("GatherElements", ["x", "i"], ["y"], axis=1)],
+                       {"x": (F32, [3, 4]), "i": (I64, [2, 6])}, {"y": (F32, [2, 6])})
+    x = np.arange(12, dtype=F32).reshape(3, 4)
+    i = np.array([[0, 1, 2, 3, 3, 0], [3, 2, 1, 0, -1, -4]], I64)
+    (y,) = dlc.compile(model)({"x": x, "i": i})
+    np.testing.assert_array_equal(y, np.take_along_axis(x[:2], i % 4, axis=1))
