@@ -30,6 +30,7 @@ from mlir import ir
 
 from dlc.dialects import image, movement, ops
 from dlc.dialects.ops import is_float
+from dlc.element_types import numpy_dtype
 from dlc.frontends.onnx_node import Importer, NodeContext, dense
 
 Values = list[ir.Value]
@@ -50,6 +51,12 @@ def _optional_input(n: NodeContext, index: int, what: str) -> np.ndarray | None:
 
 
 # ----------------------------------------------------------------------------- coefficients
+
+
+# ONNX's nearest_mode values, and Upsample's (legacy) rounding
+NEAREST_MODES = ("round_prefer_floor", "round_prefer_ceil", "floor", "ceil", "simple")
+TRANSFORMS = ("half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners",
+              "asymmetric", "tf_half_pixel_for_nn", "tf_crop_and_resize")
 
 
 def nearest_coeffs(mode: str) -> Coeffs:
@@ -228,9 +235,13 @@ def resize_plan(n: NodeContext, shape: list[int], scales: np.ndarray | None,
         factors = [1.0] * rank
         for axis, s in zip(axes, scales):
             factors[axis] = float(s)
-        if any(f <= 0 for f in factors):
-            raise n.error(f"scales {scales.tolist()} must be > 0")
+        if not all(math.isfinite(f) and f > 0 for f in factors):
+            raise n.error(f"scales {scales.tolist()} must be finite and > 0")
         out = [int(f * d) for f, d in zip(factors, shape)]
+        empty = [a for a in axes if out[a] == 0 and shape[a] > 0]
+        if empty:
+            raise n.error(f"scales {scales.tolist()} resize axis {empty[0]} of size "
+                          f"{shape[empty[0]]} to 0 (its size times its scale, rounded down)")
         return Plan(out, factors, full_roi, axes)
     out = list(shape)
     for axis, s in zip(axes, sizes):
@@ -260,8 +271,11 @@ def resize_options(n: NodeContext, mode: str) -> Options:
     if mode == "nearest":
         if antialias:
             raise n.error("antialias is not supported with mode nearest")
-        coeffs = nearest_coeffs("simple" if legacy else _str(n, "nearest_mode",
-                                                               "round_prefer_floor"))
+        nearest_mode = "simple" if legacy else _str(n, "nearest_mode", "round_prefer_floor")
+        if not legacy and nearest_mode not in NEAREST_MODES[:-1]:
+            raise n.error(f"nearest_mode '{nearest_mode}' is not one of "
+                          f"{', '.join(NEAREST_MODES[:-1])}")
+        coeffs = nearest_coeffs(nearest_mode)
     elif mode == "linear":
         coeffs = linear_coeffs_antialias if antialias else linear_coeffs
     elif mode == "cubic" and not legacy:
@@ -270,6 +284,9 @@ def resize_options(n: NodeContext, mode: str) -> Options:
         raise n.error(f"mode '{mode}' is not one of nearest, linear, cubic")
     transform = "asymmetric" if legacy else _str(n, "coordinate_transformation_mode",
                                                  "half_pixel")
+    if transform not in TRANSFORMS:
+        raise n.error(f"coordinate_transformation_mode '{transform}' is not one of "
+                      f"{', '.join(TRANSFORMS)}")
     return Options(coeffs, transform, bool(n.attr("exclude_outside", 0)),
                    float(n.attr("extrapolation_value", 0.0)))
 
@@ -285,12 +302,18 @@ def resample_chain(n: NodeContext, x: ir.Value, plan: Plan, options: Options) ->
     """One dlc.resample per resized axis, in `plan.axes` order."""
     shape = list(x.type.shape)
     element = x.type.element_type
+    # before the tables (numpy arrays of the output's length): the result must fit in memory
+    dtype = numpy_dtype(element)
+    n.check_shape(plan.sizes, dtype)
+    for axis in plan.axes:
+        if shape[axis] == 0 and plan.sizes[axis]:
+            raise n.error(f"cannot resize the empty axis {axis}")
+    if 0 in plan.sizes:  # an empty result (an empty axis resized, or kept): nothing to compute
+        return n.build(ops.CONSTANT, [], {"value": dense(np.zeros(plan.sizes, dtype), n)})
     tables = []
     for axis in plan.axes:
         if skips(plan, axis, shape[axis]):
             continue
-        if shape[axis] == 0 and plan.sizes[axis]:
-            raise n.error(f"cannot resize the empty axis {axis}")
         roi = plan.roi[axis] if plan.roi is not None else None
         tables.append((axis, axis_table(shape[axis], plan.sizes[axis], plan.scales[axis],
                                         options, roi)))

@@ -87,3 +87,46 @@ def test_elements_indices_smaller_than_the_data_still_compile():
     i = np.array([[0, 1, 2, 3, 3, 0], [3, 2, 1, 0, -1, -4]], I64)
     (y,) = dlc.compile(model)({"x": x, "i": i})
     np.testing.assert_array_equal(y, np.take_along_axis(x[:2], i % 4, axis=1))
+
+
+def resize_model(scales=None, shape=(1, 1, 2, 2), **attrs):
+    inputs = ["x", "roi", "scales"]
+    initializers = {"roi": np.array([], F32), "scales": np.asarray(scales, F32)}
+    return make_model([helper.make_node("Resize", inputs, ["y"], name="resize", **attrs)],
+                      {"x": (F32, list(shape))}, ["y"], initializers, check=False)
+
+
+@pytest.mark.parametrize("scales, message", [
+    # int(nan) and int(inf) escaped as ValueError / OverflowError
+    ([1, 1, np.nan, 2], r"scales \[1.0, 1.0, nan, 2.0\] must be finite and > 0"),
+    ([1, 1, np.inf, 2], r"scales \[1.0, 1.0, inf, 2.0\] must be finite and > 0"),
+    # an output axis of size 0 from a non-empty one: a numpy reshape error
+    ([1, 1, 1e-30, 1], r"scales \[.*\] resize axis 2 of size 2 to 0"),
+])
+def test_resize_scales_that_give_no_size(scales, message):
+    with pytest.raises(dlc.FrontendError, match=r"node 'resize' \(Resize\): " + message):
+        dlc.compile(resize_model(scales))
+
+
+def test_resize_to_more_than_memory():
+    # numpy's "Maximum allowed size exceeded" (a ValueError) building the coordinate table
+    with pytest.raises(dlc.FrontendError, match=r"node 'resize' \(Resize\) computes a result "
+                                                r"that has shape \[1, 1, 2\d+, 2\]"):
+        dlc.compile(resize_model([1, 1, 1e30, 1]))
+
+
+@pytest.mark.parametrize("attribute, value", [
+    ("nearest_mode", "sideways"),  # a KeyError, only where a position fell between two pixels
+    ("coordinate_transformation_mode", "sideways"),  # a ValueError from a helper
+])
+def test_resize_unknown_mode_attribute(attribute, value):
+    with pytest.raises(dlc.FrontendError,
+                       match=rf"node 'resize' \(Resize\): {attribute} 'sideways' is not one of"):
+        dlc.compile(resize_model([1, 1, 2, 2], **{attribute: value}))
+
+
+def test_resize_of_an_empty_input_is_empty():
+    # a numpy reshape error building the table of an axis resized from 0 to 0
+    model = resize_model([1, 1, 2, 2], shape=(1, 1, 0, 2))
+    (y,) = dlc.compile(model)({"x": np.zeros((1, 1, 0, 2), F32)})
+    assert y.shape == (1, 1, 0, 4) and y.dtype == F32
