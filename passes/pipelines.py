@@ -24,7 +24,7 @@ _DLC_O1 = (
 )
 _DLC_O2 = (
     _DLC_O1 + ",dlc-sink-transpose,dlc-fuse-batchnorm,dlc-fuse-matmul-add,dlc-pad-matmul-n,"
-    "dlc-convert-layout,dlc-winograd,dlc-split-concat-matmul,dlc-qdq-lut,"
+    "dlc-convert-layout,dlc-winograd,dlc-polyphase,dlc-split-concat-matmul,dlc-qdq-lut,"
     "dlc-fold-constants,dlc-simplify,dlc-canonicalize"
 )
 _ONE_SHOT = (
