@@ -142,7 +142,10 @@ def winograd(op: ir.OpView) -> ir.Value:
     u = constant(np.ascontiguousarray(u.reshape(16, c, f)), element, loc)
     m = build(ops.MATMUL, [v, u], loc=loc)  # [16 (l, k), T, F]
     # Aᵀ over k (per l), then over l: [2(b), 2(a), N, th, tw, F]
-    y = build(ops.MATMUL, [at, _reshape(m, [4, 4, tiles * f], loc)], loc=loc)
+    # (the first Aᵀ as a [4, 2, 4] constant: a broadcast [2, 4] left 32 elements to naive
+    # loops, which showed every rewritten conv as `naive` in the profile)
+    at4 = constant(np.broadcast_to(AT, (4, 2, 4)).astype(np.float32), element, loc)
+    y = build(ops.MATMUL, [at4, _reshape(m, [4, 4, tiles * f], loc)], loc=loc)
     y = build(ops.MATMUL, [at, _reshape(y, [4, 2 * tiles * f], loc)], loc=loc)
     y = _reshape(y, [2, 2, n, th, tw, f], loc)
     y = build(ops.TRANSPOSE, [y], {"perm": [2, 3, 1, 4, 0, 5]}, loc=loc)

@@ -108,3 +108,13 @@ def test_the_pass_options_bound_it(options, rewritten):
         build_pass_manager(f"builtin.module(dlc-convert-layout,dlc-winograd{options})").run(
             module.operation)
         assert ("dlc.conv_nhwc" not in str(module)) == rewritten
+
+
+def test_a_rewritten_conv_runs_no_naive_loops():
+    # (the first Aᵀ product broadcast a [2, 4] constant in naive loops: every rewritten conv
+    # showed as `naive` in the profile)
+    model, _, _ = _conv_model((1, 64, 28, 28), 64, (1, 1, 1, 1))
+    compiled = dlc.compile(model, num_threads=1)
+    assert "dlc.conv_nhwc" not in compiled.ir("dlc")
+    profile = compiled.profile(runs=1)
+    assert profile.ops and not [o.nodes for o in profile.ops if o.naive]
