@@ -397,7 +397,9 @@ def base_grid(sizes: list[int], align_corners: bool) -> np.ndarray:
     """[prod(sizes), r + 1]: each position's normalized (x, y[, z], 1), x the last axis."""
     axes = []
     for d in sizes:
-        if align_corners:
+        if d == 0:  # an empty grid
+            axes.append(np.zeros(0))
+        elif align_corners:
             axes.append(-1 + np.arange(d) * (2.0 / (d - 1)) if d > 1 else np.array([-1.0]))
         else:
             step = 2.0 / d
@@ -413,6 +415,8 @@ def import_affine_grid(n: NodeContext) -> Values:
     size = [int(v) for v in n.constant_input(1, "size").reshape(-1)]
     if len(size) not in (4, 5):
         raise n.error(f"size {size} must be [N, C, H, W] or [N, C, D, H, W]")
+    if any(d < 0 for d in size):
+        raise n.error(f"size {size} must hold sizes >= 0")
     spatial = size[2:]
     r = len(spatial)
     element = theta.type.element_type
@@ -420,6 +424,7 @@ def import_affine_grid(n: NodeContext) -> Values:
         raise n.error(f"theta must be a float [{size[0]}, {r}, {r + 1}] tensor for size {size}, "
                       f"got {theta.type}")
     dtype = {16: np.float16, 32: np.float32, 64: np.float64}[element.width]
+    n.check_shape([size[0], *spatial, r], dtype)  # (before numpy builds the base grid)
     grid = base_grid(spatial, bool(n.attr("align_corners", 0))).astype(dtype)
     base = n.build(ops.CONSTANT, [], {"value": dense(grid, n)})
     theta_t = n.build(ops.TRANSPOSE, [theta], {"perm": [0, 2, 1]})

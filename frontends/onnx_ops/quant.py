@@ -42,6 +42,7 @@ from mlir import ir
 from dlc.dialects import ops
 from dlc.dialects.binary import BINARY, CAST, COMPARE, SELECT
 from dlc.dialects.conv import CONV
+from dlc.dialects.core import ShapeError
 from dlc.dialects.movement import SLICE
 from dlc.dialects.quant import BITCAST, DEQUANTIZE, QUANTIZE, integer_range
 from dlc.dialects.reduction import REDUCE
@@ -280,6 +281,11 @@ def _integer_matmul(n: NodeContext, a: ir.Value, b: ir.Value, a_zero: ir.Value |
     """sum_k (a - za)(b - zb) in i32 (numpy matmul shapes), as f32 matmuls of K chunks (see the
     module's docstring); `indices` are the node inputs of a, b, za and zb."""
     a_index, b_index, a_zero_index, b_zero_index = indices
+    try:  # the shapes MatMul takes, checked before the chunking below computes on them
+        ops.infer_matmul([a.type, ir.RankedTensorType.get(b.type.shape, a.type.element_type)],
+                         {})
+    except ShapeError as error:
+        raise n.error(str(error)) from None
     a_magnitude = _magnitude(n, a, a_index, a_zero, a_zero_index)
     bound = F32_EXACT // (a_magnitude * _magnitude(n, b, b_index, b_zero, b_zero_index))
     k = _shape(a)[-1]
@@ -292,6 +298,12 @@ def _integer_matmul(n: NodeContext, a: ir.Value, b: ir.Value, a_zero: ir.Value |
     b_value = _constant_input(n, b_index)
     b_zero_value = None if b_zero is None else _constant_input(n, b_zero_index)
     constant_b = b_value is not None and (b_zero is None or b_zero_value is not None)
+    if constant_b and b_zero_value is not None and b_zero_value.size != 1:
+        try:  # (as the SUB of the computed case would check)
+            np.broadcast_shapes(b_value.shape, b_zero_value.shape)
+        except ValueError:
+            raise n.error(f"B's zero point of shape {list(b_zero_value.shape)} does not "
+                          f"broadcast to B's shape {list(b_value.shape)}") from None
     rhs = _centered_constant(b_value, b_zero_value) if constant_b else \
         _centered(n, b, b_zero, f32)
     b_axis = max(b.type.rank - 2, 0)
@@ -373,6 +385,10 @@ def _integer_conv(n: NodeContext, x: ir.Value, w: ir.Value, x_zero: ir.Value | N
     w_zero_value = None if w_zero is None else _constant_input(n, w_zero_index)
     constant_w = w_value is not None and (w_zero is None or w_zero_value is not None)
     if constant_w:
+        if w_zero_value is not None and w_zero_value.size not in (1, w.type.shape[0]):
+            raise n.error(f"the weight's zero point of shape {list(w_zero_value.shape)} must "
+                          f"be a scalar or hold one value per output channel "
+                          f"({w.type.shape[0]})")
         zero = None if w_zero_value is None else \
             w_zero_value.reshape(() if w_zero_value.size == 1 else _per_channel(w))
         rhs = _centered_constant(w_value, zero)

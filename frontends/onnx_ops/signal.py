@@ -91,6 +91,7 @@ def _window(coefficients: tuple[float, float, float]) -> Importer:
         size = _int_input(n, 0, "size")
         if size < 0:
             raise n.error(f"size {size} must be non-negative")
+        n.check_shape([size], np.float64)  # (computed in f64, before numpy's arange)
         periodic = int(n.attr("periodic", 1))
         with np.errstate(divide="ignore", invalid="ignore"):  # size 1, symmetric: NaN
             step = np.float64(2 * math.pi) / np.float64(size if periodic else size - 1)

@@ -130,3 +130,78 @@ def test_resize_of_an_empty_input_is_empty():
     model = resize_model([1, 1, 2, 2], shape=(1, 1, 0, 2))
     (y,) = dlc.compile(model)({"x": np.zeros((1, 1, 0, 2), F32)})
     assert y.shape == (1, 1, 0, 4) and y.dtype == F32
+
+
+U8 = np.uint8
+
+
+def test_qlinear_matmul_of_mismatched_operands():
+    # a numpy reshape error while chunking the constant B ([4, 2] against A's K of 3)
+    initializers = {"sa": np.array(1, F32), "za": np.array(0, U8), "b": np.ones((4, 2), U8),
+                    "sb": np.array(1, F32), "zb": np.array(0, U8), "sy": np.array(1, F32),
+                    "zy": np.array(0, U8)}
+    node = helper.make_node("QLinearMatMul", ["a", "sa", "za", "b", "sb", "zb", "sy", "zy"],
+                            ["y"], name="qmm")
+    model = make_model([node], {"a": (U8, [2, 3])}, {"y": (U8, [2, 2])}, initializers,
+                       check=False)
+    with pytest.raises(dlc.FrontendError, match=r"node 'qmm' \(QLinearMatMul\): contracting "
+                                                r"dimensions differ: \[2x3\] x \[4x2\]"):
+        dlc.compile(model)
+
+
+def test_matmul_integer_constant_zero_point_of_the_wrong_size():
+    # numpy's broadcasting error subtracting the constant zero point from the constant B
+    initializers = {"b": np.ones((3, 2), U8), "za": np.array(0, U8), "zb": np.zeros(5, U8)}
+    node = helper.make_node("MatMulInteger", ["a", "b", "za", "zb"], ["y"], name="mmi")
+    model = make_model([node], {"a": (U8, [2, 3])}, {"y": (I32, [2, 2])}, initializers,
+                       check=False)
+    with pytest.raises(dlc.FrontendError, match=r"node 'mmi' \(MatMulInteger\): B's zero point "
+                                                r"of shape \[5\] does not broadcast"):
+        dlc.compile(model)
+
+
+def test_conv_integer_weight_zero_point_of_the_wrong_size():
+    # a numpy reshape error: 7 zero points for 2 output channels
+    initializers = {"w": np.ones((2, 1, 2, 2), U8), "zx": np.array(0, U8),
+                    "zw": np.zeros(7, U8)}
+    node = helper.make_node("ConvInteger", ["x", "w", "zx", "zw"], ["y"], name="ci")
+    model = make_model([node], {"x": (U8, [1, 1, 3, 3])}, {"y": (I32, [1, 2, 2, 2])},
+                       initializers, check=False)
+    with pytest.raises(dlc.FrontendError, match=r"node 'ci' \(ConvInteger\): the weight's zero "
+                                                r"point of shape \[7\] must be a scalar or hold "
+                                                r"one value per output channel \(2\)"):
+        dlc.compile(model)
+
+
+def test_window_larger_than_memory():
+    # a raw MemoryError from numpy's arange of 2**40 positions
+    model = make_model([helper.make_node("HannWindow", ["n"], ["y"], name="window")], {},
+                       {"y": (F32, None)}, {"n": np.array(2**40, I64)}, check=False)
+    with pytest.raises(dlc.FrontendError, match=r"node 'window' \(HannWindow\) computes a "
+                                                r"result that has shape \[1099511627776\]"):
+        dlc.compile(model)
+
+
+def affine_grid(size, align_corners=0):
+    node = helper.make_node("AffineGrid", ["theta", "size"], ["y"], name="grid",
+                            align_corners=align_corners)
+    return make_model([node], {"theta": (F32, [1, 2, 3])}, ["y"],
+                      {"size": np.array(size, I64)}, opset=20, check=False)
+
+
+def test_affine_grid_of_negative_or_huge_size():
+    # numpy's "negative dimensions are not allowed" (a ValueError)
+    with pytest.raises(dlc.FrontendError, match=r"node 'grid' \(AffineGrid\): size \[1, 1, -2, "
+                                                r"2\] must hold sizes >= 0"):
+        dlc.compile(affine_grid([1, 1, -2, 2]))
+    with pytest.raises(dlc.FrontendError, match=r"node 'grid' \(AffineGrid\) computes a result "
+                                                r"that has shape"):
+        dlc.compile(affine_grid([1, 1, 2**31, 2**31]))
+
+
+@pytest.mark.parametrize("align_corners", [0, 1])
+def test_affine_grid_of_an_empty_size(align_corners):
+    # a ZeroDivisionError (2 / 0) or a numpy stacking error building the base grid
+    theta = np.array([[[1, 0, 0], [0, 1, 0]]], F32)
+    (y,) = dlc.compile(affine_grid([1, 1, 0, 2], align_corners))({"theta": theta})
+    assert y.shape == (1, 0, 2, 2)
