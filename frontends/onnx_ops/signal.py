@@ -32,6 +32,7 @@ from dlc.dialects import ops
 from dlc.dialects.binary import BINARY, CAST, COMPARE, SELECT
 from dlc.dialects.indexing import GATHER
 from dlc.dialects.unary import UNARY
+from dlc.element_types import numpy_dtype
 from dlc.frontends.onnx_node import FrontendError, Importer, NodeContext, dense, element_type
 
 FLOAT = 1  # onnx.TensorProto.FLOAT, the default output_datatype
@@ -182,8 +183,13 @@ def dft(n: NodeContext, x: ir.Value, axis: int, length: int, inverse: bool,
         n.build(ops.TRANSPOSE, [x], {"perm": perm})
     batch = [shape[d] for d in perm[:-2]]
     samples = shape[axis]
+    dtype = np.dtype({16: np.float16, 32: np.float32, 64: np.float64}[_width(n, x)])
+    # the f64 matrix and the result must fit in memory (checked before numpy builds them)
+    columns = length if inverse and onesided else \
+        2 * (length // 2 + 1 if onesided and not inverse else length)
+    n.check_shape([samples * parts, columns], np.float64)
+    n.check_shape([*batch, columns], dtype)
     matrix = dft_matrix(samples, parts, length, inverse, onesided)
-    dtype = np.dtype({16: np.float16, 32: np.float32, 64: np.float64}[_width(x)])
     flat = n.build(ops.RESHAPE, [moved], {"shape": [math.prod(batch), samples * parts]})
     product = n.build(ops.MATMUL, [flat, _constant(n, matrix.astype(dtype))])
     parts_out = 1 if inverse and onesided else 2
@@ -195,11 +201,11 @@ def dft(n: NodeContext, x: ir.Value, axis: int, length: int, inverse: bool,
     return n.build(ops.TRANSPOSE, [result], {"perm": inverse_perm})
 
 
-def _width(x: ir.Value) -> int:
+def _width(n: NodeContext, x: ir.Value) -> int:
     element = x.type.element_type
     widths = {ir.F16Type: 16, ir.F32Type: 32, ir.F64Type: 64}
     if type(element) not in widths:
-        raise FrontendError(f"the signal must be f16, f32 or f64, got {element}")
+        raise n.error(f"the signal must be f16, f32 or f64, got {element}")
     return widths[type(element)]
 
 
@@ -223,10 +229,7 @@ def import_dft(n: NodeContext) -> list[ir.Value]:
         length = 2 * (x.type.shape[axis] - 1)
     else:
         length = x.type.shape[axis]
-    try:
-        return [dft(n, x, axis, length, inverse, onesided)]
-    except FrontendError as error:
-        raise n.error(str(error)) from None
+    return [dft(n, x, axis, length, inverse, onesided)]
 
 
 # ----------------------------------------------------------------------------- STFT
@@ -253,6 +256,10 @@ def import_stft(n: NodeContext) -> list[ir.Value]:
         raise n.error(f"frame_step {step} must be positive and frame_length {frame_length} in "
                       f"[1, {signal_length}]")
     frames = 1 + (signal_length - frame_length) // step
+    # the frames (and their gather indices) must fit in memory, before numpy builds them
+    n.check_shape([frames, frame_length], np.int64)
+    n.check_shape([x.type.shape[0], frames, frame_length, x.type.shape[2]],
+                  numpy_dtype(x.type.element_type))
     indices = np.arange(frames)[:, None] * step + np.arange(frame_length)[None, :]
     framed = n.build(GATHER, [x, _constant(n, indices.astype(np.int64))], {"axis": 1})
     if window is not None:
@@ -260,10 +267,7 @@ def import_stft(n: NodeContext) -> list[ir.Value]:
                           {"shape": [frame_length, 1]})
         framed = n.build(ops.MUL, [framed, weights])
     onesided = bool(n.attr("onesided", 1))
-    try:
-        return [dft(n, framed, 2, frame_length, False, onesided)]
-    except FrontendError as error:
-        raise n.error(str(error)) from None
+    return [dft(n, framed, 2, frame_length, False, onesided)]
 
 
 # ----------------------------------------------------------------------------- MelWeightMatrix

@@ -205,3 +205,32 @@ def test_affine_grid_of_an_empty_size(align_corners):
     theta = np.array([[[1, 0, 0], [0, 1, 0]]], F32)
     (y,) = dlc.compile(affine_grid([1, 1, 0, 2], align_corners))({"theta": theta})
     assert y.shape == (1, 0, 2, 2)
+
+
+def test_dft_of_a_length_beyond_memory():
+    # a raw MemoryError from numpy building the [4, 2^41] DFT matrix of dft_length 2^40
+    node = helper.make_node("DFT", ["x", "length"], ["y"], name="dft")
+    model = make_model([node], {"x": (F32, [1, 4, 1])}, {"y": (F32, None)},
+                       {"length": np.array(2**40, I64)}, check=False)
+    with pytest.raises(dlc.FrontendError, match=r"node 'dft' \(DFT\) computes a result that "
+                                                r"has shape \[4, 2199023255552\] of double"):
+        dlc.compile(model)
+
+
+def test_dft_errors_name_the_node_once():
+    node = helper.make_node("DFT", ["x", "length"], ["y"], name="dft")
+    model = make_model([node], {"x": (F32, [1, 4, 1])}, {"y": (F32, None)},
+                       {"length": np.array(0, I64)}, check=False)
+    with pytest.raises(dlc.FrontendError) as info:
+        dlc.compile(model)
+    assert str(info.value) == "node 'dft' (DFT): dft_length 0 must be positive"
+
+
+def test_stft_of_more_frames_than_memory():
+    # a raw MemoryError from numpy building the [1044481, 4096] frame indices
+    node = helper.make_node("STFT", ["x", "step", "window"], ["y"], name="stft")
+    model = make_model([node], {"x": (F32, [1, 2**20, 1])}, {"y": (F32, None)},
+                       {"step": np.array(1, I64), "window": np.ones(4096, F32)}, check=False)
+    with pytest.raises(dlc.FrontendError, match=r"node 'stft' \(STFT\) computes a result that "
+                                                r"has shape \[1044481, 4096\] of int64"):
+        dlc.compile(model)
