@@ -49,6 +49,7 @@ from dlc.passes.codegen.predicates import (
     ordered_projection,
 )
 from dlc.passes.codegen.script import ANY, Lines
+from dlc.passes.walk import move_body
 
 INITS = ("linalg.fill", "linalg.broadcast", "linalg.generic")
 PACKED = "dlc.packed_conv"  # (the attribute of packed_conv's generic, a contraction too)
@@ -350,12 +351,7 @@ def rebuilt(op: ir.Operation, operands: list[ir.Value],
                 * affine_maps[0].n_dims),
             "operandSegmentSizes": ir.DenseI32ArrayAttr.get([len(operands) - 1, 1]),
         }, regions=1)
-    old_block = clone.regions[0].blocks[0]
-    block = new.regions[0].blocks.append(*[a.type for a in old_block.arguments])
-    for old_arg, new_arg in zip(old_block.arguments, block.arguments, strict=True):
-        old_arg.replace_all_uses_with(new_arg)
-    for inner in list(old_block.operations):
-        block.append(inner)
+    move_body(clone, new)
     clone.erase()
     return new
 

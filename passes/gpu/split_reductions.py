@@ -43,6 +43,7 @@ from mlir import ir
 from mlir.dialects import arith, linalg, tensor
 
 from dlc.passes.registry import ModulePass, register
+from dlc.passes.walk import move_body
 
 # combiner op -> its neutral element (None: idempotent, partials start from the op's fill)
 _COMBINERS: dict[str, float | None] = {
@@ -271,12 +272,7 @@ def _split(plan: _Plan) -> None:
         partial = linalg.GenericOp([partial_type], new_inputs, [partial_init],
                                    ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in new_maps]),
                                    ir.ArrayAttr.get(iterators))
-        old_block = op.regions[0].blocks[0]
-        new_block = partial.regions[0].blocks.append(*[a.type for a in old_block.arguments])
-        for old, fresh in zip(old_block.arguments, new_block.arguments, strict=True):
-            old.replace_all_uses_with(fresh)
-        for inner in list(old_block.operations):
-            new_block.append(inner)
+        move_body(op, partial.operation)
         # out[p] = combine_r partial[., p], into the op's own init: loops (p..., r)
         count = len(out_shape)
         p = [ir.AffineDimExpr.get(i) for i in range(count)]
