@@ -52,6 +52,14 @@ def _constant(n: NodeContext, array: np.ndarray) -> ir.Value:
     return n.build(ops.CONSTANT, [], {"value": dense(array, n)})
 
 
+def _single(n: NodeContext, value, what: str):
+    """The one element of a constant condition or count (any shape of one element)."""
+    array = np.asarray(value)
+    if array.size != 1:
+        raise n.error(f"{what} must hold one value, got shape {list(array.shape)}")
+    return array.reshape(-1)[0]
+
+
 def _body_names(graph) -> list[str]:
     return [v.name for v in graph.input]
 
@@ -66,7 +74,7 @@ def import_if(n: NodeContext) -> list[ir.Value]:
         raise n.error("needs both then_branch and else_branch")
     name = n.node.input[0]
     if name in n.constants:  # import only the branch taken
-        taken = "then" if bool(np.asarray(n.constants[name]).reshape(-1)[0]) else "else"
+        taken = "then" if bool(_single(n, n.constants[name], "the condition")) else "else"
         body = import_subgraph(branches[taken], n, {})
         for output, known in zip(n.node.output, body.constants):
             if output and known is not None:  # later shape math may fold through the If
@@ -91,7 +99,7 @@ def import_if(n: NodeContext) -> list[ir.Value]:
 def _trip_count(n: NodeContext) -> int | None:
     if not n.node.input or not n.node.input[0]:
         return None
-    count = int(np.asarray(n.constant_input(0, "trip count M")).reshape(-1)[0])
+    count = int(_single(n, n.constant_input(0, "trip count M"), "the trip count M"))
     if count > MAX_ITERATIONS:
         raise n.error(f"a trip count of {count} is more than the {MAX_ITERATIONS} iterations "
                       "dlc unrolls")
@@ -101,7 +109,7 @@ def _trip_count(n: NodeContext) -> int | None:
 def _initial_condition(n: NodeContext) -> bool:
     if len(n.node.input) < 2 or not n.node.input[1]:
         return True
-    return bool(np.asarray(n.constant_input(1, "condition")).reshape(-1)[0])
+    return bool(_single(n, n.constant_input(1, "condition"), "the condition"))
 
 
 def import_loop(n: NodeContext) -> list[ir.Value]:
@@ -129,7 +137,7 @@ def import_loop(n: NodeContext) -> list[ir.Value]:
         if known is None:
             raise n.error("the body computes its condition at run time; dlc unrolls loops "
                           "whose condition is known at compile time")
-        condition = bool(np.asarray(known).reshape(-1)[0])
+        condition = bool(_single(n, known, "the body's condition output"))
         carried = result.values[1:1 + len(carried)]
         scans.append(result.values[1 + len(carried):])
         i += 1
@@ -144,9 +152,34 @@ def import_loop(n: NodeContext) -> list[ir.Value]:
 # ----------------------------------------------------------------------------- Scan
 
 
-def _axes(values: list[int], count: int, ranks: list[int]) -> list[int]:
-    values = list(values) or [0] * count
+def _axes(n: NodeContext, name: str, count: int, ranks: list[int]) -> list[int]:
+    """Attribute `name`: one axis per scan input or output (default 0), made non-negative."""
+    values = [int(a) for a in n.attr(name, [])] or [0] * count
+    if len(values) != count:
+        raise n.error(f"{name} {values} must hold {count} values, one per scan "
+                      f"{'input' if 'input' in name else 'output'}")
+    for a, r in zip(values, ranks):
+        if not -r <= a < r:
+            raise n.error(f"{name} {values}: axis {a} is out of range [{-r}, {r}) for a "
+                          f"rank-{r} {'input' if 'input' in name else 'output'}")
     return [a + r if a < 0 else a for a, r in zip(values, ranks)]
+
+
+def _directions(n: NodeContext, name: str, count: int) -> list[int]:
+    """Attribute `name`: 0 (forward) or 1 (reverse) per scan input or output."""
+    values = [int(d) for d in n.attr(name, [])] or [0] * count
+    if len(values) != count or any(d not in (0, 1) for d in values):
+        raise n.error(f"{name} {values} must hold {count} values, each 0 (forward) or 1 "
+                      "(reverse)")
+    return values
+
+
+def _scan_input_count(n: NodeContext, available: int) -> int:
+    m = int(n.attr("num_scan_inputs"))
+    if not 1 <= m <= available:
+        raise n.error(f"num_scan_inputs {m} must be in [1, {available}] (the node has "
+                      f"{available} state and scan inputs)")
+    return m
 
 
 def _scan_steps(n: NodeContext, states: list[ir.Value], inputs: list[ir.Value],
@@ -174,9 +207,9 @@ def _scan_steps(n: NodeContext, states: list[ir.Value], inputs: list[ir.Value],
 def _scan_outputs(n: NodeContext, steps: list, n_outputs: int) -> list[ir.Value]:
     if not steps:
         raise n.error("a scan over an empty sequence is not supported")
-    out_axes = _axes(n.attr("scan_output_axes", []), n_outputs,
+    out_axes = _axes(n, "scan_output_axes", n_outputs,
                      [steps[0][k].type.rank + 1 for k in range(n_outputs)])
-    out_dirs = list(n.attr("scan_output_directions", [])) or [0] * n_outputs
+    out_dirs = _directions(n, "scan_output_directions", n_outputs)
     results = []
     for k in range(n_outputs):
         elements = [step[k] for step in steps]
@@ -188,10 +221,10 @@ def _scan_outputs(n: NodeContext, steps: list, n_outputs: int) -> list[ir.Value]
 
 def _scan9(n: NodeContext) -> list[ir.Value]:
     body = n.attr("body")
-    m = n.attr("num_scan_inputs")
+    m = _scan_input_count(n, len(n.inputs))
     states, inputs = list(n.inputs[:len(n.inputs) - m]), list(n.inputs[len(n.inputs) - m:])
-    in_axes = _axes(n.attr("scan_input_axes", []), m, [x.type.rank for x in inputs])
-    in_dirs = list(n.attr("scan_input_directions", [])) or [0] * m
+    in_axes = _axes(n, "scan_input_axes", m, [x.type.rank for x in inputs])
+    in_dirs = _directions(n, "scan_input_directions", m)
     final, steps = _scan_steps(n, states, inputs, in_axes, in_dirs, body)
     return final + _scan_outputs(n, steps, len(body.output) - len(states))
 
@@ -199,7 +232,7 @@ def _scan9(n: NodeContext) -> list[ir.Value]:
 def _scan8(n: NodeContext) -> list[ir.Value]:
     # opset 8: inputs (sequence_lens?, states [B, ...], scans [B, T, ...]); per batch entry
     body = n.attr("body")
-    m = n.attr("num_scan_inputs")
+    m = _scan_input_count(n, len(n.inputs) - 1)
     if n.node.input[0]:
         lens = np.asarray(n.constant_input(0, "sequence_lens")).reshape(-1)
         steps_axis = n.inputs[-1].type.shape[1]
@@ -208,7 +241,7 @@ def _scan8(n: NodeContext) -> list[ir.Value]:
     rest = list(n.inputs[1:])
     states, inputs = rest[:len(rest) - m], rest[len(rest) - m:]
     batch = inputs[0].type.shape[0]
-    in_dirs = list(n.attr("directions", [])) or [0] * m
+    in_dirs = _directions(n, "directions", m)
     finals, outs = [], []
     for b in range(batch):
         s = [_slice_at(n, x, 0, b) for x in states]

@@ -234,3 +234,59 @@ def test_stft_of_more_frames_than_memory():
     with pytest.raises(dlc.FrontendError, match=r"node 'stft' \(STFT\) computes a result that "
                                                 r"has shape \[1044481, 4096\] of int64"):
         dlc.compile(model)
+
+
+def _vi(name, dtype, shape):
+    return helper.make_tensor_value_info(name, helper.np_dtype_to_tensor_dtype(np.dtype(dtype)),
+                                         shape)
+
+
+def test_if_of_an_empty_constant_condition():
+    # an IndexError reading the first element of the empty condition
+    then_branch = helper.make_graph([helper.make_node("Relu", ["x"], ["a"])], "then", [],
+                                    [_vi("a", F32, [2])])
+    else_branch = helper.make_graph([helper.make_node("Neg", ["x"], ["b"])], "else", [],
+                                    [_vi("b", F32, [2])])
+    node = helper.make_node("If", ["c"], ["y"], name="branch", then_branch=then_branch,
+                            else_branch=else_branch)
+    model = make_model([node], {"x": (F32, [2])}, {"y": (F32, [2])},
+                       {"c": np.zeros(0, np.bool_)}, check=False)
+    with pytest.raises(dlc.FrontendError, match=r"node 'branch' \(If\): the condition must "
+                                                r"hold one value, got shape \[0\]"):
+        dlc.compile(model)
+
+
+def scan_model(**attrs):
+    body = helper.make_graph(
+        [helper.make_node("Add", ["s", "e"], ["s2"]), helper.make_node("Identity", ["s2"], ["o"])],
+        "body", [_vi("s", F32, [2]), _vi("e", F32, [2])], [_vi("s2", F32, [2]), _vi("o", F32, [2])])
+    node = helper.make_node("Scan", ["init", "xs"], ["final", "ys"], name="scan", body=body,
+                            **attrs)
+    return make_model([node], {"init": (F32, [2]), "xs": (F32, [3, 2])},
+                      {"final": (F32, [2]), "ys": (F32, [3, 2])}, check=False)
+
+
+@pytest.mark.parametrize("attrs, message", [
+    # an IndexError indexing the input's shape
+    ({"num_scan_inputs": 1, "scan_input_axes": [5]},
+     r"scan_input_axes \[5\]: axis 5 is out of range \[-2, 2\) for a rank-2 input"),
+    # "scan inputs have different sequence lengths [2, 3]" (states taken for scan inputs)
+    ({"num_scan_inputs": 7}, r"num_scan_inputs 7 must be in \[1, 2\]"),
+    ({"num_scan_inputs": -1}, r"num_scan_inputs -1 must be in \[1, 2\]"),
+    # silently taken as "reverse"
+    ({"num_scan_inputs": 1, "scan_input_directions": [2]},
+     r"scan_input_directions \[2\] must hold 1 values, each 0 \(forward\) or 1 \(reverse\)"),
+    ({"num_scan_inputs": 1, "scan_output_axes": [0, 1]},
+     r"scan_output_axes \[0, 1\] must hold 1 values"),
+])
+def test_scan_attributes_out_of_range(attrs, message):
+    with pytest.raises(dlc.FrontendError, match=r"node 'scan' \(Scan\): " + message):
+        dlc.compile(scan_model(**attrs))
+
+
+def test_scan_with_valid_negative_axes_still_compiles():
+    model = scan_model(num_scan_inputs=1, scan_input_axes=[-2], scan_output_axes=[-2])
+    init, xs = np.ones(2, F32), np.arange(6, dtype=F32).reshape(3, 2)
+    final, ys = dlc.compile(model)({"init": init, "xs": xs})
+    np.testing.assert_array_equal(ys, init + np.cumsum(xs, axis=0))
+    np.testing.assert_array_equal(final, ys[-1])
