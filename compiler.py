@@ -314,8 +314,20 @@ class LoweredModel:
         if stage not in self._snapshots:
             raise ArgumentError(f"stage {stage!r} was not run; this model was lowered through "
                              f"{', '.join(self.stages)} (of {', '.join(STAGES)})")
+        limit = elide_limit(large_elements_limit)
         with self._context:
-            return self._snapshots[stage].get_asm(large_elements_limit=large_elements_limit)
+            return self._snapshots[stage].get_asm(large_elements_limit=limit)
+
+
+def elide_limit(limit: int | None) -> int | None:
+    """`large_elements_limit` as MLIR's printer takes it: None, or an integer >= 0 (beyond
+    int64's largest, which no tensor reaches, the printer's limit)."""
+    if limit is None:
+        return None
+    if isinstance(limit, bool) or not isinstance(limit, int | np.integer) or limit < 0:
+        raise ArgumentError(f"large_elements_limit must be None or an integer >= 0, got "
+                            f"{limit!r}")
+    return min(int(limit), 2**63 - 1)
 
 
 def lower(

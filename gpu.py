@@ -24,7 +24,7 @@ import numpy as np
 import onnx
 from mlir import ir
 
-from dlc.compiler import CompileError, run_stage, signature_of
+from dlc.compiler import CompileError, elide_limit, run_stage, signature_of
 from dlc.dialects import make_context
 from dlc.errors import InputError
 from dlc.frontends.onnx_importer import ImportedModel, import_model
@@ -101,8 +101,9 @@ class GpuModel:
         """The IR after `stage` (dlc, linalg, bufferized, gpu, nvvm, llvm) as text."""
         if stage not in self._snapshots:
             raise ValueError(f"unknown stage {stage!r}; nvptx stages are {', '.join(GPU_STAGES)}")
+        limit = elide_limit(large_elements_limit)
         with self._context:
-            return self._snapshots[stage].get_asm(large_elements_limit=large_elements_limit)
+            return self._snapshots[stage].get_asm(large_elements_limit=limit)
 
     def resident_constants(self) -> list[np.ndarray]:
         """The data of the constants that stay on the device across calls (the weights), in

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib
+import importlib.machinery
 import importlib.util
 import inspect
 import re
@@ -55,7 +56,10 @@ def load_plugin(spec: str | Path) -> list[str]:
             raise PluginError(f"pass plugin '{spec}': no such file")
         name = "dlc_plugin_" + re.sub(r"\W", "_", path.stem) + "_" + \
             hashlib.sha256(key.encode()).hexdigest()[:8]
-        module_spec = importlib.util.spec_from_file_location(name, path)
+        # Python source whatever the file's suffix (spec_from_file_location alone finds no
+        # loader for a name not ending in .py, and returns None)
+        loader = importlib.machinery.SourceFileLoader(name, str(path))
+        module_spec = importlib.util.spec_from_file_location(name, path, loader=loader)
         module = importlib.util.module_from_spec(module_spec)
         sys.modules[name] = module
         _import(spec, lambda: module_spec.loader.exec_module(module), name)
@@ -75,6 +79,8 @@ def _import(spec, run, module_name: str | None) -> None:
         frames = [f for f in traceback.extract_tb(error.__traceback__)
                   if "importlib" not in f.filename]
         where = f" (line {frames[-1].lineno} of {frames[-1].filename})" if frames else ""
+        if isinstance(error, SyntaxError):  # the plugin's own line, not the importer's
+            where = f" (line {error.lineno} of {error.filename})" if error.filename else ""
         detail = "".join(traceback.format_exception_only(error)).strip()
         raise PluginError(f"pass plugin '{spec}' failed to load{where}: {detail}") from None
 

@@ -54,16 +54,25 @@ def parse_shapes(items: Sequence[str]) -> dict[str, list[int]]:
     return shapes
 
 
+def read_input(item: str) -> tuple[str, np.ndarray]:
+    """(NAME, its array) of an `--input NAME=FILE.npy` argument; SystemExit with the reason
+    when FILE is no readable .npy of one array (np.load reads a .npz as a mapping)."""
+    name, sep, path = item.partition("=")
+    if not sep:
+        raise SystemExit(f"dlc: error: --input expects NAME=FILE.npy, got '{item}'")
+    try:
+        with open(path, "rb") as file:
+            array = np.load(file, allow_pickle=False)
+    except (OSError, ValueError, EOFError) as error:
+        raise SystemExit(f"dlc: error: cannot read input '{name}' from '{path}': {error}")
+    if not isinstance(array, np.ndarray):
+        raise SystemExit(f"dlc: error: cannot read input '{name}' from '{path}': it holds "
+                         "several arrays (a .npz); save one array with numpy.save")
+    return name, array
+
+
 def load_inputs(compiled, items: Sequence[str], seed: int) -> dict[str, np.ndarray]:
-    given = {}
-    for item in items:
-        name, sep, path = item.partition("=")
-        if not sep:
-            raise SystemExit(f"dlc: error: --input expects NAME=FILE.npy, got '{item}'")
-        try:
-            given[name] = np.load(path, allow_pickle=False)
-        except (OSError, ValueError) as error:
-            raise SystemExit(f"dlc: error: cannot read input '{name}' from '{path}': {error}")
+    given = dict(read_input(item) for item in items)
     unknown = sorted(set(given) - set(compiled.input_names))
     if unknown:
         raise SystemExit(f"dlc: error: unknown inputs {unknown}; the model's inputs are "

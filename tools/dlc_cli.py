@@ -331,7 +331,7 @@ def build_parser() -> argparse.ArgumentParser:
                       help="print dlc op counts before/after the dlc stage and the "
                            "intermediate memory (sum, peak live, planned arena)")
     emit.add_argument("-o", "--output", help="write to this file instead of stdout")
-    emit.add_argument("--elide", type=int, default=None, metavar="N",
+    emit.add_argument("--elide", type=at_least(0), default=None, metavar="N",
                       help="elide constants with more than N elements (not re-parseable)")
     emit.set_defaults(handler=cmd_compile)
 
@@ -447,6 +447,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return args.handler(args)
     except (DlcError, ValueError) as error:
         print(f"dlc: error: {cli_advice(str(error))}", file=sys.stderr)
+        return EXIT_ERROR
+    except OSError as error:  # a file or folder the user named: unreadable, unwritable
+        print(f"dlc: error: {error}", file=sys.stderr)
         return EXIT_ERROR
     except KeyboardInterrupt:
         return 130

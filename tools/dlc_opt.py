@@ -507,11 +507,11 @@ def _version(dist: str) -> str:
 
 
 def count(text: str) -> int:
-    """An argparse type: an integer >= 0."""
+    """An argparse type: an integer >= 0 (at most int64's largest: MLIR's printer limits)."""
     value = int(text)
     if value < 0:
         raise ValueError(text)
-    return value
+    return min(value, 2**63 - 1)
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:

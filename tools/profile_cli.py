@@ -28,20 +28,13 @@ def add_parser(commands, model_command) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import numpy as np
-
     from dlc.profiler import dumps, profile
-    from dlc.tools.cli_args import parse_shapes
+    from dlc.tools.cli_args import parse_shapes, read_input
 
     shapes = parse_shapes(args.input_shape) or None
     inputs = None
     if args.input:
-        inputs = {}
-        for item in args.input:
-            name, sep, path = item.partition("=")
-            if not sep:
-                raise ValueError(f"--input expects NAME=FILE.npy, got '{item}'")
-            inputs[name] = np.load(path, allow_pickle=False)
+        inputs = dict(read_input(item) for item in args.input)
     result = profile(args.model, inputs, args.runs, args.opt_level, shapes,
                      num_threads=args.threads, seed=args.seed)
     print(dumps(result) if args.json else result.table(args.top))

@@ -290,3 +290,84 @@ def test_scan_with_valid_negative_axes_still_compiles():
     final, ys = dlc.compile(model)({"init": init, "xs": xs})
     np.testing.assert_array_equal(ys, init + np.cumsum(xs, axis=0))
     np.testing.assert_array_equal(final, ys[-1])
+
+
+# ----------------------------------------------------------------------------- the command line
+
+
+@pytest.fixture
+def relu_file(tmp_path):
+    model = make_model([helper.make_node("Relu", ["x"], ["y"])], {"x": (F32, [2])},
+                       {"y": (F32, [2])})
+    path = tmp_path / "relu.onnx"
+    path.write_bytes(model.SerializeToString())
+    return path
+
+
+def run_cli(argv, capsys) -> tuple[int, str]:
+    from dlc.tools.dlc_cli import main
+
+    try:
+        code = main([str(a) for a in argv])
+    except SystemExit as exit_:  # SystemExit("dlc: error: ..."): Python prints it, exit 1
+        return (1 if isinstance(exit_.code, str) else exit_.code), str(exit_.code)
+    return code, capsys.readouterr().err
+
+
+def test_cli_input_from_an_npz(relu_file, tmp_path, capsys):
+    # np.load reads a .npz as a mapping: "internal error: AttributeError: 'NpzFile' object has
+    # no attribute 'shape'"
+    np.savez(tmp_path / "x.npz", x=np.ones(2, F32))
+    code, err = run_cli(["run", relu_file, "--input", f"x={tmp_path / 'x.npz'}"], capsys)
+    assert code == 1 and "internal error" not in err
+    assert "cannot read input 'x'" in err and "several arrays" in err
+
+
+def test_cli_profile_input_that_does_not_exist(relu_file, tmp_path, capsys):
+    # dlc profile read its --input without the error handling of dlc run: FileNotFoundError
+    code, err = run_cli(["profile", relu_file, "--input", f"x={tmp_path / 'none.npy'}"], capsys)
+    assert code == 1 and "internal error" not in err
+    assert "cannot read input 'x'" in err and "No such file" in err
+
+
+@pytest.mark.parametrize("where", ["save", "output"])
+def test_cli_unwritable_paths_are_errors(relu_file, tmp_path, capsys, where):
+    # FileExistsError / NotADirectoryError reported as dlc's own bug ("internal error", exit 2)
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    argv = ["run", relu_file, "--save", blocker] if where == "save" else \
+        ["compile", relu_file, "-o", blocker / "ir.mlir"]
+    code, err = run_cli(argv, capsys)
+    assert code == 1 and "internal error" not in err, err
+    assert str(blocker) in err
+
+
+def test_cli_elide_beyond_int64(relu_file, capsys):
+    # get_asm's TypeError for a limit beyond int64
+    code, err = run_cli(["compile", relu_file, "--emit", "llvm", "--elide", str(2**70)], capsys)
+    assert code == 0, err
+
+
+def test_ir_large_elements_limit_is_checked():
+    model = dlc.lower(make_model([helper.make_node("Relu", ["x"], ["y"])], {"x": (F32, [2])},
+                                 {"y": (F32, [2])}))
+    assert model.ir("dlc", large_elements_limit=2**70) == model.ir("dlc")
+    with pytest.raises(dlc.ArgumentError, match="large_elements_limit must be None or an "
+                                                "integer >= 0, got -1"):
+        model.ir("dlc", large_elements_limit=-1)
+
+
+def test_pass_plugin_file_without_a_py_suffix(tmp_path):
+    # spec_from_file_location finds no loader for such a name: "AttributeError: 'NoneType'
+    # object has no attribute 'loader'"
+    from dlc.passes.plugins import PluginError, load_plugin
+
+    garbage = tmp_path / "weights.bin"
+    garbage.write_bytes(b"\x93NUMPY\x00\xff")
+    with pytest.raises(PluginError, match=r"pass plugin '.*weights\.bin' failed to load: "
+                                          r"SyntaxError"):
+        load_plugin(garbage)
+    source = tmp_path / "passes.txt"
+    source.write_text("def f(:\n")
+    with pytest.raises(PluginError, match=r"failed to load \(line 1 of .*passes\.txt\)"):
+        load_plugin(source)
