@@ -40,7 +40,12 @@ from dlc.passes.codegen.elementwise_lines import (
     tile_lines,
     vector_width,
 )
-from dlc.passes.codegen.predicates import body_is_plain, is_identity, ordered_projection
+from dlc.passes.codegen.predicates import (
+    body_is_plain,
+    is_identity,
+    ordered_projection,
+    strided_slice,
+)
 
 # the family's interface (`passes/codegen/__init__.py`); its schedule is in elementwise_lines.py
 __all__ = ["Elementwise", "lines", "match", "prepare", "thread_tile", "tile_lines", "vector_width",
@@ -117,7 +122,10 @@ def match(op: ir.Operation) -> Elementwise | None:
         return None  # (a row broadcast, (d0, d1) -> (d0, 0): the row family's, as before)
     if not body_is_plain(op) or fusion_plan.fused_elsewhere(op):
         return None
-    return Elementwise(tuple(result.shape), all(is_identity(m) for m in maps))
+    # (flattened to 1-D when every map is the identity, unless an operand is a strided slice:
+    # its flattening is a copy when bufferized)
+    flat = all(is_identity(m) for m in maps) and not any(strided_slice(v) for v in op.operands)
+    return Elementwise(tuple(result.shape), flat)
 
 
 def volume(problem: Elementwise) -> int:

@@ -24,6 +24,24 @@ def ordered_projection(affine_map: ir.AffineMap) -> bool:
     return dims == sorted(set(dims))
 
 
+def strided_slice(value: ir.Value) -> bool:
+    """Whether `value` is a `tensor.extract_slice` whose elements are not one contiguous run
+    of its source's (row-major): a slice of the channels of an NHWC tensor, say (DenseNet's
+    concat prefixes). Flattening such a value to 1-D copies it when it is bufferized."""
+    owner = value.owner
+    if not isinstance(owner, ir.OpView | ir.Operation) or owner.name != "tensor.extract_slice":
+        return False
+    source = list(owner.operands[0].type.shape)
+    sizes = list(value.type.shape)
+    if len(sizes) != len(source):  # (rank-reducing: its unit dims dropped)
+        return True
+    if any(int(s) != 1 for s in ir.DenseI64ArrayAttr(owner.attributes["static_strides"])):
+        return True
+    cut = [i for i, (size, whole) in enumerate(zip(sizes, source)) if size != whole]
+    # contiguous: one dim cut, every dim before it of size 1 (those after it are whole)
+    return bool(cut) and (len(cut) > 1 or any(sizes[i] != 1 for i in range(cut[0])))
+
+
 def body_is_plain(op: ir.Operation) -> bool:
     """Only arith and math ops in the body (no linalg.index, no tensor.extract gathers but
     lookups in a byte table, `is_byte_lookup`)."""

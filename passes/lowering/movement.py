@@ -70,25 +70,64 @@ def _chain(op: ir.Operation) -> tuple[list[ir.Value], list[ir.Operation]]:
     return leaves, inner
 
 
+def _grows_into(op: ir.Operation) -> bool:
+    """Whether `op` is the first operand of one dlc.concat on the same axis (its only concat
+    user) and has other users too: a prefix of that concat (DenseNet's blocks: each layer
+    reads the concat of all before it, the next concat adds the layer's output)."""
+    uses = list(op.results[0].uses)
+    concats = [u for u in uses if u.owner.name == movement.CONCAT.name]
+    return len(uses) > 1 and len(concats) == 1 and concats[0].operand_number == 0 \
+        and _axis(concats[0].owner) == _axis(op)
+
+
+def _prefixes(op: ir.Operation) -> list[ir.Operation]:
+    """The concats that grow into `op`, innermost first, then `op`."""
+    levels = [op]
+    while True:
+        first = levels[-1].operands[0].owner
+        if not (isinstance(first, ir.OpView | ir.Operation) and
+                first.name == movement.CONCAT.name and _grows_into(first.operation)):
+            return levels[::-1]
+        levels.append(first.operation)
+
+
 def lower_concat(op: ir.OpView, rewriter) -> bool | None:
-    # concat(concat(a, b), c) {axis} -> tensor.insert_slice a, b, c into one tensor.empty
-    if _chained_into(op.operation):
+    # concat(concat(a, b), c) {axis} -> tensor.insert_slice a, b, c into one tensor.empty;
+    # a concat whose prefix is a concat with other users (`_grows_into`) inserts into the
+    # prefix's tensor, created at the prefix's size of the last one: the prefix's users read
+    # a slice of it (`extract_slice`), so that a DenseNet block's concats, each all the
+    # block's features so far, are one buffer written once (bufferized in place) instead of
+    # a copy of every prefix at every layer
+    if _chained_into(op.operation) or _grows_into(op.operation):
         return True  # the last concat of the chain lowers it whole
     axis = _axis(op.operation)
-    leaves, inner = _chain(op.operation)
     result_type = op.results[0].type
-    with rewriter.ip, op.location:
-        value, offset = empty_like(result_type), 0
-        for leaf in leaves:
-            size = leaf.type.shape[axis]
-            if size:
-                offsets = [0] * result_type.rank
-                offsets[axis] = offset
-                value = _insert(leaf, value, offsets)
-            offset += size
-        rewriter.replace_op(op, [value])
-    for dead in inner:  # users first: each was used only by the one before it
-        rewriter.erase_op(dead)
+    levels = _prefixes(op.operation)
+    value, offset = None, 0
+    for level in levels:
+        leaves, inner = _chain(level)
+        if value is not None:
+            leaves = leaves[1:]  # (the prefix: `value` already holds it)
+        with ir.InsertionPoint(level), level.location:
+            if value is None:
+                value = empty_like(result_type)
+            for leaf in leaves:
+                size = leaf.type.shape[axis]
+                if size:
+                    offsets = [0] * result_type.rank
+                    offsets[axis] = offset
+                    value = _insert(leaf, value, offsets)
+                offset += size
+            if level is not levels[-1]:
+                part = level.results[0].type
+                prefix = tensor.ExtractSliceOp(part, value, [], [], [], [0] * part.rank,
+                                               list(part.shape), [1] * part.rank).result
+        if level is levels[-1]:
+            rewriter.replace_op(op, [value])
+        else:
+            rewriter.replace_op(level, [prefix])
+        for dead in inner:  # users first: each was used only by the one before it
+            rewriter.erase_op(dead)
     return None
 
 

@@ -35,19 +35,36 @@ func.func @test_concat_chain(%a: tensor<1x2xi64>, %b: tensor<2x2xi64>, %c: tenso
 
 // -----
 
-// An inner concat with another use is a tensor of its own, inserted whole into the outer one.
+// An inner concat with other uses on the first operand of the next is its prefix (DenseNet's
+// blocks): one tensor of the outer size, the inner's users read a slice of it.
 
 // CHECK-LABEL: func.func @test_concat_chain_shared
-// CHECK:         %[[INNER:.*]] = tensor.empty() : tensor<2x4xf32>
-// CHECK:         %[[S1:.*]] = tensor.insert_slice %{{.*}} into %{{.*}}[0, 3] [2, 1] [1, 1]
-// CHECK:         %[[OUTER:.*]] = tensor.empty() : tensor<2x5xf32>
-// CHECK-NEXT:    %[[S2:.*]] = tensor.insert_slice %[[S1]] into %[[OUTER]][0, 0] [2, 4] [1, 1]
-// CHECK-NEXT:    %[[S3:.*]] = tensor.insert_slice %{{.*}} into %[[S2]][0, 4] [2, 1] [1, 1]
-// CHECK-NEXT:    return %[[S1]], %[[S3]]
+// CHECK:         %[[INIT:.*]] = tensor.empty() : tensor<2x5xf32>
+// CHECK-NEXT:    %[[S0:.*]] = tensor.insert_slice %{{.*}} into %[[INIT]][0, 0] [2, 3] [1, 1]
+// CHECK-NEXT:    %[[S1:.*]] = tensor.insert_slice %{{.*}} into %[[S0]][0, 3] [2, 1] [1, 1]
+// CHECK-NEXT:    %[[INNER:.*]] = tensor.extract_slice %[[S1]][0, 0] [2, 4] [1, 1] : tensor<2x5xf32> to tensor<2x4xf32>
+// CHECK-NEXT:    %[[S2:.*]] = tensor.insert_slice %{{.*}} into %[[S1]][0, 4] [2, 1] [1, 1]
+// CHECK-NEXT:    return %[[INNER]], %[[S2]]
 func.func @test_concat_chain_shared(%a: tensor<2x3xf32>, %b: tensor<2x1xf32>) -> (tensor<2x4xf32>, tensor<2x5xf32>) {
   %0 = "dlc.concat"(%a, %b) {axis = 1} : (tensor<2x3xf32>, tensor<2x1xf32>) -> tensor<2x4xf32>
   %1 = "dlc.concat"(%0, %b) {axis = 1} : (tensor<2x4xf32>, tensor<2x1xf32>) -> tensor<2x5xf32>
   return %0, %1 : tensor<2x4xf32>, tensor<2x5xf32>
+}
+
+// -----
+
+// An inner concat used as the second operand, or on another axis, stays a tensor of its own.
+
+// CHECK-LABEL: func.func @test_concat_not_a_prefix
+// CHECK:         tensor.empty() : tensor<2x4xf32>
+// CHECK:         tensor.empty() : tensor<2x5xf32>
+// CHECK:         tensor.empty() : tensor<4x4xf32>
+// CHECK-NOT:     tensor.extract_slice
+func.func @test_concat_not_a_prefix(%a: tensor<2x3xf32>, %b: tensor<2x1xf32>) -> (tensor<2x4xf32>, tensor<2x5xf32>, tensor<4x4xf32>) {
+  %0 = "dlc.concat"(%a, %b) {axis = 1} : (tensor<2x3xf32>, tensor<2x1xf32>) -> tensor<2x4xf32>
+  %1 = "dlc.concat"(%b, %0) {axis = 1} : (tensor<2x1xf32>, tensor<2x4xf32>) -> tensor<2x5xf32>
+  %2 = "dlc.concat"(%0, %0) {axis = 0} : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<4x4xf32>
+  return %0, %1, %2 : tensor<2x4xf32>, tensor<2x5xf32>, tensor<4x4xf32>
 }
 
 // -----
