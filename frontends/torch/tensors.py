@@ -41,23 +41,34 @@ def holds_torch_tensors(args: Sequence, kwargs: Mapping) -> bool:
     return torch is not None and any(isinstance(v, torch.Tensor) for v in _values(args, kwargs))
 
 
-def to_numpy(value: Any) -> Any:
-    """A CPU tensor as a numpy array sharing its memory (others are returned as they are)."""
+def to_numpy(value: Any, what: str = "an input") -> Any:
+    """A CPU tensor as a numpy array sharing its memory (others are returned as they are);
+    an InputError naming `what` for a tensor numpy cannot hold (on another device, sparse or
+    another layout, of a dtype numpy lacks: bfloat16, quantized)."""
+    from dlc.errors import InputError
+
     torch = _torch()
     if not isinstance(value, torch.Tensor):
         return value
     if value.device.type != "cpu":
-        raise ValueError(f"dlc runs on the CPU; got a tensor on {value.device} "
+        raise InputError(f"dlc runs on the CPU; {what} is a tensor on {value.device} "
                          "(move it with .cpu())")
-    return value.detach().resolve_conj().resolve_neg().numpy()
+    if value.layout != torch.strided:
+        raise InputError(f"{what} is a {value.layout} tensor; dlc takes dense tensors "
+                         "(convert it with .to_dense())")
+    try:
+        return value.detach().resolve_conj().resolve_neg().numpy()
+    except (TypeError, RuntimeError) as error:  # (a dtype numpy lacks: bfloat16, quantized)
+        raise InputError(f"{what} of dtype {value.dtype} has no numpy equivalent: "
+                         f"{error}") from None
 
 
 def call_with_tensors(function: Callable[..., list], args: Sequence, kwargs: Mapping) -> list:
     """Call `function` (numpy in, numpy out) with torch tensors; its outputs as tensors."""
     torch = _torch()
     if len(args) == 1 and isinstance(args[0], Mapping) and not kwargs:
-        outputs = function({k: to_numpy(v) for k, v in args[0].items()})
+        outputs = function({k: to_numpy(v, f"input '{k}'") for k, v in args[0].items()})
     else:
-        outputs = function(*(to_numpy(v) for v in args),
-                           **{k: to_numpy(v) for k, v in kwargs.items()})
+        outputs = function(*(to_numpy(v, f"input {i}") for i, v in enumerate(args)),
+                           **{k: to_numpy(v, f"input '{k}'") for k, v in kwargs.items()})
     return [torch.from_numpy(o) for o in outputs]

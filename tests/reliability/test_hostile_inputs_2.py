@@ -371,3 +371,22 @@ def test_pass_plugin_file_without_a_py_suffix(tmp_path):
     source.write_text("def f(:\n")
     with pytest.raises(PluginError, match=r"failed to load \(line 1 of .*passes\.txt\)"):
         load_plugin(source)
+
+
+def test_torch_tensors_numpy_cannot_hold_are_input_errors():
+    # a sparse tensor was torch's TypeError, a bfloat16 or quantized one torch's TypeError
+    # ("Got unsupported ScalarType"), a tensor on another device a plain ValueError
+    torch = pytest.importorskip("torch")
+    model = dlc.compile(make_model([helper.make_node("Relu", ["x"], ["y"])],
+                                   {"x": (F32, [3])}, {"y": (F32, [3])}))
+    assert torch.equal(model(torch.ones(3))[0], torch.ones(3))
+    for tensor, message in [
+            (torch.ones(3).to_sparse(), r"input 0 is a torch\.sparse_coo tensor"),
+            (torch.ones(3, dtype=torch.bfloat16), r"input 0 of dtype torch\.bfloat16 has no"),
+            (torch.quantize_per_tensor(torch.ones(3), 0.1, 0, torch.qint8),
+             r"input 0 of dtype torch\.qint8"),
+            (torch.ones(3, device="meta"), r"dlc runs on the CPU; input 0 is a tensor on meta")]:
+        with pytest.raises(dlc.InputError, match=message):
+            model(tensor)
+    with pytest.raises(dlc.InputError, match=r"input 'x' is a torch\.sparse_coo tensor"):
+        model({"x": torch.ones(3).to_sparse()})
