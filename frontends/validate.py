@@ -238,7 +238,17 @@ def check_attributes(graph: onnx.GraphProto) -> None:
                 raise ModelValidationError(
                     f"{_node(node, index)}: attribute '{attribute.name}' is {attribute.i}; it "
                     "is a flag and must be 0 or 1")
+            tensors = ([attribute.t] if attribute.HasField("t") else []) + \
+                list(attribute.tensors)
+            for sparse in ([attribute.sparse_tensor] if attribute.HasField("sparse_tensor")
+                           else []) + list(attribute.sparse_tensors):
+                tensors += [sparse.values, sparse.indices]
+            for tensor in tensors:
+                _check_whole(tensor, f"{_node(node, index)}: attribute '{attribute.name}'")
             for body in ([attribute.g] if attribute.HasField("g") else []) + list(attribute.graphs):
+                for tensor in body.initializer:
+                    _check_whole(tensor, f"{_node(node, index)}: initializer '{tensor.name}' "
+                                         f"of its body '{body.name}'")
                 check_attributes(body)
 
 
@@ -342,11 +352,20 @@ def check_initializers(graph: onnx.GraphProto, read_sizes: bool = True) -> None:
         if tensor.data_type not in onnx.TensorProto.DataType.values() or \
                 tensor.data_type == onnx.TensorProto.UNDEFINED:
             raise ModelValidationError(f"{what} has no valid data type ({tensor.data_type})")
+        _check_whole(tensor, what)
         if tensor.data_location == onnx.TensorProto.EXTERNAL:
             continue  # checked when its bytes are loaded
         if not read_sizes and reads_raw(tensor):
             continue  # checked by read_raw
         _check_inline_data(tensor, what)
+
+
+def _check_whole(tensor: onnx.TensorProto, what: str) -> None:
+    # (onnx's numpy_helper.to_array raises a bare "Currently not supporting loading segments")
+    if tensor.HasField("segment"):
+        raise ModelValidationError(
+            f"{what} is a segment [{tensor.segment.begin}, {tensor.segment.end}) of a larger "
+            "tensor, which dlc does not support: store the whole tensor")
 
 
 def _check_inline_data(tensor: onnx.TensorProto, what: str) -> None:

@@ -4,6 +4,7 @@ crash before its fix, and gets a clear error or the right answer now."""
 from __future__ import annotations
 
 import numpy as np
+import onnx
 import pytest
 from onnx import helper
 
@@ -390,3 +391,32 @@ def test_torch_tensors_numpy_cannot_hold_are_input_errors():
             model(tensor)
     with pytest.raises(dlc.InputError, match=r"input 'x' is a torch\.sparse_coo tensor"):
         model({"x": torch.ones(3).to_sparse()})
+
+
+def _segment(name: str) -> onnx.TensorProto:
+    tensor = onnx.TensorProto(name=name, data_type=onnx.TensorProto.FLOAT, dims=[2],
+                              float_data=[1, 2])
+    tensor.segment.begin, tensor.segment.end = 0, 1
+    return tensor
+
+
+def test_tensor_segments_are_refused_by_name():
+    # onnx's numpy_helper.to_array: a bare "ValueError: Currently not supporting loading
+    # segments", from an initializer, a Constant's value or a body's initializer
+    initializer = make_model([helper.make_node("Add", ["x", "w"], ["y"])], {"x": (F32, [2])},
+                             {"y": (F32, [2])}, check=False)
+    initializer.graph.initializer.append(_segment("w"))
+    constant = make_model([helper.make_node("Constant", [], ["w"], name="c", value=_segment("v")),
+                           helper.make_node("Add", ["x", "w"], ["y"])], {"x": (F32, [2])},
+                          {"y": (F32, [2])}, check=False)
+    body = helper.make_graph([helper.make_node("Add", ["x", "w"], ["b"])], "then", [],
+                             [_vi("b", F32, [2])], initializer=[_segment("w")])
+    branch = make_model([helper.make_node("If", ["k"], ["y"], name="if", then_branch=body,
+                                          else_branch=body)], {"x": (F32, [2])},
+                        {"y": (F32, [2])}, {"k": np.array(True)}, check=False)
+    for model, message in [
+            (initializer, r"initializer 'w' is a segment \[0, 1\) of a larger tensor"),
+            (constant, r"node 'c' \(Constant\): attribute 'value' is a segment"),
+            (branch, r"node 'if' \(If\): initializer 'w' of its body 'then' is a segment")]:
+        with pytest.raises(dlc.FrontendError, match=message):
+            dlc.compile(model)
