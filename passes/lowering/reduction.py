@@ -5,7 +5,8 @@
   transform (|x|, x*x, exp(x - max)) runs in its body and the final one (divide by the count,
   sqrt, log) in an elementwise `linalg.generic` after it. float16 accumulates in float32.
   keepdims is a `tensor.expand_shape` of the reduced tensor. logsumexp first reduces the max
-  (ignoring infinities, as ONNX's reference does), then sums exp(x - max).
+  (ignoring infinities, as ONNX's reference does; 0 where no element is finite), then sums
+  exp(x - max).
 - `dlc.argreduce` is one `linalg.generic` with two outputs, the best value and its index
   (`linalg.index`); ties keep the first index (`>`) or the last (`>=`); a NaN wins, as in
   numpy's argmax.
@@ -265,9 +266,17 @@ def _logsumexp(x: ir.Value, axes: list[int], kind: Kind, shape: list[int]) -> ir
         return arith.maximumf(a, arith.select(infinite, _float_attr(kind.acc, -math.inf), v))
 
     peak = reduce_loops(x, [], filled(acc_type, -math.inf), axes, finite_max)
-    total = reduce_loops(x, [peak], filled(acc_type, 0), axes,
+    # no finite element: shift by 0, not -inf (x - (-inf) is NaN for x = -inf, and log(s) +
+    # (-inf) NaN for s = inf): all -inf -> log(0) = -inf, an inf -> inf, as numpy and
+    # onnxruntime give
+    shift = as_value(elementwise(
+        [peak], acc_type,
+        lambda m: arith.select(arith.cmpf(arith.CmpFPredicate.OEQ, m,
+                                          _float_attr(kind.acc, -math.inf)),
+                               _float_attr(kind.acc, 0.0), m)))
+    total = reduce_loops(x, [shift], filled(acc_type, 0), axes,
                          lambda v, m, a: arith.addf(a, mmath.exp(arith.subf(kind.widen(v), m))))
-    return as_value(elementwise([total, peak], _tensor_of(shape, kind.storage),
+    return as_value(elementwise([total, shift], _tensor_of(shape, kind.storage),
                                 lambda s, m: kind.narrow(arith.addf(mmath.log(s), m))))
 
 

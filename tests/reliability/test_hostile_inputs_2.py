@@ -420,3 +420,18 @@ def test_tensor_segments_are_refused_by_name():
             (branch, r"node 'if' \(If\): initializer 'w' of its body 'then' is a segment")]:
         with pytest.raises(dlc.FrontendError, match=message):
             dlc.compile(model)
+
+
+@pytest.mark.parametrize("dtype", [F32, np.float16])
+@pytest.mark.parametrize("opt_level", [0, 3])
+def test_log_sum_exp_of_rows_without_a_finite_value(dtype, opt_level):
+    # the shift by the largest finite value was -inf for such rows: -inf - (-inf) and
+    # log(inf) + (-inf) are NaN, where numpy, PyTorch and onnxruntime give -inf and inf
+    x = np.array([[-np.inf, -np.inf], [np.inf, np.inf], [np.inf, -np.inf], [-np.inf, 0.0],
+                  [1.0, 2.0], [np.nan, -np.inf]], dtype)
+    node = helper.make_node("ReduceLogSumExp", ["x"], ["y"], axes=[1], keepdims=0)
+    model = make_model([node], {"x": (dtype, [6, 2])}, {"y": (dtype, [6])}, opset=13)
+    (y,) = dlc.compile(model, opt_level=opt_level)({"x": x})
+    with np.errstate(all="ignore"):
+        want = np.log(np.exp(x.astype(np.float64)).sum(axis=1)).astype(dtype)
+    np.testing.assert_allclose(y, want, rtol=1e-3)  # (-inf, inf, inf, 0, 2.31, nan)

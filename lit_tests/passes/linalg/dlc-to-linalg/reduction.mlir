@@ -100,12 +100,16 @@ func.func @test_reduce_l2(%x: tensor<2x3xf32>) -> tensor<2xf32> {
 
 // -----
 
-// logsumexp: a max that ignores infinities, a sum of exp(x - max), then log(sum) + max.
+// logsumexp: a max that ignores infinities (0 where no element is finite: a shift of -inf
+// made the rows of -infs and of infs NaN), a sum of exp(x - max), then log(sum) + max.
 
 // CHECK-LABEL: func.func @test_reduce_logsumexp
-// CHECK:         %[[MAX:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]
+// CHECK:         %[[PEAK:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]
 // CHECK:           math.absf
 // CHECK:           arith.maximumf
+// CHECK:         %[[MAX:.*]] = linalg.generic {{.*}} ins(%[[PEAK]] : tensor<2xf32>)
+// CHECK:           arith.cmpf oeq
+// CHECK-NEXT:      arith.select
 // CHECK:         %[[SUM:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]
 // CHECK-SAME:      ins(%{{.*}}, %[[MAX]] : tensor<2x3xf32>, tensor<2xf32>)
 // CHECK:           arith.subf
