@@ -134,9 +134,17 @@ BATCH_ROWS = Setting("DLC_BATCH_ROWS", _flag, True, "0 or 1",
 TUNING_DB = Setting("DLC_TUNING_DB", _path_or_off, lambda: _cache_home() / "dlc" / "tuning.db",
                     "a path, or off", "the tuning database (off, 0, none or blank: no records); "
                     "default: ~/.cache/dlc/tuning.db", blank_is_value=True)
-WINOGRAD = Setting("DLC_WINOGRAD", _flag, True, "0 or 1",
-                   "3x3 stride-1 convs run as Winograd F(2x2, 3x3) at -O2/-O3 (dlc-winograd); "
-                   "0: every conv direct")
+def _winograd(text: str) -> int:
+    """The largest Winograd output tile: 4 (on), 2, or 0 (off)."""
+    if text in ("2", "4"):
+        return int(text)
+    return 4 if _flag(text) else 0
+
+
+WINOGRAD = Setting("DLC_WINOGRAD", _winograd, 4, "0, 1, 2 or 4",
+                   "3x3 stride-1 convs run as Winograd at -O2/-O3 (dlc-winograd): 1 or 4 "
+                   "(default) F(4x4, 3x3) where a conv has enough 4x4 tiles, else F(2x2, 3x3); "
+                   "2: F(2x2, 3x3) only (about 10x less rounding error); 0: every conv direct")
 NO_PROGRESS = Setting("DLC_NO_PROGRESS", _flag, False, "0 or 1",
                       "no progress display (also off under $CI and on a dumb terminal)")
 

@@ -82,8 +82,11 @@ def stage_pipelines(opt_level: int = 2, num_threads: int = 1) -> dict[str, str]:
     if opt_level not in OPT_LEVELS:
         raise ArgumentError(f"opt_level must be one of {OPT_LEVELS}, got {opt_level!r}")
     dlc = "dlc-verify" if opt_level == 0 else _DLC_O1 if opt_level == 1 else _DLC_O2
-    if not settings.WINOGRAD.get():  # ($DLC_WINOGRAD=0: every conv direct)
+    winograd = settings.WINOGRAD.get()
+    if not winograd:  # ($DLC_WINOGRAD=0: every conv direct; 2: F(2x2, 3x3) only)
         dlc = dlc.replace(",dlc-winograd", "")
+    elif winograd == 2:
+        dlc = dlc.replace(",dlc-winograd,", ",dlc-winograd{max-tile=2},")
     linalg = "dlc-to-linalg"
     if opt_level >= 1:
         linalg += ",canonicalize,cse"
@@ -163,9 +166,10 @@ def extension_names() -> list[str]:
 
 
 def extension_key() -> str:
-    """What the extensions (and $DLC_WINOGRAD=0) change in a compile, for the cache key ("" when
-    nothing)."""
-    off = "" if settings.WINOGRAD.get() else " no-winograd"
+    """What the extensions (and $DLC_WINOGRAD other than on) change in a compile, for the cache
+    key ("" when nothing)."""
+    winograd = settings.WINOGRAD.get()
+    off = "" if winograd == 4 else f" winograd={winograd}" if winograd else " no-winograd"
     if not _EXTENSIONS:
         return off
     from dlc.passes.plugins import source_digest

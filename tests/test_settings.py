@@ -161,3 +161,10 @@ def test_openmp_is_configured_when_it_is_asked_for_not_when_it_is_looked_up(monk
     monkeypatch.setenv("KMP_BLOCKTIME", "200")  # (the user's own value stays)
     jit.runtime_libraries(threads=True)
     assert os.environ["KMP_BLOCKTIME"] == "200"
+
+
+@pytest.mark.parametrize("text, tile", [("1", 4), ("on", 4), ("4", 4), ("2", 2), ("0", 0),
+                                        ("off", 0)])
+def test_winograd_reads_the_largest_tile(text, tile, monkeypatch):
+    monkeypatch.setenv("DLC_WINOGRAD", text)
+    assert settings.WINOGRAD.get() == tile

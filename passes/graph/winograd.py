@@ -1,30 +1,42 @@
-"""dlc-winograd: 3x3 convolutions as Winograd F(2x2, 3x3): 16 multiplies a 2x2 output tile
-per channel pair instead of 36, 2.25x fewer multiply-adds.
+"""dlc-winograd: 3x3 convolutions as Winograd F(m x m, 3x3), m = 4 or 2: (m + 2)² multiplies an
+m x m output tile per channel pair instead of 9 m², 4x (m = 4) or 2.25x (m = 2) fewer
+multiply-adds.
 
-    conv_nhwc(x, W, b)  (3x3, stride 1, dilation 1, group 1, W constant)
-      -> xp = pad(x) to [N, 2th + 2, 2tw + 2, C]           (th x tw tiles of 2x2 outputs)
-         D[i] = xp[:, i::2] (i < 4), stacked                [4, N, th, Wp, C]
-         R = Bᵀ D                                           [4(k), N th, Wp, C]
-         E[j] = R[:, :, j::2] (j < 4), stacked; V = Bᵀ E    [4(l), 4(k), T, C]
-         M = matmul(V [16, T, C], U [16, C, F])             (U = G W Gᵀ, at compile time)
-         Y = Aᵀ (Aᵀ M over k) over l                         [2(b), 2(a), N, th, tw, F]
-         y = transpose(Y) as [N, 2th, 2tw, F][:, :OH, :OW] + b
+    conv_nhwc(x, W, b)  (3x3, stride 1, dilation 1, group 1, W constant); a = m + 2
+      -> xp = pad(x) to [N, m th + 2, m tw + 2, C]         (th x tw tiles of m x m outputs)
+         D[i] = xp[:, i::m] (i < a), stacked                [a, N, th, Wp, C]
+         R = Bᵀ D                                           [a(k), N th, Wp, C]
+         E[j] = R[:, :, j::m] (j < a), stacked; V = Bᵀ E    [a(l), a(k), T, C]
+         M = matmul(V [a², T, C], U [a², C, F])             (U = G W Gᵀ, at compile time)
+         Y = Aᵀ (Aᵀ M over k) over l                         [m(b), m(a), N, th, tw, F]
+         y = transpose(Y) as [N, m th, m tw, F][:, :OH, :OW] + b
 
-with T = N th tw tiles, Bᵀ = [[1,0,-1,0],[0,1,1,0],[0,-1,1,0],[0,1,0,-1]], G = [[1,0,0],
-[1/2,1/2,1/2],[1/2,-1/2,1/2],[0,0,1]], Aᵀ = [[1,1,1,0],[0,1,-1,-1]] (Lavin and Gray, "Fast
-Algorithms for Convolutional Neural Networks", 2015). Everything is built from dlc ops that the
-rest of the pipeline already schedules: the strided slices stacked by concats (written in
-place), the transforms as products by the 4 x 4 Bᵀ and the 2 x 4 Aᵀ (K = 4: as much memory
-traffic as adds, and each transform one op), the 16 products one batch matmul (`num_threads`
-> 1 splits its batch), one transpose that keeps the channels innermost. F(2x2, 3x3)'s
-transforms round like 2 to 4 extra adds a value (F(4x4, 3x3) saves 4x but loses digits).
+with T = N th tw tiles and, for F(2x2, 3x3), Bᵀ = [[1,0,-1,0],[0,1,1,0],[0,-1,1,0],
+[0,1,0,-1]], G = [[1,0,0],[1/2,1/2,1/2],[1/2,-1/2,1/2],[0,0,1]], Aᵀ = [[1,1,1,0],[0,1,-1,-1]];
+for F(4x4, 3x3) the 6 x 6, 6 x 3 and 4 x 6 matrices of the points 0, ±1, ±2 (`TRANSFORMS`;
+Lavin and Gray, "Fast Algorithms for Convolutional Neural Networks", 2015). Everything is
+built from dlc ops that the rest of the pipeline already schedules: the strided slices stacked
+by concats (written in place), the transforms as products by Bᵀ and Aᵀ (K = a: as much memory
+traffic as adds, and each transform one op), the a² products one batch matmul (`num_threads`
+> 1 splits its batch), one transpose that keeps the channels innermost.
+
+F(4x4, 3x3) is taken where the conv has `min_tiles` tiles of 4 x 4, F(2x2, 3x3) where it has
+them of 2 x 2 only (`max_tile` = 2: always F(2x2)). Rounding: F(2x2)'s transforms round like
+2 to 4 extra adds a value, within the direct conv's error (relative to the largest output,
+3e-7 to 6e-7 against 6e-7 to 1.1e-6 for the direct f32 conv, 64 and 256 channels); F(4x4)'s
+multiply by up to 8 and round about 10x more (5e-6 to 8e-6 a layer); at a model's output
+ResNet-50's error against onnxruntime stays 1.0e-6 (both). `$DLC_WINOGRAD=2` keeps F(2x2, 3x3).
+Same process, 1 thread, F(4x4) where it applies / F(2x2) everywhere: ResNet-18 0.88,
+ResNet-50 0.97-0.98, ResNet-26-D 0.97-0.98; its 56x56x64 conv alone (winograd part) about
+0.6x the F(2x2) one.
 
 Onnxruntime's CPU convs (MLAS: im2col or NCHWc direct) do not use Winograd: on one core dlc's
 direct NHWC conv is at its peak, so this is where dlc goes past it. Measured alone (single
 thread, AMD EPYC Zen 4, conv + bias + relu, dlc winograd / dlc direct): 56x56x64 -> 64 0.68,
 28x28x128 -> 128 0.59, 14x14x256 -> 256 0.54, 7x7x512 -> 512 1.30. The 7x7 layer has 16 tiles:
 U (16 C F weights, 1.8x the filter) is read for 16 rows of each matmul and the products are too
-thin to hide it, so a conv needs `min_tiles` tiles (default 36), `min_channels` input and
+thin to hide it, so a conv needs `min_tiles` tiles (default 36, of 2x2 for F(2x2), of 4x4 for
+F(4x4)), `min_channels` input and
 output channels (default 64: K and N of the matmuls; the transforms' cost grows with C + F,
 the savings with C F) and `min_macs` direct multiply-adds (default 2^24) to be rewritten.
 
@@ -50,7 +62,7 @@ from dlc.dialects import build, ops
 from dlc.dialects.conv import CONV_NHWC
 from dlc.dialects.movement import CONCAT, PAD, SLICE
 from dlc.passes.graph.match import apply_rules, attributes, constant, constant_array
-from dlc.passes.registry import ModulePass, register
+from dlc.passes.registry import ModulePass, PipelineError, register
 
 G = np.array([[1, 0, 0], [0.5, 0.5, 0.5], [0.5, -0.5, 0.5], [0, 0, 1]])
 MIN_TILES = 36
@@ -59,12 +71,30 @@ MIN_CHANNELS = 64
 MIN_MACS = 1 << 24
 BT = np.array([[1, 0, -1, 0], [0, 1, 1, 0], [0, -1, 1, 0], [0, 1, 0, -1]])
 AT = np.array([[1, 1, 1, 0], [0, 1, -1, -1]])
+# F(4x4, 3x3), interpolation points 0, 1, -1, 2, -2 (Lavin and Gray)
+BT4 = np.array([[4, 0, -5, 0, 1, 0], [0, -4, -4, 1, 1, 0], [0, 4, -4, -1, 1, 0],
+                [0, -2, -1, 2, 1, 0], [0, 2, -1, -2, 1, 0], [0, 4, 0, -5, 0, 1]])
+G4 = np.array([[1 / 4, 0, 0], [-1 / 6, -1 / 6, -1 / 6], [-1 / 6, 1 / 6, -1 / 6],
+               [1 / 24, 1 / 12, 1 / 6], [1 / 24, -1 / 12, 1 / 6], [0, 0, 1]])
+AT4 = np.array([[1, 1, 1, 1, 1, 0], [0, 1, -1, 2, -2, 0], [0, 1, 1, 4, 4, 0],
+                [0, 1, -1, 8, -8, 1]])
+# output tile m -> (Bᵀ [a, a], G [a, 3], Aᵀ [m, a]), a = m + 2 the input tile
+TRANSFORMS = {2: (BT, G, AT), 4: (BT4, G4, AT4)}
+MAX_TILE = 4
 
 
-def filter_transform(w: np.ndarray) -> np.ndarray:
-    """U [16, C, F] = G W Gᵀ of each (c, f) of the HWCF filter W [3, 3, C, F] (in f64)."""
-    u = np.einsum("ai,ijcf,bj->abcf", G, w.astype(np.float64), G)
-    return u.reshape(16, w.shape[2], w.shape[3]).astype(w.dtype)
+def filter_transform(w: np.ndarray, m: int = 2) -> np.ndarray:
+    """U [a², C, F] = G W Gᵀ of each (c, f) of the HWCF filter W [3, 3, C, F] (in f64), for
+    F(m x m, 3x3) (a = m + 2)."""
+    g = TRANSFORMS[m][1]
+    u = np.einsum("ai,ijcf,bj->abcf", g, w.astype(np.float64), g)
+    return u.reshape(len(g) ** 2, w.shape[2], w.shape[3]).astype(w.dtype)
+
+
+def tiles(op: ir.OpView, m: int) -> int:
+    """N ceil(OH/m) ceil(OW/m): the m x m output tiles of conv `op`."""
+    n, oh, ow, _ = op.results[0].type.shape
+    return n * -(-oh // m) * -(-ow // m)
 
 
 def applies(op: ir.OpView, min_tiles: int, min_channels: int, min_macs: int = 0) -> bool:
@@ -82,7 +112,7 @@ def applies(op: ir.OpView, min_tiles: int, min_channels: int, min_macs: int = 0)
     if (kh, kw) != (3, 3) or min(c, f) < min_channels:
         return False
     n, oh, ow, _ = op.results[0].type.shape
-    if n * ((oh + 1) // 2) * ((ow + 1) // 2) < min_tiles or n * oh * ow * f * c * 9 < min_macs:
+    if tiles(op, 2) < min_tiles or n * oh * ow * f * c * 9 < min_macs:
         return False
     filt = constant_array(w)
     return filt is not None and not np.array_equal(filt, np.round(filt))
@@ -107,50 +137,54 @@ def _reshape(value: ir.Value, shape: list[int], loc: ir.Location) -> ir.Value:
     return build(ops.RESHAPE, [value], {"shape": shape}, loc=loc)
 
 
-def _stacked_slices(value: ir.Value, axis: int, tiles: int, loc: ir.Location) -> ir.Value:
-    """[4, *value.shape with `tiles` at `axis`]: the strided slices value[i::2] (tiles each)
-    for i < 4, stacked on a new leading axis."""
+def _stacked_slices(value: ir.Value, axis: int, count: int, a: int, m: int,
+                    loc: ir.Location) -> ir.Value:
+    """[a, *value.shape with `count` at `axis`]: the strided slices value[i::m] (`count`
+    each) for i < a, stacked on a new leading axis."""
     parts = []
-    for i in range(4):
-        part = _slice(value, axis, i, tiles, 2, loc)
+    for i in range(a):
+        part = _slice(value, axis, i, count, m, loc)
         parts.append(_reshape(part, [1, *part.type.shape], loc))
     return _concat(parts, 0, loc)
 
 
-def winograd(op: ir.OpView) -> ir.Value:
-    """The F(2x2, 3x3) form of conv_nhwc `op` (`applies`), its result's replacement."""
+def winograd(op: ir.OpView, m: int = 2) -> ir.Value:
+    """The F(m x m, 3x3) form of conv_nhwc `op` (`applies`; m = 2 or 4), its result's
+    replacement."""
+    bt_m, _, at_m = TRANSFORMS[m]
+    a = m + 2
     x, w = op.operands[0], op.operands[1]
     loc = op.location
     element = x.type.element_type
     n, h, wd, c = x.type.shape
     _, oh, ow, f = op.results[0].type.shape
     top, left = attributes(op)["pads"][:2]
-    th, tw = (oh + 1) // 2, (ow + 1) // 2
-    hp, wp = 2 * th + 2, 2 * tw + 2
+    th, tw = -(-oh // m), -(-ow // m)
+    hp, wp = m * th + 2, m * tw + 2
     pads = [0, top, left, 0, 0, hp - h - top, wp - wd - left, 0]
     xp = build(PAD, [x], {"mode": "constant", "pads": pads}, loc=loc) if any(pads) else x
-    bt = constant(BT.astype(np.float32), element, loc)
-    at = constant(AT.astype(np.float32), element, loc)
-    tiles = n * th * tw
-    # rows: D[i] = xp[:, i::2], R[k] = sum_i Bᵀ[k, i] D[i]: [4(k), N, th, Wp, C]
-    d = _reshape(_stacked_slices(xp, 1, th, loc), [4, n * th * wp * c], loc)
-    r = _reshape(build(ops.MATMUL, [bt, d], loc=loc), [4 * n * th, wp, c], loc)
-    # columns: E[j] = R[..., j::2, :], V[l, k] = sum_j Bᵀ[l, j] E[j]: [4(l), 4(k), T, C]
-    e = _reshape(_stacked_slices(r, 1, tw, loc), [4, 4 * tiles * c], loc)
-    v = _reshape(build(ops.MATMUL, [bt, e], loc=loc), [16, tiles, c], loc)
-    u = filter_transform(constant_array(w)).reshape(4, 4, c, f).transpose(1, 0, 2, 3)
-    u = constant(np.ascontiguousarray(u.reshape(16, c, f)), element, loc)
-    m = build(ops.MATMUL, [v, u], loc=loc)  # [16 (l, k), T, F]
-    # Aᵀ over k (per l), then over l: [2(b), 2(a), N, th, tw, F]
-    # (the first Aᵀ as a [4, 2, 4] constant: a broadcast [2, 4] left 32 elements to naive
-    # loops, which showed every rewritten conv as `naive` in the profile)
-    at4 = constant(np.broadcast_to(AT, (4, 2, 4)).astype(np.float32), element, loc)
-    y = build(ops.MATMUL, [at4, _reshape(m, [4, 4, tiles * f], loc)], loc=loc)
-    y = build(ops.MATMUL, [at, _reshape(y, [4, 2 * tiles * f], loc)], loc=loc)
-    y = _reshape(y, [2, 2, n, th, tw, f], loc)
+    bt = constant(bt_m.astype(np.float32), element, loc)
+    at = constant(at_m.astype(np.float32), element, loc)
+    count = n * th * tw
+    # rows: D[i] = xp[:, i::m], R[k] = sum_i Bᵀ[k, i] D[i]: [a(k), N, th, Wp, C]
+    d = _reshape(_stacked_slices(xp, 1, th, a, m, loc), [a, n * th * wp * c], loc)
+    r = _reshape(build(ops.MATMUL, [bt, d], loc=loc), [a * n * th, wp, c], loc)
+    # columns: E[j] = R[..., j::m, :], V[l, k] = sum_j Bᵀ[l, j] E[j]: [a(l), a(k), T, C]
+    e = _reshape(_stacked_slices(r, 1, tw, a, m, loc), [a, a * count * c], loc)
+    v = _reshape(build(ops.MATMUL, [bt, e], loc=loc), [a * a, count, c], loc)
+    u = filter_transform(constant_array(w), m).reshape(a, a, c, f).transpose(1, 0, 2, 3)
+    u = constant(np.ascontiguousarray(u.reshape(a * a, c, f)), element, loc)
+    product = build(ops.MATMUL, [v, u], loc=loc)  # [a² (l, k), T, F]
+    # Aᵀ over k (per l), then over l: [m(b), m(a), N, th, tw, F]. (The first Aᵀ as an
+    # [a, m, a] constant: a broadcast [m, a] left its elements to naive loops, which showed
+    # every rewritten conv as `naive` in the profile.)
+    at3 = constant(np.broadcast_to(at_m, (a, m, a)).astype(np.float32), element, loc)
+    y = build(ops.MATMUL, [at3, _reshape(product, [a, a, count * f], loc)], loc=loc)
+    y = build(ops.MATMUL, [at, _reshape(y, [a, m * count * f], loc)], loc=loc)
+    y = _reshape(y, [m, m, n, th, tw, f], loc)
     y = build(ops.TRANSPOSE, [y], {"perm": [2, 3, 1, 4, 0, 5]}, loc=loc)
-    y = _reshape(y, [n, 2 * th, 2 * tw, f], loc)
-    if (2 * th, 2 * tw) != (oh, ow):
+    y = _reshape(y, [n, m * th, m * tw, f], loc)
+    if (m * th, m * tw) != (oh, ow):
         y = build(SLICE, [y], {"starts": [0, 0, 0, 0], "sizes": [n, oh, ow, f],
                                "steps": [1, 1, 1, 1]}, loc=loc)
     if len(op.operands) > 2:
@@ -167,11 +201,18 @@ class Winograd(ModulePass):
     min_tiles: int = MIN_TILES  # N * ceil(OH/2) * ceil(OW/2) of a conv rewritten
     min_channels: int = MIN_CHANNELS  # its input and output channels
     min_macs: int = MIN_MACS  # its direct multiply-adds
+    max_tile: int = MAX_TILE  # 4: F(4x4, 3x3) where it has min_tiles tiles; 2: F(2x2) only
+
+    def __post_init__(self) -> None:
+        if self.max_tile not in TRANSFORMS:
+            raise PipelineError(f"pass 'dlc-winograd': max-tile must be 2 or 4, got "
+                                f"{self.max_tile}")
 
     def run(self, module: ir.Operation) -> None:
         def rule(op: ir.OpView) -> list[ir.Value] | None:
             if not applies(op, self.min_tiles, self.min_channels, self.min_macs):
                 return None
-            return [winograd(op)]
+            m = 4 if self.max_tile == 4 and tiles(op, 4) >= self.min_tiles else 2
+            return [winograd(op, m)]
 
         apply_rules(module, {CONV_NHWC: [rule]})
