@@ -282,16 +282,34 @@ def _zero(element: ir.Type) -> ir.Value:
     return _constant(element, 0)
 
 
-def _better(largest: int, source: ir.Type) -> Callable[[ir.Value, ir.Value], ir.Value]:
-    """a strictly before b in topk's order (ties keep the lower index first)."""
+def order(source: ir.Type) -> tuple[Callable, Callable]:
+    """(less, greater) of two elements of `source` type; NaN is above every number and equal
+    to NaN (numpy's sort order)."""
     if is_float(source):
-        predicate = arith.CmpFPredicate.OGT if largest else arith.CmpFPredicate.OLT
-        return lambda a, b: arith.cmpf(predicate, a, b)
-    if is_unsigned(source):
-        predicate = arith.CmpIPredicate.ugt if largest else arith.CmpIPredicate.ult
-    else:
-        predicate = arith.CmpIPredicate.sgt if largest else arith.CmpIPredicate.slt
-    return lambda a, b: arith.cmpi(predicate, a, b)
+        def nan(a: ir.Value) -> ir.Value:
+            return arith.cmpf(arith.CmpFPredicate.UNO, a, a)
+
+        def less(a: ir.Value, b: ir.Value) -> ir.Value:
+            ordered = arith.cmpf(arith.CmpFPredicate.OLT, a, b)
+            true = arith.ConstantOp(ir.IntegerType.get_signless(1), 1).result
+            return arith.ori(ordered, arith.andi(nan(b), arith.xori(nan(a), true)))
+
+        def greater(a: ir.Value, b: ir.Value) -> ir.Value:
+            return less(b, a)
+
+        return less, greater
+    lt, gt = ((arith.CmpIPredicate.ult, arith.CmpIPredicate.ugt) if is_unsigned(source)
+              or ir.IntegerType(source).width == 1
+              else (arith.CmpIPredicate.slt, arith.CmpIPredicate.sgt))
+    return (lambda a, b: arith.cmpi(lt, a, b)), (lambda a, b: arith.cmpi(gt, a, b))
+
+
+def _better(largest: int, source: ir.Type) -> Callable[[ir.Value, ir.Value], ir.Value]:
+    """a strictly before b in topk's order (ties keep the lower index first): `order`'s, NaN
+    above every number (first of the largest, last of the smallest: numpy's sort, onnxruntime
+    and PyTorch; ordered comparisons left a NaN wherever it was inserted)."""
+    less, greater = order(source)
+    return greater if largest else less
 
 
 def lower_topk(op: ir.OpView, rewriter) -> None:

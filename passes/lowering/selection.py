@@ -21,9 +21,9 @@ from mlir import ir
 from mlir.dialects import arith, scf, tensor
 
 from dlc.dialects import selection
-from dlc.dialects.ops import is_float, is_unsigned
+from dlc.dialects.ops import is_float
 from dlc.passes.lowering.builders import filled
-from dlc.passes.lowering.indexing import index_const, insertion_step, loop_nest
+from dlc.passes.lowering.indexing import index_const, insertion_step, loop_nest, order
 from dlc.passes.lowering.storage import source_types
 
 Values = list[ir.Value]
@@ -112,27 +112,6 @@ def is_nonzero(value: ir.Value) -> ir.Value:
     if is_float(value.type):
         return arith.cmpf(arith.CmpFPredicate.UNE, value, zero(value.type))
     return arith.cmpi(arith.CmpIPredicate.ne, value, zero(value.type))
-
-
-def order(source: ir.Type) -> tuple[Callable, Callable]:
-    """(less, greater) of two elements of `source` type; NaN is above every number and equal
-    to NaN (numpy's sort order)."""
-    if is_float(source):
-        def nan(a: ir.Value) -> ir.Value:
-            return arith.cmpf(arith.CmpFPredicate.UNO, a, a)
-
-        def less(a: ir.Value, b: ir.Value) -> ir.Value:
-            ordered = arith.cmpf(arith.CmpFPredicate.OLT, a, b)
-            return arith.ori(ordered, arith.andi(nan(b), arith.xori(nan(a), true())))
-
-        def greater(a: ir.Value, b: ir.Value) -> ir.Value:
-            return less(b, a)
-
-        return less, greater
-    lt, gt = ((arith.CmpIPredicate.ult, arith.CmpIPredicate.ugt) if is_unsigned(source)
-              or ir.IntegerType(source).width == 1
-              else (arith.CmpIPredicate.slt, arith.CmpIPredicate.sgt))
-    return (lambda a, b: arith.cmpi(lt, a, b)), (lambda a, b: arith.cmpi(gt, a, b))
 
 
 def true() -> ir.Value:

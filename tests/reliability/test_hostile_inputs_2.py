@@ -435,3 +435,19 @@ def test_log_sum_exp_of_rows_without_a_finite_value(dtype, opt_level):
     with np.errstate(all="ignore"):
         want = np.log(np.exp(x.astype(np.float64)).sum(axis=1)).astype(dtype)
     np.testing.assert_allclose(y, want, rtol=1e-3)  # (-inf, inf, inf, 0, 2.31, nan)
+
+
+@pytest.mark.parametrize("largest", [1, 0])
+def test_topk_orders_nan_above_every_number(largest):
+    # ordered comparisons left a NaN wherever the insertion sort met it: TopK(largest) of
+    # [1, nan, 3, -1] gave [3, 1], and the smallest 2 of [nan, nan, 0, 5] gave [nan, nan];
+    # onnxruntime, PyTorch and numpy's sort put NaN above every number (as dlc.runtime_topk)
+    x = np.array([[1.0, np.nan, 3.0, -1.0], [np.nan, np.nan, 0.0, 5.0]], F32)
+    node = helper.make_node("TopK", ["x", "k"], ["v", "i"], axis=1, largest=largest)
+    model = make_model([node], {"x": (F32, [2, 4])}, {"v": (F32, [2, 2]), "i": (I64, [2, 2])},
+                       {"k": np.array([2], I64)})
+    values, indices = dlc.compile(model)({"x": x})
+    # largest: NaNs first (in index order), then the numbers; smallest: NaNs never picked
+    want = np.array([[1, 2], [0, 1]]) if largest else np.array([[3, 0], [2, 3]])
+    np.testing.assert_array_equal(indices, want)
+    np.testing.assert_array_equal(values, np.take_along_axis(x, want, axis=1))
