@@ -26,6 +26,11 @@ them of 2 x 2 only (`max_tile` = 2: always F(2x2)). Rounding: F(2x2)'s transform
 3e-7 to 6e-7 against 6e-7 to 1.1e-6 for the direct f32 conv, 64 and 256 channels); F(4x4)'s
 multiply by up to 8 and round about 10x more (5e-6 to 8e-6 a layer); at a model's output
 ResNet-50's error against onnxruntime stays 1.0e-6 (both). `$DLC_WINOGRAD=2` keeps F(2x2, 3x3).
+Non-finite inputs: the transforms mix a tile's inputs, so an inf or NaN input makes every
+output of the tiles it reaches non-finite (inf - inf), where the direct conv keeps those outside
+its 3x3 window finite (a 28x28x128 conv with one inf input: 2048 non-finite outputs against the
+direct conv's and onnxruntime's 597), as cuDNN's and NNPACK's Winograd convs do;
+`$DLC_WINOGRAD=0` computes every conv directly.
 Same process, 1 thread, F(4x4) where it applies / F(2x2) everywhere: ResNet-18 0.88,
 ResNet-50 0.97-0.98, ResNet-26-D 0.97-0.98; its 56x56x64 conv alone (winograd part) about
 0.6x the F(2x2) one.
