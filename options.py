@@ -14,6 +14,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from dlc import settings
 from dlc.errors import ArgumentError
 from dlc.passes.pipelines import OPT_LEVELS
@@ -36,6 +38,10 @@ class CompileOptions:
             raise ArgumentError(f"num_threads must be at least 1, got {threads!r}")
         if isinstance(self.opt_level, bool) or self.opt_level not in OPT_LEVELS:
             raise ArgumentError(f"opt_level must be one of {OPT_LEVELS}, got {self.opt_level!r}")
+        _check_shapes(self.input_shapes)
+        if self.constants is not None and not isinstance(self.constants, Mapping):
+            raise ArgumentError("constants must be a mapping of input names to arrays, got "
+                                f"{type(self.constants).__name__}")
         return self.replace(num_threads=threads)
 
     def replace(self, **changes: Any) -> CompileOptions:
@@ -52,6 +58,23 @@ class CompileOptions:
         """The options of one specialization of a dynamic model: these, with `input_shapes`
         and without timings (`example_inputs` are the caller's to set)."""
         return self.replace(input_shapes=input_shapes, timings=False)
+
+
+def _check_shapes(input_shapes: Any) -> None:
+    """ArgumentError unless `input_shapes` is None or maps names to sequences of integer sizes
+    (a float size was truncated, True taken for 1, a string's characters read as sizes)."""
+    if input_shapes is None:
+        return
+    if not isinstance(input_shapes, Mapping):
+        raise ArgumentError("input_shapes must be a mapping of input names to shapes, got "
+                            f"{type(input_shapes).__name__}")
+    for name, shape in input_shapes.items():
+        sizes = list(shape) if isinstance(shape, Sequence | np.ndarray) and \
+            not isinstance(shape, str | bytes) else None
+        if sizes is None or not all(isinstance(d, int | np.integer) and
+                                    not isinstance(d, bool | np.bool_) for d in sizes):
+            raise ArgumentError(f"input_shapes[{name!r}] must be a sequence of integer sizes, "
+                                f"got {shape!r}")
 
 
 def merge(options: CompileOptions | None, **arguments: Any) -> CompileOptions:

@@ -299,6 +299,33 @@ def input_type(value: onnx.ValueInfoProto, shapes: Mapping[str, Sequence[int]]) 
     return ir.RankedTensorType.get(list(symbolic_shape(value)), element)
 
 
+def _constant_input(value: onnx.ValueInfoProto, given) -> np.ndarray:
+    """The array `constants=` gives graph input `value`, checked against its declaration
+    (element type; rank and fixed sizes) as a call's input would be: a float64 array for a
+    float32 input, or a list read as int64, failed later in an op naming neither."""
+    array = np.asarray(given)
+    what = f"constants gives graph input '{value.name}'"
+    tensor_type = value.type.tensor_type if value.type.HasField("tensor_type") else None
+    if tensor_type is None:
+        return array
+    try:
+        dtype = np.dtype(helper.tensor_dtype_to_np_dtype(tensor_type.elem_type))
+    except (KeyError, TypeError, ValueError):
+        return array  # (an element type dlc refuses: its own error, later)
+    if array.dtype != dtype:
+        raise FrontendError(f"{what} an array of dtype {array.dtype}; it is declared "
+                            f"{dtype.name} (convert it with .astype(np.{dtype.name}))")
+    if tensor_type.HasField("shape"):
+        declared = [d.dim_value if d.HasField("dim_value") else None
+                    for d in tensor_type.shape.dim]
+        if len(declared) != array.ndim or any(
+                d is not None and d != s for d, s in zip(declared, array.shape)):
+            shown = ["?" if d is None else d for d in declared]
+            raise FrontendError(f"{what} an array of shape {list(array.shape)}; it is "
+                                f"declared {shown}")
+    return array
+
+
 def symbolic_shape(value: onnx.ValueInfoProto) -> tuple[int | str, ...]:
     """The declared shape of a graph input: ints, the names of dynamic sizes, `?` for an
     unnamed one (a negative size, as some exporters write, is unnamed)."""
@@ -334,7 +361,9 @@ def import_model(
     if unknown:
         raise FrontendError(f"input_shapes or constants name unknown inputs {unknown}; "
                             f"inputs are {graph_inputs}")
-    initializers.update({n: np.asarray(a) for n, a in constants_given.items()})
+    declared_inputs = {v.name: v for v in graph.input}
+    initializers.update({n: _constant_input(declared_inputs[n], a)
+                         for n, a in constants_given.items()})
     inputs = [v for v in graph.input if v.name not in initializers]
     _check_static(proto, inputs, shapes)
     with context, ir.Location.name(graph.name or "main"):

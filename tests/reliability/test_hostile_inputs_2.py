@@ -451,3 +451,47 @@ def test_topk_orders_nan_above_every_number(largest):
     want = np.array([[1, 2], [0, 1]]) if largest else np.array([[3, 0], [2, 3]])
     np.testing.assert_array_equal(indices, want)
     np.testing.assert_array_equal(values, np.take_along_axis(x, want, axis=1))
+
+
+def _add_model():
+    return make_model([helper.make_node("Add", ["x", "z"], ["y"])],
+                      {"x": (F32, [2, 3]), "z": (F32, [2, 3])}, {"y": (F32, [2, 3])})
+
+
+@pytest.mark.parametrize("shapes, message", [
+    # 2.5 was truncated to 2 and True taken for 1, silently; "2,3" raised int()'s ValueError,
+    # None its TypeError, a list "unknown inputs [2]"
+    ({"x": [2.5, 3]}, r"input_shapes\['x'\] must be a sequence of integer sizes, got \[2\.5, 3\]"),
+    ({"x": [True, 3]}, r"input_shapes\['x'\] must be a sequence of integer sizes"),
+    ({"x": "2,3"}, r"input_shapes\['x'\] must be a sequence of integer sizes, got '2,3'"),
+    ({"x": [None, 3]}, r"input_shapes\['x'\] must be a sequence of integer sizes"),
+    ([[2, 3]], r"input_shapes must be a mapping of input names to shapes, got list"),
+])
+def test_input_shapes_of_the_wrong_kind(shapes, message):
+    with pytest.raises(dlc.ArgumentError, match=message):
+        dlc.compile(_add_model(), input_shapes=shapes)
+
+
+def test_input_shapes_of_numpy_integers_are_accepted():
+    model = dlc.compile(_add_model(), input_shapes={"x": np.array([2, 3])})
+    assert model.signature.inputs[0].shape == (2, 3)
+
+
+@pytest.mark.parametrize("constants, message", [
+    # a float64 array (or a list, read as int64) for a float32 input failed in the Add,
+    # naming neither the input nor the cause; a wrong shape likewise
+    ({"z": np.ones((2, 3))}, r"graph input 'z' an array of dtype float64; it is declared f"),
+    ({"z": [[1, 2, 3], [4, 5, 6]]}, r"graph input 'z' an array of dtype int64"),
+    ({"z": np.ones((3, 3), F32)}, r"'z' an array of shape \[3, 3\]; it is declared \[2, 3\]"),
+])
+def test_constants_that_contradict_the_declared_input(constants, message):
+    with pytest.raises(dlc.FrontendError, match=message):
+        dlc.compile(_add_model(), constants=constants)
+
+
+def test_constants_of_the_wrong_kind():
+    # dict() of a list: "TypeError: cannot convert dictionary update sequence element #0"
+    with pytest.raises(dlc.ArgumentError, match="constants must be a mapping"):
+        dlc.compile(_add_model(), constants=[1, 2])
+    model = dlc.compile(_add_model(), constants={"z": np.ones((2, 3), F32)})
+    np.testing.assert_array_equal(model(np.ones((2, 3), F32))[0], np.full((2, 3), 2, F32))
