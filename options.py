@@ -20,6 +20,11 @@ from dlc import settings
 from dlc.errors import ArgumentError
 from dlc.passes.pipelines import OPT_LEVELS
 
+# more threads than any machine runs at once: OpenMP aborts the whole process (SIGABRT, "System
+# unable to allocate necessary resources for OMP thread") at the first call that cannot start
+# them all (100,000 here), which no caller can catch
+MAX_THREADS = 1024
+
 
 @dataclass(frozen=True)
 class CompileOptions:
@@ -36,6 +41,10 @@ class CompileOptions:
         threads = settings.NUM_THREADS.get() if self.num_threads is None else self.num_threads
         if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
             raise ArgumentError(f"num_threads must be at least 1, got {threads!r}")
+        if threads > MAX_THREADS:  # (OpenMP aborts the process when it cannot start them)
+            if self.num_threads is not None:
+                raise ArgumentError(f"num_threads must be at most {MAX_THREADS}, got {threads}")
+            threads = MAX_THREADS  # ($DLC_NUM_THREADS or the cores of a larger machine)
         if isinstance(self.opt_level, bool) or self.opt_level not in OPT_LEVELS:
             raise ArgumentError(f"opt_level must be one of {OPT_LEVELS}, got {self.opt_level!r}")
         _check_shapes(self.input_shapes)

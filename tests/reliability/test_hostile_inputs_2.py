@@ -495,3 +495,15 @@ def test_constants_of_the_wrong_kind():
         dlc.compile(_add_model(), constants=[1, 2])
     model = dlc.compile(_add_model(), constants={"z": np.ones((2, 3), F32)})
     np.testing.assert_array_equal(model(np.ones((2, 3), F32))[0], np.full((2, 3), 2, F32))
+
+
+def test_more_threads_than_openmp_can_start(monkeypatch):
+    # num_threads=100000 compiled, then OpenMP aborted the process (SIGABRT) at the first call
+    # of a model with a parallel loop ("System unable to allocate necessary resources")
+    from dlc.options import MAX_THREADS, CompileOptions
+
+    with pytest.raises(dlc.ArgumentError, match=rf"num_threads must be at most {MAX_THREADS}, "
+                                                r"got 100000"):
+        dlc.compile(_add_model(), num_threads=100_000)
+    monkeypatch.setenv("DLC_NUM_THREADS", "100000")  # (a default, not an argument: capped)
+    assert CompileOptions().resolve().num_threads == MAX_THREADS
