@@ -47,7 +47,7 @@ class CompileOptions:
             threads = MAX_THREADS  # ($DLC_NUM_THREADS or the cores of a larger machine)
         if isinstance(self.opt_level, bool) or self.opt_level not in OPT_LEVELS:
             raise ArgumentError(f"opt_level must be one of {OPT_LEVELS}, got {self.opt_level!r}")
-        _check_shapes(self.input_shapes)
+        check_shapes(self.input_shapes)
         if self.constants is not None and not isinstance(self.constants, Mapping):
             raise ArgumentError("constants must be a mapping of input names to arrays, got "
                                 f"{type(self.constants).__name__}")
@@ -69,7 +69,7 @@ class CompileOptions:
         return self.replace(input_shapes=input_shapes, timings=False)
 
 
-def _check_shapes(input_shapes: Any) -> None:
+def check_shapes(input_shapes: Any) -> None:
     """ArgumentError unless `input_shapes` is None or maps names to sequences of integer sizes
     (a float size was truncated, True taken for 1, a string's characters read as sizes)."""
     if input_shapes is None:

@@ -123,7 +123,11 @@ def profile(model, inputs: Sequence | Mapping | None = None, runs: int = 10,
     calls on `inputs` (positional, a dict by name, or None: random inputs). The compile's
     arguments are `dlc.compile`'s (or `options`, a `dlc.CompileOptions`)."""
     from dlc import compiler, frontends
+    from dlc.errors import ArgumentError
 
+    if isinstance(runs, bool) or not isinstance(runs, int | np.integer) or runs < 1:
+        # (0 runs gave a profile of nothing, -1 too; 2.5 or "3" a TypeError from range())
+        raise ArgumentError(f"runs must be an integer >= 1, got {runs!r}")
     options = merge(options, opt_level=opt_level, input_shapes=input_shapes,
                     constants=constants, example_inputs=example_inputs,
                     num_threads=num_threads)

@@ -38,9 +38,10 @@ import numpy as np
 import onnx
 
 from dlc import settings
-from dlc.errors import DlcError
+from dlc.errors import ArgumentError, DlcError, InputError
 from dlc.frontends.onnx_importer import symbolic_shape
 from dlc.frontends.torch.tensors import call_with_tensors, holds_torch_tensors
+from dlc.options import check_shapes
 from dlc.runtime.signature import Signature, TensorSpec, address
 
 DEFAULT_MAX_SPECIALIZATIONS = 8
@@ -294,10 +295,11 @@ class DynamicModel:
     def specialize(self, input_shapes: Mapping[str, Sequence[int]]) -> Any:
         """The `CompiledModel` for these input shapes (every input's, by name), compiled now
         when it was not yet; `InputError` when they do not fit the signature."""
+        check_shapes(input_shapes)  # (a mapping of integer sizes: ArgumentError)
         unknown = sorted(set(input_shapes) - set(self.input_names))
         missing = [n for n in self.input_names if n not in input_shapes]
         if unknown or missing:
-            raise ValueError(f"input_shapes must give every input's shape: missing {missing}, "
+            raise InputError(f"input_shapes must give every input's shape: missing {missing}, "
                              f"unknown {unknown}; signature {self.signature}")
         shapes = tuple(tuple(int(d) for d in input_shapes[n]) for n in self.input_names)
         self.signature.bind_symbols(shapes)
@@ -319,8 +321,8 @@ class DynamicModel:
         compiled = self._compiled.last() if input_shapes is None else \
             self.specialize(input_shapes)
         if compiled is None:
-            raise ValueError(f"{self!r} has no specialization yet: call it, or pass "
-                             "input_shapes (the IR is built for one shape)")
+            raise ArgumentError(f"{self!r} has no specialization yet: call it, or pass "
+                                "input_shapes (the IR is built for one shape)")
         return compiled.ir(stage, large_elements_limit)
 
     def __repr__(self) -> str:

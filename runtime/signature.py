@@ -208,7 +208,13 @@ class Signature:
                 f"input '{spec.name}' has shape {list(array.shape)}, expected "
                 f"{list(spec.shape)} (signature {self})"
             )
-        return np.asarray(array, order="C")  # (np.ascontiguousarray makes rank 0 into [1])
+        try:
+            return np.asarray(array, order="C")  # (np.ascontiguousarray makes rank 0 into [1])
+        except MemoryError:  # a non-contiguous view (a broadcast) larger than memory, copied
+            raise InputError(
+                f"input '{spec.name}' of shape {list(array.shape)} is not contiguous and its "
+                f"copy ({array.size * array.itemsize / 2**30:.4g} GiB) does not fit in "
+                "memory") from None
 
 
 def random_input(spec: TensorSpec, rng: np.random.Generator) -> np.ndarray:

@@ -507,3 +507,41 @@ def test_more_threads_than_openmp_can_start(monkeypatch):
         dlc.compile(_add_model(), num_threads=100_000)
     monkeypatch.setenv("DLC_NUM_THREADS", "100000")  # (a default, not an argument: capped)
     assert CompileOptions().resolve().num_threads == MAX_THREADS
+
+
+def _dynamic_model():
+    return dlc.compile(make_model([helper.make_node("MatMul", ["x", "w"], ["y"])],
+                                  {"x": (F32, ["batch", "seq", 4])},
+                                  {"y": (F32, ["batch", "seq", 3])}, {"w": np.ones((4, 3), F32)},
+                                  check=False))
+
+
+def test_dynamic_model_arguments_of_the_wrong_kind():
+    model = _dynamic_model()
+    # int("a"): a raw ValueError
+    with pytest.raises(dlc.ArgumentError, match=r"input_shapes\['x'\] must be a sequence of "
+                                                r"integer sizes, got 'abc'"):
+        model.specialize({"x": "abc"})
+    with pytest.raises(dlc.InputError, match=r"missing \['x'\]"):
+        model.specialize({})
+    # a plain ValueError
+    with pytest.raises(dlc.ArgumentError, match="has no specialization yet"):
+        model.ir("dlc")
+
+
+def test_dynamic_model_input_whose_copy_is_larger_than_memory():
+    # a broadcast view of 2^60 floats (2^62 bytes: no machine maps them, overcommit or not):
+    # numpy's MemoryError making it contiguous
+    x = np.broadcast_to(np.ones(1, F32), (2**29, 2**29, 4))
+    with pytest.raises(dlc.InputError, match=r"input 'x' of shape \[536870912, 536870912, 4\] "
+                                             r"is not contiguous and its copy \(4\.295e\+09 GiB\)"):
+        _dynamic_model()(x)
+
+
+@pytest.mark.parametrize("runs", [0, -1, 2.5, "3"])
+def test_profile_runs_out_of_range(runs):
+    # 0 and -1 profiled nothing and answered; 2.5 and "3" were TypeErrors
+    model = make_model([helper.make_node("Relu", ["x"], ["y"])], {"x": (F32, [2])},
+                       {"y": (F32, [2])})
+    with pytest.raises(dlc.ArgumentError, match=r"runs must be an integer >= 1"):
+        dlc.profile(model, None, runs=runs)
