@@ -42,7 +42,15 @@ def _library_path(path: Path) -> tuple[Path, str]:
             raise LoadError(f"{path} should hold one manifest NAME.json, found {len(manifests)}")
         path = manifests[0]
     if path.suffix == ".json":
-        manifest = json.loads(path.read_text())
+        try:
+            manifest = json.loads(path.read_text())
+        except (OSError, UnicodeDecodeError, ValueError) as error:
+            raise LoadError(f"cannot read the manifest {path}: {error}") from None
+        if not isinstance(manifest, dict) or not all(
+                isinstance(manifest.get(key), str) and manifest[key]
+                for key in ("library", "name")):
+            raise LoadError(f"{path} is not a dlc export manifest: it needs the \"library\" "
+                            "and \"name\" strings that `dlc export` writes")
         return path.parent / manifest["library"], manifest["name"]
     if not (path.name.startswith("lib") and path.suffix == ".so"):
         raise LoadError(f"{path} is not an exported model (libNAME.so, NAME.json or a folder)")
@@ -56,9 +64,15 @@ class ExportedModel:
         library_path, self.name = _library_path(Path(path))
         if not library_path.is_file():
             raise LoadError(f"{library_path} does not exist")
-        self._library = ctypes.CDLL(str(library_path.resolve()))
+        try:
+            self._library = ctypes.CDLL(str(library_path.resolve()))
+        except OSError as error:  # (not a shared object, or of another machine)
+            raise LoadError(f"cannot load {library_path}: {error}") from None
         prefix = self.name
         function = self._function
+        if not hasattr(self._library, f"{prefix}_missing_cpu_feature"):
+            raise LoadError(f"{library_path} is not a dlc export named {prefix!r}: it has no "
+                            f"{prefix}_missing_cpu_feature")
         missing = function("missing_cpu_feature", ctypes.c_char_p)()
         if missing:
             raise LoadError(f"{library_path} was compiled for a CPU with {missing.decode()}, "

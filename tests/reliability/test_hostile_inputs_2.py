@@ -545,3 +545,36 @@ def test_profile_runs_out_of_range(runs):
                        {"y": (F32, [2])})
     with pytest.raises(dlc.ArgumentError, match=r"runs must be an integer >= 1"):
         dlc.profile(model, None, runs=runs)
+
+
+@pytest.mark.parametrize("manifest, message", [
+    (b"{not json", r"cannot read the manifest .*m\.json: Expecting property name"),  # JSONDecodeError
+    (b"\xff\xfe\x00", r"cannot read the manifest .*m\.json: 'utf-8' codec"),  # UnicodeDecodeError
+    (b"[1, 2]", r"m\.json is not a dlc export manifest"),  # TypeError
+    (b"{}", r"m\.json is not a dlc export manifest"),  # KeyError
+    (b'{"library": 5, "name": null}', r"m\.json is not a dlc export manifest"),  # TypeError
+    (b'{"library": "libfake.so", "name": "fake"}', r"cannot load .*libfake\.so: .*file too short"),
+])
+def test_loading_an_export_that_is_not_one(tmp_path, manifest, message):
+    # (raw JSONDecodeError, TypeError, KeyError, ctypes' OSError before; the loader's own
+    # errors are LoadErrors)
+    from dlc.runtime.loader import LoadError, load
+
+    (tmp_path / "libfake.so").write_bytes(b"not an ELF file")
+    (tmp_path / "m.json").write_bytes(manifest)
+    with pytest.raises(LoadError, match=message):
+        load(tmp_path / "m.json")
+
+
+def test_loading_a_library_that_is_no_export(tmp_path):
+    # ctypes' AttributeError for the missing NAME_missing_cpu_feature symbol
+    import _ctypes  # (a shared object that loads anywhere Python runs)
+
+    from dlc.runtime.loader import LoadError, load
+
+    if not getattr(_ctypes, "__file__", None):
+        pytest.skip("_ctypes is built into this Python")
+    (tmp_path / "m.json").write_text(f'{{"library": "{_ctypes.__file__}", "name": "m"}}')
+    with pytest.raises(LoadError, match=r"is not a dlc export named 'm': it has no "
+                                        r"m_missing_cpu_feature"):
+        load(tmp_path / "m.json")
