@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import torch
@@ -283,11 +283,24 @@ def module_state(graph_module: torch.fx.GraphModule, example_inputs: Sequence
 def dlc_backend(graph_module: torch.fx.GraphModule, example_inputs: Sequence,
                 options: dict[str, Any] | None = None, **kwargs: Any) -> Callable:
     """The torch.compile backend "dlc" (the signature Dynamo calls backends with)."""
+    from dlc.errors import ArgumentError
+    from dlc.options import CompileOptions
+
+    if options is not None and not isinstance(options, Mapping):
+        raise ArgumentError(f"the dlc backend's options must be a dict, got "
+                            f"{type(options).__name__}")
     settings = {**(options or {}), **kwargs}
     unknown = set(settings) - {"opt_level", "num_threads", "freeze"}
     if unknown:
-        raise ValueError(f"unknown dlc backend options {sorted(unknown)}; known: opt_level, "
-                         "num_threads, freeze")
+        raise ArgumentError(f"unknown dlc backend options {sorted(unknown)}; known: opt_level, "
+                            "num_threads, freeze")
+    if settings.get("freeze", False) not in (True, False):  # (0 and 1 too)
+        raise ArgumentError(f"the dlc backend's freeze option is True or False, got "
+                            f"{settings['freeze']!r}")
+    # checked here, as dlc.compile's arguments are: a bad value is the caller's error, not a
+    # graph dlc cannot compile (which runs eagerly, with a DlcFallbackWarning)
+    CompileOptions(opt_level=settings.get("opt_level", 2),
+                   num_threads=settings.get("num_threads")).resolve()
     # (frozen for inference only, as inductor's freezing: a training graph keeps its weights)
     freeze = settings.get("freeze") and not torch.is_grad_enabled()
     state = module_state(graph_module, example_inputs) if freeze else {}

@@ -578,3 +578,31 @@ def test_loading_a_library_that_is_no_export(tmp_path):
     with pytest.raises(LoadError, match=r"is not a dlc export named 'm': it has no "
                                         r"m_missing_cpu_feature"):
         load(tmp_path / "m.json")
+
+
+@pytest.mark.parametrize("options, message", [
+    # each ran the graph eagerly with a DlcFallbackWarning, as if dlc could not compile it
+    ({"opt_level": 9}, r"opt_level must be one of \(0, 1, 2, 3\), got 9"),
+    ({"num_threads": 0}, r"num_threads must be at least 1, got 0"),
+    ({"freeze": "yes"}, r"freeze option is True or False, got 'yes'"),
+    # a TypeError ("'str' object is not a mapping")
+    ("fast", r"the dlc backend's options must be a dict, got str"),
+])
+def test_torch_compile_backend_options_out_of_range(options, message):
+    torch = pytest.importorskip("torch")
+
+    class Net(torch.nn.Module):
+        def forward(self, x):
+            return torch.relu(x) + 1
+
+    torch._dynamo.reset()
+    try:
+        compiled = torch.compile(Net().eval(), backend="dlc", options=options)
+        with torch.no_grad(), pytest.raises(Exception, match=message) as info:
+            compiled(torch.ones(3))
+    finally:
+        torch._dynamo.reset()
+    # (Dynamo wraps a backend's exception in its BackendCompilerFailed)
+    cause = info.value if isinstance(info.value, dlc.DlcError) else info.value.__cause__ or \
+        getattr(info.value, "inner_exception", None)
+    assert isinstance(cause, dlc.ArgumentError), repr(info.value)
