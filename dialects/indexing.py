@@ -35,7 +35,8 @@ def _check_axis(axis: int, rank: int) -> None:
 
 def _check_indices(t: ir.RankedTensorType, what: str = "indices") -> None:
     element = t.element_type
-    if not is_int(element) or is_bool(element) or is_unsigned(element):
+    if not is_int(element) or is_bool(element) or is_unsigned(element) or \
+            ir.IntegerType(element).width > 64:  # (the lowering's i64 index arithmetic)
         raise ShapeError(f"{what} must be signed integers (i32 or i64), got {element}")
 
 

@@ -3,6 +3,8 @@ crash before its fix, and gets a clear error or the right answer now."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import onnx
 import pytest
@@ -606,3 +608,19 @@ def test_torch_compile_backend_options_out_of_range(options, message):
     cause = info.value if isinstance(info.value, dlc.DlcError) else info.value.__cause__ or \
         getattr(info.value, "inner_exception", None)
     assert isinstance(cause, dlc.ArgumentError), repr(info.value)
+
+
+def test_dlc_opt_gather_of_i128_indices(tmp_path, capsys):
+    # the verifier took i128 for a signed index type: the lowering's arith.extsi to i64 failed,
+    # "'arith.extsi' op operand type 'i128' and result type 'i64' are cast incompatible"
+    from dlc.tools.dlc_opt import main
+
+    path = tmp_path / "in.mlir"
+    path.write_text(
+        "func.func @main(%a: tensor<4xf32>, %i: tensor<2xi128>) -> tensor<2xf32> {\n"
+        '  %0 = "dlc.gather"(%a, %i) {axis = 0 : i64} : (tensor<4xf32>, tensor<2xi128>) '
+        "-> tensor<2xf32>\n  return %0 : tensor<2xf32>\n}\n")
+    assert main([str(path), "-O", "0"]) == 1
+    first = capsys.readouterr().err.splitlines()[0]
+    assert re.search(r"in\.mlir:2:8: error: 'dlc\.gather' op indices must be signed integers "
+                     r"\(i32 or i64\), got i128", first), first
