@@ -34,6 +34,7 @@ that make attention fast (`passes/graph/split_concat_matmul.py`) or the kernels.
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,7 +42,7 @@ from pathlib import Path
 import numpy as np
 import onnx
 
-from dlc.errors import InputError
+from dlc.errors import ArgumentError, InputError
 from dlc.llm.decoder import (  # noqa: F401 (dlc.llm's names)
     CachePair,
     DecoderError,
@@ -129,9 +130,11 @@ class CausalLM:
     def __init__(self, model: str | Path | bytes | onnx.ModelProto, max_length: int = 1024,
                  chunk: int = 64, batch: int = 1, num_threads: int | None = None,
                  opt_level: int = 2):
-        if max_length < 2 or chunk < 1 or batch < 1:
-            raise ValueError(f"max_length ({max_length}) must be at least 2, chunk ({chunk}) "
-                             f"and batch ({batch}) at least 1")
+        if not all(isinstance(v, int | np.integer) and not isinstance(v, bool)
+                   for v in (max_length, chunk, batch)) or \
+                max_length < 2 or chunk < 1 or batch < 1:
+            raise ArgumentError(f"max_length ({max_length!r}) must be an integer of at least 2, "
+                                f"chunk ({chunk!r}) and batch ({batch!r}) at least 1")
         self.max_length, self.chunk, self.batch = max_length, min(chunk, max_length), batch
         if is_torch_module(model):
             self.model, self.spec = compile_transformers(model, batch, opt_level, num_threads)
@@ -230,8 +233,10 @@ class CausalLM:
         `eos_token_id`."""
         prompt = np.asarray(prompt)
         prompt = prompt[None] if prompt.ndim == 1 else prompt
-        if max_new_tokens < 1:
-            raise ValueError(f"max_new_tokens must be at least 1, got {max_new_tokens}")
+        if isinstance(max_new_tokens, bool) or \
+                not isinstance(max_new_tokens, int | np.integer) or max_new_tokens < 1:
+            raise ArgumentError(f"max_new_tokens must be an integer of at least 1, got "
+                                f"{max_new_tokens!r}")
         if prompt.shape[-1] + max_new_tokens > self.max_length:
             raise InputError(f"a {prompt.shape[-1]}-token prompt and {max_new_tokens} new tokens"
                              f" exceed max_length {self.max_length}")
@@ -272,8 +277,9 @@ def _choose(logits: np.ndarray, top_k: int | None, temperature: float,
     """The next token of each row of `logits` `[batch, vocab]`."""
     if top_k is None or top_k <= 1:
         return logits.argmax(-1)
-    if temperature <= 0:
-        raise ValueError(f"temperature must be positive, got {temperature}")
+    if not (isinstance(temperature, int | float | np.number) and 0 < temperature < math.inf):
+        # (NaN passed `<= 0` and made numpy's choice fail on NaN probabilities)
+        raise ArgumentError(f"temperature must be a positive number, got {temperature!r}")
     k = min(top_k, logits.shape[-1])
     chosen = np.empty(len(logits), np.int64)
     for row, values in enumerate(logits.astype(np.float64)):

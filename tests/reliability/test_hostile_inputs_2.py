@@ -624,3 +624,24 @@ def test_dlc_opt_gather_of_i128_indices(tmp_path, capsys):
     first = capsys.readouterr().err.splitlines()[0]
     assert re.search(r"in\.mlir:2:8: error: 'dlc\.gather' op indices must be signed integers "
                      r"\(i32 or i64\), got i128", first), first
+
+
+def test_causal_lm_arguments_out_of_range():
+    # plain ValueErrors; a NaN temperature passed `<= 0` and numpy's choice failed on NaN
+    # probabilities ("probabilities contain NaN"); 2.5 as max_length was accepted
+    from dlc.llm import CausalLM, _choose
+
+    for kwargs in ({"max_length": 1}, {"max_length": 2.5}, {"chunk": 0}, {"batch": True}):
+        with pytest.raises(dlc.ArgumentError, match="must be an integer of at least"):
+            CausalLM(b"", **kwargs)
+    logits = np.array([[0.1, 0.5, 0.2]], F32)
+    rng = np.random.default_rng(0)
+    for temperature in (0.0, -1.0, float("nan"), float("inf"), "hot"):
+        with pytest.raises(dlc.ArgumentError, match="temperature must be a positive number"):
+            _choose(logits, 2, temperature, rng)
+    assert _choose(logits, 2, 1e-3, rng).tolist() == [1]
+    lm = CausalLM.__new__(CausalLM)  # (generate checks its arguments before the model runs)
+    lm.max_length = 16
+    for count in (0, "5", 2.5):  # ("5" < 1: a TypeError)
+        with pytest.raises(dlc.ArgumentError, match="max_new_tokens must be an integer"):
+            lm.generate(np.zeros((1, 2), I64), count)
