@@ -70,21 +70,30 @@ def _chain(op: ir.Operation) -> tuple[list[ir.Value], list[ir.Operation]]:
     return leaves, inner
 
 
+def _root(op: ir.Operation) -> ir.Operation:
+    """The concat that lowers the chain `op` is in (itself when not `_chained_into` another)."""
+    while _chained_into(op):
+        op = next(iter(op.results[0].uses)).owner.operation
+    return op
+
+
 def _grows_into(op: ir.Operation) -> bool:
-    """Whether `op` is the first operand of one dlc.concat on the same axis (its only concat
-    user) and has other users too: a prefix of that concat (DenseNet's blocks: each layer
-    reads the concat of all before it, the next concat adds the layer's output)."""
+    """Whether `op` has other users and is the first leaf of the chain of its only concat
+    user (on the same axis): a prefix of that chain's concat (DenseNet's blocks: each layer
+    reads the concat of every feature before it, the next concat adds the layer's output)."""
     uses = list(op.results[0].uses)
-    concats = [u for u in uses if u.owner.name == movement.CONCAT.name]
-    return len(uses) > 1 and len(concats) == 1 and concats[0].operand_number == 0 \
-        and _axis(concats[0].owner) == _axis(op)
+    concats = [u.owner for u in uses if u.owner.name == movement.CONCAT.name]
+    if len(uses) < 2 or len(concats) != 1 or _axis(concats[0].operation) != _axis(op):
+        return False
+    leaves, _ = _chain(_root(concats[0].operation))
+    return leaves[0] == op.results[0]
 
 
 def _prefixes(op: ir.Operation) -> list[ir.Operation]:
     """The concats that grow into `op`, innermost first, then `op`."""
     levels = [op]
     while True:
-        first = levels[-1].operands[0].owner
+        first = _chain(levels[-1])[0][0].owner
         if not (isinstance(first, ir.OpView | ir.Operation) and
                 first.name == movement.CONCAT.name and _grows_into(first.operation)):
             return levels[::-1]

@@ -92,3 +92,25 @@ def test_strided_slice(source, offsets, sizes, strided):
         context.allow_unregistered_dialects = True
         value, _module = _slice_of(source, offsets, sizes)
         assert strided_slice(value) == strided
+
+
+def test_a_prefix_grown_by_two_features_at_once():
+    # cat1 = Concat(a, b, c, d) is imported as concat(concat(concat(a, b), c), d) and CSE
+    # makes its concat(a, b) cat0: cat0 is the first leaf of the chain concat(concat(cat0, c),
+    # d), a prefix of it (it was a tensor of its own, copied into cat1's)
+    from tests.conftest import make_model
+
+    nodes = [oh.make_node("Concat", ["a", "b"], ["cat0"], axis=3),
+             oh.make_node("Relu", ["cat0"], ["r0"]),
+             oh.make_node("Concat", ["a", "b", "c", "d"], ["cat1"], axis=3),
+             oh.make_node("Sigmoid", ["cat1"], ["s1"])]
+    shapes = {"a": (np.float32, [1, 5, 5, 8]), "b": (np.float32, [1, 5, 5, 4]),
+              "c": (np.float32, [1, 5, 5, 4]), "d": (np.float32, [1, 5, 5, 4])}
+    compiled = dlc.compile(make_model(nodes, shapes, ["r0", "s1"]), num_threads=1)
+    assert "tensor.extract_slice" in compiled.ir("linalg")
+    rng = np.random.default_rng(2)
+    a, b, c, d = (rng.standard_normal(s).astype(np.float32) for _, s in shapes.values())
+    r0, s1 = compiled(a, b, c, d)
+    np.testing.assert_array_equal(r0, np.maximum(np.concatenate([a, b], 3), 0))
+    np.testing.assert_allclose(s1, 1 / (1 + np.exp(-np.concatenate([a, b, c, d], 3))),
+                               rtol=1e-5, atol=1e-6)

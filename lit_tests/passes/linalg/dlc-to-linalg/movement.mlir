@@ -53,6 +53,37 @@ func.func @test_concat_chain_shared(%a: tensor<2x3xf32>, %b: tensor<2x1xf32>) ->
 
 // -----
 
+// A prefix that is the first leaf of a chain (a layer adding two features at once: concat of
+// a concat) grows into the chain's last concat; one that is not its first leaf is a tensor of
+// its own, inserted whole.
+
+// CHECK-LABEL: func.func @test_concat_prefix_of_a_chain
+// CHECK:         %[[INIT:.*]] = tensor.empty() : tensor<2x7xf32>
+// CHECK-NEXT:    %[[S0:.*]] = tensor.insert_slice %{{.*}} into %[[INIT]][0, 0] [2, 3] [1, 1]
+// CHECK-NEXT:    %[[S1:.*]] = tensor.insert_slice %{{.*}} into %[[S0]][0, 3] [2, 1] [1, 1]
+// CHECK-NEXT:    %[[INNER:.*]] = tensor.extract_slice %[[S1]][0, 0] [2, 4] [1, 1]
+// CHECK-NEXT:    %[[S2:.*]] = tensor.insert_slice %{{.*}} into %[[S1]][0, 4] [2, 1] [1, 1]
+// CHECK-NEXT:    %[[S3:.*]] = tensor.insert_slice %{{.*}} into %[[S2]][0, 5] [2, 2] [1, 1]
+// CHECK-NEXT:    return %[[INNER]], %[[S3]]
+// CHECK-LABEL: func.func @test_concat_prefix_not_first
+// CHECK:         tensor.empty() : tensor<2x4xf32>
+// CHECK:         tensor.empty() : tensor<2x7xf32>
+// CHECK-NOT:     tensor.extract_slice
+func.func @test_concat_prefix_of_a_chain(%a: tensor<2x3xf32>, %b: tensor<2x1xf32>, %c: tensor<2x2xf32>) -> (tensor<2x4xf32>, tensor<2x7xf32>) {
+  %0 = "dlc.concat"(%a, %b) {axis = 1} : (tensor<2x3xf32>, tensor<2x1xf32>) -> tensor<2x4xf32>
+  %1 = "dlc.concat"(%0, %b) {axis = 1} : (tensor<2x4xf32>, tensor<2x1xf32>) -> tensor<2x5xf32>
+  %2 = "dlc.concat"(%1, %c) {axis = 1} : (tensor<2x5xf32>, tensor<2x2xf32>) -> tensor<2x7xf32>
+  return %0, %2 : tensor<2x4xf32>, tensor<2x7xf32>
+}
+func.func @test_concat_prefix_not_first(%a: tensor<2x3xf32>, %b: tensor<2x1xf32>, %c: tensor<2x2xf32>) -> (tensor<2x4xf32>, tensor<2x7xf32>) {
+  %0 = "dlc.concat"(%a, %b) {axis = 1} : (tensor<2x3xf32>, tensor<2x1xf32>) -> tensor<2x4xf32>
+  %1 = "dlc.concat"(%0, %b) {axis = 1} : (tensor<2x4xf32>, tensor<2x1xf32>) -> tensor<2x5xf32>
+  %2 = "dlc.concat"(%c, %1) {axis = 1} : (tensor<2x2xf32>, tensor<2x5xf32>) -> tensor<2x7xf32>
+  return %0, %2 : tensor<2x4xf32>, tensor<2x7xf32>
+}
+
+// -----
+
 // An inner concat used as the second operand, or on another axis, stays a tensor of its own.
 
 // CHECK-LABEL: func.func @test_concat_not_a_prefix
