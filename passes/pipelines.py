@@ -23,7 +23,8 @@ _DLC_O1 = (
     "dlc-strength-reduce,dlc-canonicalize"
 )
 _DLC_O2 = (
-    _DLC_O1 + ",dlc-sink-transpose,dlc-fuse-batchnorm,dlc-fuse-matmul-add,dlc-pad-matmul-n,"
+    _DLC_O1 + ",dlc-einsum-matmul,dlc-sink-transpose,dlc-fuse-batchnorm,dlc-fuse-matmul-add,"
+    "dlc-pad-matmul-n,"
     "dlc-convert-layout,dlc-winograd,dlc-polyphase,dlc-split-concat-matmul,dlc-qdq-lut,"
     "dlc-fold-constants,dlc-simplify,dlc-canonicalize"
 )
