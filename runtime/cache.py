@@ -92,7 +92,12 @@ import numpy as np
 
 from dlc import settings
 from dlc.passes.llvm import external_weights
-from dlc.runtime.jit import SharedObjectFunction, Signature, TensorSpec
+from dlc.runtime.jit import (
+    SharedObjectFunction,
+    Signature,
+    TensorSpec,
+    callable_from_shared_object,
+)
 
 FORMAT = 5  # bump when the layout of an entry changes (4: a digest per weight; 5: the
 # identity and state of weights.bin)
@@ -856,6 +861,8 @@ def save(key: str, function: Any, seconds: float = float("inf")) -> bool:
     """
     linker = _linker()
     if not enabled() or linker is None or seconds < min_seconds() or not _KEY.fullmatch(key):
+        return False
+    if not callable_from_shared_object(function.signature):  # (its entry could not be loaded)
         return False
     try:
         root = _root(create=True)

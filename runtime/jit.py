@@ -215,11 +215,26 @@ class JitFunction(NativeFunction):
         self._engine.dump_to_object_file(path)
 
 
+# ctypes calls a foreign function with at most 1024 arguments (CTYPES_MAX_ARGCOUNT): a
+# shared object's `_mlir_ciface_main` takes one per input and output, so a model with more
+# runs through the JIT's packed entry point (one argument) only
+MAX_CALL_ARGUMENTS = 1024
+
+
+def callable_from_shared_object(signature: Signature) -> bool:
+    """Whether a shared object's entry point of `signature` can be called through ctypes."""
+    return len(signature.inputs) + len(signature.outputs) <= MAX_CALL_ARGUMENTS
+
+
 class SharedObjectFunction(NativeFunction):
     """A compiled `main` loaded from a shared object (the disk cache's entries)."""
 
     def __init__(self, path: Path, signature: Signature, entry: str = "main",
                  checks: Sequence[str] = ()):
+        if not callable_from_shared_object(signature):  # (ctypes.ArgumentError at each call)
+            raise RuntimeError(f"{len(signature.inputs) + len(signature.outputs)} inputs and "
+                               f"outputs: a shared object's entry point takes at most "
+                               f"{MAX_CALL_ARGUMENTS} (ctypes)")
         _load_runtime_libraries()
         # instances loaded from the same file share one lock: dlopen gives them the same
         # library, whose static buffer arena (dlc-plan-buffers) and status they share

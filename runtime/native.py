@@ -53,7 +53,12 @@ from pathlib import Path
 from mlir import ir
 
 from dlc import settings
-from dlc.runtime.jit import JitFunction, NativeFunction, SharedObjectFunction
+from dlc.runtime.jit import (
+    JitFunction,
+    NativeFunction,
+    SharedObjectFunction,
+    callable_from_shared_object,
+)
 from dlc.runtime.signature import Signature
 from dlc.runtime.split_module import write_parts
 
@@ -182,7 +187,7 @@ def compile_module(module: ir.Module, signature: Signature, *, threads: bool = F
                    checks: Sequence[str] = (), timer=None) -> NativeFunction:
     """The native function of the lowered `module` (the llvm dialect, weights external):
     generated in parallel processes when `chunks(module)` > 1, else by the JIT."""
-    count = chunks(module)
+    count = chunks(module) if callable_from_shared_object(signature) else 1
     if count > 1:
         try:
             return _parallel(module, signature, count, checks, timer)

@@ -645,3 +645,44 @@ def test_causal_lm_arguments_out_of_range():
     for count in (0, "5", 2.5):  # ("5" < 1: a TypeError)
         with pytest.raises(dlc.ArgumentError, match="max_new_tokens must be an integer"):
             lm.generate(np.zeros((1, 2), I64), count)
+
+
+def _wide_signature(outputs: int):
+    from dlc.runtime.signature import Signature, TensorSpec
+
+    spec = TensorSpec("x", (1,), np.dtype(F32))
+    return Signature((spec,), tuple(TensorSpec(f"o{i}", (1,), np.dtype(F32))
+                                    for i in range(outputs)))
+
+
+def test_models_of_more_than_1024_inputs_and_outputs_stay_off_shared_objects(cache_dir):
+    # a Split into 2000 outputs (its main split in parts: the parallel native codegen) compiled
+    # and then every call raised ctypes.ArgumentError "too many arguments (2001), maximum is
+    # 1024": a shared object's entry point takes an argument per input and output, and ctypes
+    # calls at most 1024 (a disk cache entry of it failed the same way when loaded). Such a
+    # model now stays on the JIT's packed entry point (one argument), and is not cached on
+    # disk. (An end-to-end case compiles for over a minute: the parts are checked here.)
+    from dlc.runtime import cache
+    from dlc.runtime.jit import MAX_CALL_ARGUMENTS, SharedObjectFunction
+
+    with pytest.raises(RuntimeError, match=rf"2001 inputs and outputs: a shared object's "
+                                           rf"entry point takes at most {MAX_CALL_ARGUMENTS}"):
+        SharedObjectFunction(cache_dir / "model.so", _wide_signature(2000))
+
+    dumped = []
+
+    class Wide:
+        signature = _wide_signature(2000)
+        checks = ()
+
+        def dump_object(self, path):
+            dumped.append(path)
+
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert cache.save("0" * 64, Wide()) is False
+    # (not attempted: before, the object was dumped in a forked child and the write failed
+    # with a CacheWarning)
+    assert dumped == [] and caught == [] and not cache_dir.exists()
