@@ -44,12 +44,19 @@ def memory_limit() -> int:
         return 1 << 40
 
 
+MAX_RANK = 64  # numpy's most dimensions (numpy 2; 32 before)
+
+
 def size_problem(shape: Sequence[int], itemsize: int, type_name: str) -> str | None:
     """Why a tensor of `shape` cannot exist here (`has shape ...: more than ...`), else None.
 
     Its bytes must fit in this machine's memory and, empty axes counted as 1, its bits in
     int64: MLIR's strides multiply the non-empty sizes, and numpy refuses such arrays too.
     """
+    if len(shape) > MAX_RANK:  # (numpy's limit: such an input or output cannot be passed or
+        # returned, and MLIR's maps of a rank-1000 tensor took minutes to compile)
+        return (f"has rank {len(shape)}: dlc, like numpy, takes tensors of rank at most "
+                f"{MAX_RANK}")
     size = math.prod(int(d) for d in shape) * itemsize
     limit = memory_limit()
     if size > limit:

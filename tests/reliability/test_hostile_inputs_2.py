@@ -686,3 +686,24 @@ def test_models_of_more_than_1024_inputs_and_outputs_stay_off_shared_objects(cac
     # (not attempted: before, the object was dumped in a forked child and the write failed
     # with a CacheWarning)
     assert dumped == [] and caught == [] and not cache_dir.exists()
+
+
+def test_tensors_of_rank_above_64():
+    # an output of rank 72 compiled, then each call raised numpy's ValueError ("maximum
+    # supported dimension for an ndarray is currently 64"); a rank-1000 input took 94 s to
+    # compile (and a rank-1000 Expand 132 s)
+    unsqueeze = make_model([helper.make_node("Unsqueeze", ["x", "a"], ["y"], name="up")],
+                           {"x": (F32, [2, 3])}, ["y"], {"a": np.arange(70, dtype=I64)},
+                           check=False)
+    with pytest.raises(dlc.FrontendError, match=r"node 'up' \(Unsqueeze\) computes a result "
+                                                r"that has rank 72: dlc, like numpy, takes "
+                                                r"tensors of rank at most 64"):
+        dlc.compile(unsqueeze)
+    wide = make_model([helper.make_node("Relu", ["x"], ["y"])], {"x": (F32, [1] * 1000)},
+                      {"y": (F32, [1] * 1000)}, check=False)
+    with pytest.raises(dlc.FrontendError, match=r"graph input 'x' has rank 1000"):
+        dlc.compile(wide)
+    at_the_limit = make_model([helper.make_node("Relu", ["x"], ["y"])], {"x": (F32, [1] * 64)},
+                              {"y": (F32, [1] * 64)})
+    (y,) = dlc.compile(at_the_limit)(np.full([1] * 64, -1, F32))
+    assert y.shape == (1,) * 64 and y.item() == 0
