@@ -223,8 +223,15 @@ FLAGS = frozenset({
 
 def check_attributes(graph: onnx.GraphProto) -> None:
     """Boolean attributes are 0 or 1 and string attributes are UTF-8 text, in the graph and
-    in its bodies."""
+    in its bodies; a Constant has one value attribute and a ConstantOfShape's value one
+    element."""
     for index, node in enumerate(graph.node):
+        if node.op_type == "Constant" and node.domain in ("", "ai.onnx"):
+            values = [a.name for a in node.attribute if a.name.startswith(("value", "sparse"))]
+            if len(values) > 1:  # (dlc took the first it knew, onnxruntime another)
+                raise ModelValidationError(
+                    f"{_node(node, index)}: has {len(values)} value attributes {values}; a "
+                    "Constant has exactly one")
         for attribute in node.attribute:
             for text in [attribute.s, *attribute.strings]:
                 try:
@@ -245,6 +252,13 @@ def check_attributes(graph: onnx.GraphProto) -> None:
                 tensors += [sparse.values, sparse.indices]
             for tensor in tensors:
                 _check_whole(tensor, f"{_node(node, index)}: attribute '{attribute.name}'")
+            if node.op_type == "ConstantOfShape" and node.domain in ("", "ai.onnx") and \
+                    attribute.name == "value" and attribute.HasField("t") and \
+                    _elements(attribute.t.dims) != 1:
+                # (its first value filled the result; onnxruntime refuses such a node)
+                raise ModelValidationError(
+                    f"{_node(node, index)}: attribute 'value' must hold one element, got shape "
+                    f"{list(attribute.t.dims)}")
             for body in ([attribute.g] if attribute.HasField("g") else []) + list(attribute.graphs):
                 for tensor in body.initializer:
                     _check_whole(tensor, f"{_node(node, index)}: initializer '{tensor.name}' "

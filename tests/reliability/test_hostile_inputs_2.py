@@ -707,3 +707,19 @@ def test_tensors_of_rank_above_64():
                               {"y": (F32, [1] * 64)})
     (y,) = dlc.compile(at_the_limit)(np.full([1] * 64, -1, F32))
     assert y.shape == (1,) * 64 and y.item() == 0
+
+
+def test_constant_nodes_with_ambiguous_values():
+    # a ConstantOfShape whose value holds 2 elements filled the result with the first (the
+    # checker accepts it, onnxruntime refuses it); a Constant of two value attributes took one
+    fill = helper.make_node("ConstantOfShape", ["s"], ["y"], name="fill",
+                            value=helper.make_tensor("v", onnx.TensorProto.FLOAT, [2], [1, 2]))
+    model = make_model([fill], {}, {"y": (F32, [2])}, {"s": np.array([2], I64)}, check=False)
+    with pytest.raises(dlc.FrontendError, match=r"node 'fill' \(ConstantOfShape\): attribute "
+                                                r"'value' must hold one element, got shape \[2\]"):
+        dlc.compile(model)
+    both = helper.make_node("Constant", [], ["y"], name="c", value_float=1.0, value_int=2)
+    model = make_model([both], {}, {"y": (F32, [])}, check=False)
+    with pytest.raises(dlc.FrontendError, match=r"node 'c' \(Constant\): has 2 value attributes "
+                                                r"\['value_float', 'value_int'\]"):
+        dlc.compile(model)
