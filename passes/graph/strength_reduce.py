@@ -3,6 +3,7 @@
     pow(x, 2) -> x * x       pow(x, 1) -> x       pow(x, 0.5) -> sqrt(x)      (float x)
     pow(x, 3) -> (x * x) * x                                                   (float x)
     x / c -> x * (1 / c)     where every element of the constant c is a power of two
+    reduce_mean(x, axes=[2, 3]) -> global average pool (reduce_max: max pool)   (f32 NCHW x)
 
 A quotient by a power of two and the product by its reciprocal are the same real number, so
 both round to the same float: the rewrite is exact. Any other divisor stays a division (its
@@ -11,7 +12,11 @@ reciprocal would be rounded). The exponent must be a constant holding one value
 one inexact rewrite (two roundings instead of a libm call's one: within 2 ulp): it is what
 onnxruntime's Pow kernel computes for an exponent of 3, and the cube of the tanh GELU
 (`gelu_new`: GPT-2 and many transformers models) was a scalar `powf` call per element, 4.3 ms
-of each GPT-2 layer's 25 ms.
+of each GPT-2 layer's 25 ms. A mean (or max) over the two spatial axes of a 4-D NCHW tensor
+(squeeze-and-excitation means, a head's mean written as ReduceMean: GhostNet, ShuffleNetV2,
+MnasNet) is the global pool of that window (the same sum and division), which dlc-convert-layout
+computes channels-last with the pool schedule: as a reduction over the middle axes of NHWC it
+ran as naive loops (a NaivePathWarning each; GhostNet's 7 took 4 % of its time).
 """
 
 from __future__ import annotations
@@ -23,6 +28,8 @@ from mlir import ir
 
 from dlc.dialects import build, ops
 from dlc.dialects.binary import BINARY
+from dlc.dialects.conv import POOL
+from dlc.dialects.reduction import REDUCE
 from dlc.dialects.unary import UNARY
 from dlc.passes.graph.match import (
     RuleTable,
@@ -79,14 +86,34 @@ def divide_by_multiplying(op: ir.OpView) -> list[ir.Value] | None:
     return [build(ops.MUL, [x, constant(inverse, element, op.location)], loc=op.location)]
 
 
-RULES: RuleTable = {BINARY: [reduce_pow], ops.DIV: [divide_by_multiplying]}
+_POOLS = {"mean": "avg", "max": "max"}
+
+
+def spatial_reduce_as_pool(op: ir.OpView) -> list[ir.Value] | None:
+    # reduce_{mean,max}(x [N, C, H, W], axes=[2, 3]) -> pool {avg, max} with window [H, W]
+    attrs = attributes(op)
+    x = op.operands[0]
+    if attrs["fn"] not in _POOLS or list(attrs["axes"]) != [2, 3] or x.type.rank != 4 \
+            or not isinstance(x.type.element_type, ir.F32Type) or 0 in x.type.shape:
+        return None
+    n, c, h, w = x.type.shape
+    pool = build(POOL, [x], {"kind": _POOLS[attrs["fn"]], "kernel": [h, w], "strides": [1, 1],
+                             "dilations": [1, 1], "pads": [0, 0, 0, 0], "ceil_mode": 0,
+                             "count_include_pad": 0, "p": 2}, loc=op.location)
+    if not attrs["keepdims"]:
+        pool = build(ops.RESHAPE, [pool], {"shape": [n, c]}, loc=op.location)
+    return [pool]
+
+
+RULES: RuleTable = {BINARY: [reduce_pow], ops.DIV: [divide_by_multiplying],
+                    REDUCE: [spatial_reduce_as_pool]}
 
 
 @register
 @dataclass(frozen=True)
 class StrengthReduce(ModulePass):
     """Strength reduction: pow(x, 2) -> x*x, pow(x, 3) -> x*x*x, pow(x, 0.5) -> sqrt,
-    x / 2^k -> x * 2^-k."""
+    x / 2^k -> x * 2^-k, a spatial mean or max of NCHW -> a global pool."""
 
     name = "dlc-strength-reduce"
 

@@ -69,3 +69,22 @@ func.func @test_cube(%x: tensor<4xf32>) -> tensor<4xf32> {
   %0 = "dlc.binary"(%x, %three) {fn = "pow"} : (tensor<4xf32>, tensor<f32>) -> tensor<4xf32>
   return %0 : tensor<4xf32>
 }
+
+// -----
+
+// A mean or max over the spatial axes of NCHW is the global pool of that window (keepdims = 0:
+// then reshaped); a sum, or a mean over the channels, stays a reduction.
+
+// CHECK-LABEL: func.func @test_spatial_reduce
+// CHECK:         "dlc.pool"(%arg0) {{{.*}}kernel = array<i64: 7, 5>, kind = "avg"{{.*}}} : (tensor<2x8x7x5xf32>) -> tensor<2x8x1x1xf32>
+// CHECK:         %[[M:.*]] = "dlc.pool"(%arg0) {{{.*}}kind = "max"{{.*}}} : (tensor<2x8x7x5xf32>) -> tensor<2x8x1x1xf32>
+// CHECK:         "dlc.reshape"(%[[M]]) {shape = array<i64: 2, 8>}
+// CHECK:         "dlc.reduce"(%arg0) {axes = array<i64: 2, 3>, fn = "sum"
+// CHECK:         "dlc.reduce"(%arg0) {axes = array<i64: 1>, fn = "mean"
+func.func @test_spatial_reduce(%x: tensor<2x8x7x5xf32>) -> (tensor<2x8x1x1xf32>, tensor<2x8xf32>, tensor<2x8x1x1xf32>, tensor<2x1x7x5xf32>) {
+  %0 = "dlc.reduce"(%x) {fn = "mean", axes = array<i64: 2, 3>, keepdims = 1 : i64} : (tensor<2x8x7x5xf32>) -> tensor<2x8x1x1xf32>
+  %1 = "dlc.reduce"(%x) {fn = "max", axes = array<i64: 2, 3>, keepdims = 0 : i64} : (tensor<2x8x7x5xf32>) -> tensor<2x8xf32>
+  %2 = "dlc.reduce"(%x) {fn = "sum", axes = array<i64: 2, 3>, keepdims = 1 : i64} : (tensor<2x8x7x5xf32>) -> tensor<2x8x1x1xf32>
+  %3 = "dlc.reduce"(%x) {fn = "mean", axes = array<i64: 1>, keepdims = 1 : i64} : (tensor<2x8x7x5xf32>) -> tensor<2x1x7x5xf32>
+  return %0, %1, %2, %3 : tensor<2x8x1x1xf32>, tensor<2x8xf32>, tensor<2x8x1x1xf32>, tensor<2x1x7x5xf32>
+}
