@@ -563,6 +563,9 @@ def _fold(n: NodeContext) -> list[ir.Value] | None:
         outputs = fold(n.node.op_type, inputs, n.attributes, n.opset)
     except Exception as error:  # noqa: BLE001 (malformed attributes or shapes: say which node)
         raise n.error(f"cannot fold it on its constant inputs: {error}") from None
+    if n.node.op_type == "Split" and len(outputs) != len(n.node.output):
+        raise n.error(f"split gives {len(outputs)} parts but the node has "
+                      f"{len(n.node.output)} outputs")
     values = []
     for name, array in zip(n.node.output, outputs):
         if name:

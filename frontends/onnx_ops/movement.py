@@ -131,6 +131,9 @@ def _split_sizes(n: NodeContext, size: int) -> list[int]:
     if split is not None:
         if sum(split) != size or any(s < 0 for s in split):
             raise n.error(f"split {split} does not add up to the axis size {size}")
+        if len(split) != outputs:  # (the parts past the outputs were dropped)
+            raise n.error(f"split {split} gives {len(split)} parts but the node has {outputs} "
+                          "outputs")
         return split
     parts = n.attr("num_outputs", outputs) if n.opset >= 18 else outputs
     if n.opset >= 18 and n.attr("num_outputs") is None:

@@ -723,3 +723,22 @@ def test_constant_nodes_with_ambiguous_values():
     with pytest.raises(dlc.FrontendError, match=r"node 'c' \(Constant\): has 2 value attributes "
                                                 r"\['value_float', 'value_int'\]"):
         dlc.compile(model)
+
+
+@pytest.mark.parametrize("folded", [False, True])
+def test_split_of_more_parts_than_outputs(folded):
+    # split [2, 2, 2] with 2 outputs: the third part was dropped silently (onnxruntime and the
+    # checker's shape inference refuse it), folded at import or computed
+    node = helper.make_node("Split", ["x", "s"], ["a", "b"], name="split", axis=0)
+    outputs = {"a": (F32, [2]), "b": (F32, [2])}
+    if folded:
+        model = make_model([node, helper.make_node("Add", ["a", "z"], ["c"])],
+                           {"z": (F32, [2])}, {"c": (F32, [2]), "b": (F32, [2])},
+                           {"x": np.arange(6, dtype=F32), "s": np.array([2, 2, 2], I64)},
+                           check=False)
+    else:
+        model = make_model([node], {"x": (F32, [6])}, outputs,
+                           {"s": np.array([2, 2, 2], I64)}, check=False)
+    with pytest.raises(dlc.FrontendError, match=r"node 'split' \(Split\): split.* gives 3 parts "
+                                                r"but the node has 2 outputs"):
+        dlc.compile(model)
