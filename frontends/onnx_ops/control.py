@@ -72,6 +72,11 @@ def import_if(n: NodeContext) -> list[ir.Value]:
     branches = {"then": n.attr("then_branch"), "else": n.attr("else_branch")}
     if any(b is None for b in branches.values()):
         raise n.error("needs both then_branch and else_branch")
+    counts = {k: len(b.output) for k, b in branches.items()}
+    if any(count != len(n.node.output) for count in counts.values()):
+        # (zip() dropped the outputs one branch has and the other has not)
+        raise n.error(f"then_branch has {counts['then']} outputs and else_branch "
+                      f"{counts['else']}; the node has {len(n.node.output)}")
     name = n.node.input[0]
     if name in n.constants:  # import only the branch taken
         taken = "then" if bool(_single(n, n.constants[name], "the condition")) else "else"

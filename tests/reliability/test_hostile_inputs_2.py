@@ -742,3 +742,22 @@ def test_split_of_more_parts_than_outputs(folded):
     with pytest.raises(dlc.FrontendError, match=r"node 'split' \(Split\): split.* gives 3 parts "
                                                 r"but the node has 2 outputs"):
         dlc.compile(model)
+
+
+@pytest.mark.parametrize("constant", [False, True])
+def test_if_branches_of_other_output_counts(constant):
+    # then_branch of 1 output and else_branch of 2 under an If of 1: zip() dropped the extra
+    # output (and a constant condition took its branch's count as the node's)
+    then_branch = helper.make_graph([helper.make_node("Relu", ["x"], ["a"])], "then", [],
+                                    [_vi("a", F32, [2])])
+    else_branch = helper.make_graph([helper.make_node("Neg", ["x"], ["b"]),
+                                     helper.make_node("Abs", ["x"], ["c"])], "else", [],
+                                    [_vi("b", F32, [2]), _vi("c", F32, [2])])
+    node = helper.make_node("If", ["k"], ["y"], name="branch", then_branch=then_branch,
+                            else_branch=else_branch)
+    inputs = {"x": (F32, [2])} if constant else {"x": (F32, [2]), "k": (np.bool_, [])}
+    model = make_model([node], inputs, {"y": (F32, [2])},
+                       {"k": np.array(True)} if constant else None, check=False)
+    with pytest.raises(dlc.FrontendError, match=r"node 'branch' \(If\): then_branch has 1 "
+                                                r"outputs and else_branch 2; the node has 1"):
+        dlc.compile(model)
