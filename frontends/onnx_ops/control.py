@@ -52,6 +52,18 @@ def _constant(n: NodeContext, array: np.ndarray) -> ir.Value:
     return n.build(ops.CONSTANT, [], {"value": dense(array, n)})
 
 
+def _check_body_outputs(n: NodeContext, body, fixed: int, what: str) -> None:
+    """The body gives at least its `fixed` outputs (`what`), then scan outputs; the node has
+    as many outputs as it gives past the first `fixed - len(states)` (Loop's condition)."""
+    given = len(body.output)
+    if given < fixed:
+        raise n.error(f"the body has {given} outputs, expected at least {fixed} ({what})")
+    states = fixed - 1 if n.node.op_type == "Loop" else fixed
+    if len(n.node.output) > given - (fixed - states):
+        raise n.error(f"the node has {len(n.node.output)} outputs, but its body gives "
+                      f"{states} final values and {given - fixed} scan outputs")
+
+
 def _single(n: NodeContext, value, what: str):
     """The one element of a constant condition or count (any shape of one element)."""
     array = np.asarray(value)
@@ -124,6 +136,7 @@ def import_loop(n: NodeContext) -> list[ir.Value]:
     if len(names) != 2 + len(carried):
         raise n.error(f"the body takes {len(names)} inputs, expected {2 + len(carried)} "
                       "(iteration number, condition, loop-carried values)")
+    _check_body_outputs(n, body, 1 + len(carried), "the condition and the loop-carried values")
     count = _trip_count(n)
     condition = _initial_condition(n)
     if count is None and not condition:
@@ -230,6 +243,7 @@ def _scan9(n: NodeContext) -> list[ir.Value]:
     states, inputs = list(n.inputs[:len(n.inputs) - m]), list(n.inputs[len(n.inputs) - m:])
     in_axes = _axes(n, "scan_input_axes", m, [x.type.rank for x in inputs])
     in_dirs = _directions(n, "scan_input_directions", m)
+    _check_body_outputs(n, body, len(states), "the final state values")
     final, steps = _scan_steps(n, states, inputs, in_axes, in_dirs, body)
     return final + _scan_outputs(n, steps, len(body.output) - len(states))
 
@@ -247,6 +261,7 @@ def _scan8(n: NodeContext) -> list[ir.Value]:
     states, inputs = rest[:len(rest) - m], rest[len(rest) - m:]
     batch = inputs[0].type.shape[0]
     in_dirs = _directions(n, "directions", m)
+    _check_body_outputs(n, body, len(states), "the final state values")
     finals, outs = [], []
     for b in range(batch):
         s = [_slice_at(n, x, 0, b) for x in states]

@@ -761,3 +761,26 @@ def test_if_branches_of_other_output_counts(constant):
     with pytest.raises(dlc.FrontendError, match=r"node 'branch' \(If\): then_branch has 1 "
                                                 r"outputs and else_branch 2; the node has 1"):
         dlc.compile(model)
+
+
+def test_loop_and_scan_bodies_of_too_few_outputs():
+    # "graph outputs ['y'] are produced by no node": the node's missing outputs, far from it
+    body = helper.make_graph([helper.make_node("Identity", ["cin"], ["cout"])], "body",
+                             [_vi("i", I64, []), _vi("cin", np.bool_, []), _vi("v", F32, [2])],
+                             [_vi("cout", np.bool_, [])])
+    loop = make_model([helper.make_node("Loop", ["M", "cond", "x"], ["y"], name="loop",
+                                        body=body)],
+                      {"x": (F32, [2])}, {"y": (F32, [2])},
+                      {"M": np.array(3, I64), "cond": np.array(True)}, check=False)
+    with pytest.raises(dlc.FrontendError, match=r"node 'loop' \(Loop\): the body has 1 outputs, "
+                                                r"expected at least 2"):
+        dlc.compile(loop)
+    step = helper.make_graph([helper.make_node("Add", ["s", "e"], ["s2"])], "step",
+                             [_vi("s", F32, [2]), _vi("e", F32, [2])], [_vi("s2", F32, [2])])
+    scan = make_model([helper.make_node("Scan", ["init", "xs"], ["final", "ys"], name="scan",
+                                        body=step, num_scan_inputs=1)],
+                      {"init": (F32, [2]), "xs": (F32, [3, 2])},
+                      {"final": (F32, [2]), "ys": (F32, [3, 2])}, check=False)
+    with pytest.raises(dlc.FrontendError, match=r"node 'scan' \(Scan\): the node has 2 outputs, "
+                                                r"but its body gives 1 final values and 0 scan"):
+        dlc.compile(scan)
