@@ -28,7 +28,8 @@ built greedily (`fusion_plan.fuses_exactly`) the init and the epilogue are fused
 register tiles too (`fusion.register_fused_lines`: one store per tile).
 
 Tile heuristic (the target CPU's, `target.py`): ow = the widest divisor of OW up to
-`accumulators / ceil(F / lanes)` (12 on AVX2 for 8 channels per group, 6 for 16) other than F
+`accumulators / ceil(F / lanes)` (12 on AVX2 for 8 channels per group, 6 for 16), and on AVX-512 up
+to OW_FULL_VECTORS = 4 where F fills whole vectors (the taps' broadcasts spill), other than F
 (equal inner tiles hit the LLVM 22 miscompile, PERF.md); where that is narrower than 4, OW is
 tiled by the widest such width and its last, partial tile peeled (`fusion.register_fused_lines`)
 or split off. Never masked. F is one register tile up to accumulators / 2 vectors (an ow tile
@@ -55,6 +56,13 @@ TAG = "dlc.grouped_conv"  # marks the packed generic (and its tiles) for the scr
 OUTER_BYTES = 64 * 1024  # the output tile of one forall iteration
 MIN_TILES = 4  # forall tiles wanted, for the threads
 OW_MIN = 4  # narrower divisors of OW than this split OW (or peel its last tile)
+# the widest OW register tile where F fills whole vectors: the body holds every tap's
+# broadcasts of x at once (KH KW of them, unrolled), so a wide tile spills. AVX-512 took 14
+# (14 accumulators of one vector, F = 16): ResNeXt-50's 3x3 convs of 16 channels per group,
+# 14 x 14, 0.72 -> 0.40 ms (onnxruntime 0.36), stride 2 1.47 -> 0.56; the model 0.975x its
+# time; F = 8 (half a vector: RegNetY) keeps its wide tiles (capped: 1.09x slower). AVX-512
+# only: AVX2's 12 accumulators already bound the tile (ow 6 for F = 16) and were not re-measured
+OW_FULL_VECTORS = 4
 
 
 @dataclass(frozen=True)
@@ -197,6 +205,8 @@ def ow_register(problem: Grouped) -> tuple[int, bool]:
     """The register tile of OW and whether OW's last tile is partial (peeled or split off)."""
     f = f_tile(problem.f)
     widest = min(problem.ow, target.current().conv_accumulators // _vectors(f))
+    if f >= target.current().lanes >= 16:  # (measured on AVX-512; AVX2's tiles as they were)
+        widest = min(widest, OW_FULL_VECTORS)
     divisors = [d for d in range(1, widest + 1) if problem.ow % d == 0 and d != f]
     best = max(divisors, default=1)
     if best >= min(OW_MIN, problem.ow):

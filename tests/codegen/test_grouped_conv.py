@@ -161,7 +161,10 @@ def test_register_tiles() -> None:
         assert grouped_conv.ow_register(problem(7, 16)) == (5, True)
         assert grouped_conv.ow_register(problem(3, 8)) == (3, False)
     with target.use("avx512"):
-        assert grouped_conv.ow_register(problem(14, 16)) == (14, False)
+        # (F = 16 fills a vector: at most 4 wide, the taps' broadcasts spilled at 14)
+        assert grouped_conv.ow_register(problem(14, 16)) == (4, True)
+        assert grouped_conv.ow_register(problem(28, 32)) == (4, False)
+        assert grouped_conv.ow_register(problem(14, 8)) == (14, False)  # (half a vector)
 
 
 def test_other_grouped_convs_stay_correct() -> None:
