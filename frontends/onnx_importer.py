@@ -391,6 +391,7 @@ def import_model(
             if missing:
                 raise FrontendError(f"graph outputs {missing} are produced by no node")
             results = [values[o.name] for o in graph.output]
+            _check_output_kinds(graph)
             if not _reshaped(graph, shapes):
                 _check_output_shapes(graph, results)
             counts = [(selection.count_output_name(o.name, bound[1]), bound[0])
@@ -461,6 +462,17 @@ def _reshaped(graph: onnx.GraphProto, shapes: Mapping[str, Sequence[int]]) -> bo
                for d, s in zip(dims, shapes[value.name])):
             return True
     return False
+
+
+def _check_output_kinds(graph: onnx.GraphProto) -> None:
+    """Graph outputs are declared tensors, or not at all (a tensor was returned for an output
+    declared a map or a sequence)."""
+    for output in graph.output:
+        kind = output.type.WhichOneof("value")
+        if kind not in (None, "tensor_type"):
+            raise ModelValidationError(
+                f"graph output '{output.name}' is declared a {kind.removesuffix('_type')}, "
+                "but dlc computes tensors: declare it a tensor")
 
 
 def _check_output_shapes(graph: onnx.GraphProto, results: Sequence[ir.Value]) -> None:

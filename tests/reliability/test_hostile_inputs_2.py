@@ -784,3 +784,19 @@ def test_loop_and_scan_bodies_of_too_few_outputs():
     with pytest.raises(dlc.FrontendError, match=r"node 'scan' \(Scan\): the node has 2 outputs, "
                                                 r"but its body gives 1 final values and 0 scan"):
         dlc.compile(scan)
+
+
+@pytest.mark.parametrize("declared, kind", [
+    (helper.make_tensor_sequence_value_info("y", onnx.TensorProto.FLOAT, [2]), "sequence"),
+    (helper.make_value_info("y", helper.make_map_type_proto(
+        onnx.TensorProto.INT64, helper.make_tensor_type_proto(onnx.TensorProto.FLOAT, [2]))),
+     "map"),
+])
+def test_graph_output_declared_as_no_tensor(declared, kind):
+    # a tensor was returned for it, silently
+    model = make_model([helper.make_node("Relu", ["x"], ["y"])], {"x": (F32, [2])},
+                       {"y": (F32, [2])}, check=False)
+    model.graph.output[0].CopyFrom(declared)
+    with pytest.raises(dlc.FrontendError, match=rf"graph output 'y' is declared a {kind}, but "
+                                                r"dlc computes tensors"):
+        dlc.compile(model)
