@@ -19,6 +19,7 @@ trims the output to it (`dlc.runtime.signature`). Such a value may not feed othe
 
 from __future__ import annotations
 
+import contextvars
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -253,6 +254,14 @@ class Body:
     constants: list[np.ndarray | None]
 
 
+# the bodies (If branches, Loop iterations, Scan steps) one model may import in all: a Loop
+# of 1,000 iterations around another of 1,000 (a few hundred bytes) imported 10^6 bodies, for
+# hours; ~1 ms each
+MAX_BODIES = 1 << 14
+_BODIES: contextvars.ContextVar[list[int] | None] = contextvars.ContextVar("dlc_bodies",
+                                                                          default=None)
+
+
 def import_subgraph(graph: onnx.GraphProto, outer: NodeContext,
                     bindings: Mapping[str, ir.Value],
                     bound_constants: Mapping[str, np.ndarray] | None = None) -> Body:
@@ -261,6 +270,13 @@ def import_subgraph(graph: onnx.GraphProto, outer: NodeContext,
     The body sees the values of the enclosing scopes and `bindings` (its own inputs, with
     `bound_constants` for those known at compile time); its names do not leak out.
     """
+    imported = _BODIES.get()
+    if imported is not None:  # (each loop is bounded, but nested loops multiply)
+        imported[0] += 1
+        if imported[0] > MAX_BODIES:
+            raise outer.error(f"the model's control flow imports more than {MAX_BODIES} "
+                              "bodies (dlc unrolls loops at compile time, and nested loops "
+                              "multiply their iterations)")
     values = {**outer.scope, **bindings}
     constants = {**outer.constants, **(bound_constants or {})}
     for tensor in graph.initializer:
@@ -348,6 +364,19 @@ def import_model(
     `constants` gives values to graph inputs, which then become constants of the module
     (the compiled function is specialized to them and no longer takes them as arguments).
     """
+    token = _BODIES.set([0])  # (the bodies this model imports: MAX_BODIES)
+    try:
+        return _import_model(model, context, input_shapes, constants)
+    finally:
+        _BODIES.reset(token)
+
+
+def _import_model(
+    model: str | Path | bytes | onnx.ModelProto,
+    context: ir.Context,
+    input_shapes: Mapping[str, Sequence[int]] | None,
+    constants: Mapping[str, np.ndarray] | None,
+) -> ImportedModel:
     proto = load_model(model, read_sizes=False)  # (read_raw checks them: `_initializer_array`)
     graph = proto.graph
     opset = default_opset(proto)

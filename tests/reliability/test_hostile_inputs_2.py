@@ -800,3 +800,26 @@ def test_graph_output_declared_as_no_tensor(declared, kind):
     with pytest.raises(dlc.FrontendError, match=rf"graph output 'y' is declared a {kind}, but "
                                                 r"dlc computes tensors"):
         dlc.compile(model)
+
+
+def test_nested_loops_that_unroll_to_a_million_bodies():
+    # a Loop of 1,000 iterations around another of 1,000: each loop is within the unrolling
+    # bound, but together they imported 10^6 bodies (the compile ran for hours)
+    from dlc.frontends.onnx_importer import MAX_BODIES
+
+    inner = helper.make_graph(
+        [helper.make_node("Identity", ["c1"], ["c1o"]), helper.make_node("Add", ["w", "w"], ["wo"])],
+        "inner", [_vi("j", I64, []), _vi("c1", np.bool_, []), _vi("w", F32, [2])],
+        [_vi("c1o", np.bool_, []), _vi("wo", F32, [2])])
+    outer = helper.make_graph(
+        [helper.make_node("Identity", ["c0"], ["c0o"]),
+         helper.make_node("Loop", ["M", "T", "v"], ["vo"], name="inner_loop", body=inner)],
+        "outer", [_vi("i", I64, []), _vi("c0", np.bool_, []), _vi("v", F32, [2])],
+        [_vi("c0o", np.bool_, []), _vi("vo", F32, [2])])
+    model = make_model([helper.make_node("Loop", ["M", "T", "x"], ["y"], body=outer)],
+                       {"x": (F32, [2])}, {"y": (F32, [2])},
+                       {"M": np.array(1000, I64), "T": np.array(True)}, check=False)
+    with pytest.raises(dlc.FrontendError, match=rf"node 'inner_loop' \(Loop\): the model's "
+                                                rf"control flow imports more than {MAX_BODIES} "
+                                                r"bodies"):
+        dlc.compile(model)
