@@ -23,7 +23,8 @@ _DLC_O1 = (
     "dlc-strength-reduce,dlc-canonicalize"
 )
 _DLC_O2 = (
-    _DLC_O1 + ",dlc-einsum-matmul,dlc-sink-transpose,dlc-fuse-batchnorm,dlc-fuse-matmul-add,"
+    _DLC_O1 + ",dlc-einsum-matmul,dlc-conv1d-as-2d,dlc-sink-transpose,dlc-fuse-batchnorm,"
+    "dlc-fuse-matmul-add,"
     "dlc-pad-matmul-n,"
     "dlc-convert-layout,dlc-winograd,dlc-polyphase,dlc-split-concat-matmul,dlc-qdq-lut,"
     "dlc-fold-constants,dlc-simplify,dlc-canonicalize"
@@ -99,6 +100,9 @@ def stage_pipelines(opt_level: int = 2, num_threads: int = 1) -> dict[str, str]:
                    + ("dlc-schedule" if num_threads <= 1 else f"dlc-schedule{{threads={num_threads}}}")
                    + ",dlc-pad-in-place")
     bufferized = _BUFFERIZE if opt_level < 2 else _BUFFERIZE_O2
+    if opt_level >= 2 and num_threads > 1:
+        bufferized = bufferized.replace("dlc-lower-copies,",
+                                        f"dlc-lower-copies{{threads={num_threads}}},")
     to_llvm = _TO_LLVM
     if opt_level >= 2 and num_threads > 1:
         to_llvm = _TO_LLVM_THREADS.format(threads=num_threads)
