@@ -100,9 +100,6 @@ def stage_pipelines(opt_level: int = 2, num_threads: int = 1) -> dict[str, str]:
                    + ("dlc-schedule" if num_threads <= 1 else f"dlc-schedule{{threads={num_threads}}}")
                    + ",dlc-pad-in-place")
     bufferized = _BUFFERIZE if opt_level < 2 else _BUFFERIZE_O2
-    if opt_level >= 2 and num_threads > 1:
-        bufferized = bufferized.replace("dlc-lower-copies,",
-                                        f"dlc-lower-copies{{threads={num_threads}}},")
     to_llvm = _TO_LLVM
     if opt_level >= 2 and num_threads > 1:
         to_llvm = _TO_LLVM_THREADS.format(threads=num_threads)
