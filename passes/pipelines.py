@@ -23,7 +23,8 @@ _DLC_O1 = (
     "dlc-strength-reduce,dlc-canonicalize"
 )
 _DLC_O2 = (
-    _DLC_O1 + ",dlc-einsum-matmul,dlc-conv1d-as-2d,dlc-sink-transpose,dlc-fuse-batchnorm,"
+    _DLC_O1 + ",dlc-einsum-matmul,dlc-conv1d-as-2d,dlc-conv-transpose-matmul,"
+    "dlc-sink-transpose,dlc-fuse-batchnorm,"
     "dlc-fuse-matmul-add,"
     "dlc-pad-matmul-n,"
     "dlc-convert-layout,dlc-winograd,dlc-polyphase,dlc-split-concat-matmul,dlc-qdq-lut,"
