@@ -67,8 +67,7 @@ def _channels_input(n: NodeContext, what: str) -> ir.Value:
 def import_batch_normalization(n: NodeContext) -> list[ir.Value]:
     # y = (x - mean) / sqrt(var + epsilon) * scale + bias, per channel (inference)
     if n.attr("training_mode", 0):
-        raise n.error("training_mode = 1 is not supported: dlc compiles inference graphs "
-                      "(export the model in eval mode)")
+        return _batch_statistics_normalization(n)
     if n.opset < 14 and sum(1 for name in n.node.output if name) > 1:
         raise n.error("the running mean/variance outputs (training) are not supported: "
                       "dlc compiles inference graphs (export the model in eval mode)")
@@ -81,6 +80,32 @@ def import_batch_normalization(n: NodeContext) -> list[ir.Value]:
     inv_std = inverse_std(n, var, n.attr("epsilon", 1e-5))
     y = n.build(ops.MUL, [n.build(ops.SUB, [x, mean_]), inv_std])
     return [n.build(ops.ADD, [n.build(ops.MUL, [y, scale]), bias])]
+
+
+def _batch_statistics_normalization(n: NodeContext) -> list[ir.Value]:
+    """BatchNormalization with training_mode = 1 (opset 14+): normalized by the statistics of
+    this batch (mean and population variance over every axis but the channels'), and the
+    optional running mean and variance outputs, input * momentum + current * (1 - momentum).
+    Only values: nothing is updated. (timm's NFNets standardize their weights so: an eval-mode
+    export of ScaledStdConv2d is a training-mode BatchNormalization of a constant.)"""
+    x = _channels_input(n, "BatchNormalization")
+    rank = x.type.rank
+    axes = [0, *range(2, rank)]
+    scale, bias, mean_in, var_in = n.inputs[1:5]
+    d, mean_, var = centered(n, x, axes)
+    y = n.build(ops.MUL, [d, inverse_std(n, var, n.attr("epsilon", 1e-5))])
+    y = n.build(ops.ADD, [n.build(ops.MUL, [y, per_channel(n, scale, rank)]),
+                          per_channel(n, bias, rank)])
+    outputs = [y]
+    if len(n.node.output) > 1:
+        momentum = n.attr("momentum", 0.9)
+        channels = [x.type.shape[1]]
+        for running, current in ((mean_in, mean_), (var_in, var)):
+            current = n.build(ops.RESHAPE, [current], {"shape": channels})
+            outputs.append(n.build(ops.ADD, [
+                n.build(ops.MUL, [running, constant_like(n, momentum, running)]),
+                n.build(ops.MUL, [current, constant_like(n, 1 - momentum, current)])]))
+    return outputs[:len(n.node.output)]
 
 
 def import_instance_normalization(n: NodeContext) -> list[ir.Value]:
