@@ -100,3 +100,22 @@ func.func @test_one_transposed(%a: tensor<4x3xf32>, %b: tensor<4x2xf32>) -> tens
   %1 = "dlc.matmul"(%0, %b) : (tensor<3x4xf32>, tensor<4x2xf32>) -> tensor<3x2xf32>
   return %1 : tensor<3x2xf32>
 }
+
+// -----
+
+// A reshape that only drops unit dims of a broadcast or a transpose moves before it (the
+// broadcast or transpose then runs at the lower rank; two transposes can merge).
+
+// CHECK-LABEL: func.func @test_lower_rank
+// CHECK:         %[[R:.*]] = "dlc.reshape"(%arg0) {shape = array<i64: 1, 512, 64>} : (tensor<1x1x1x512x1x64xf32>) -> tensor<1x512x64xf32>
+// CHECK:         "dlc.broadcast"(%[[R]]) {shape = array<i64: 12, 512, 64>} : (tensor<1x512x64xf32>) -> tensor<12x512x64xf32>
+// CHECK:         %[[S:.*]] = "dlc.reshape"(%arg1) {shape = array<i64: 512, 12, 64>} : (tensor<1x512x12x64xf32>) -> tensor<512x12x64xf32>
+// CHECK:         "dlc.transpose"(%[[S]]) {perm = array<i64: 1, 2, 0>} : (tensor<512x12x64xf32>) -> tensor<12x64x512xf32>
+func.func @test_lower_rank(%x: tensor<1x1x1x512x1x64xf32>, %k: tensor<1x512x12x64xf32>) -> (tensor<12x512x64xf32>, tensor<12x64x512xf32>) {
+  %0 = "dlc.broadcast"(%x) {shape = array<i64: 12, 1, 1, 512, 1, 64>} : (tensor<1x1x1x512x1x64xf32>) -> tensor<12x1x1x512x1x64xf32>
+  %1 = "dlc.reshape"(%0) {shape = array<i64: 12, 512, 64>} : (tensor<12x1x1x512x1x64xf32>) -> tensor<12x512x64xf32>
+  %2 = "dlc.transpose"(%k) {perm = array<i64: 0, 2, 1, 3>} : (tensor<1x512x12x64xf32>) -> tensor<1x12x512x64xf32>
+  %3 = "dlc.reshape"(%2) {shape = array<i64: 12, 512, 64>} : (tensor<1x12x512x64xf32>) -> tensor<12x512x64xf32>
+  %4 = "dlc.transpose"(%3) {perm = array<i64: 0, 2, 1>} : (tensor<12x512x64xf32>) -> tensor<12x64x512xf32>
+  return %1, %4 : tensor<12x512x64xf32>, tensor<12x64x512xf32>
+}
