@@ -4,7 +4,6 @@
     transpose(transpose(x, p), q) -> transpose(x, p[q])      (identity: x)
     reshape(reshape(x)) -> reshape(x)                        (to x's shape: x)
     reshape(broadcast(x)) -> broadcast(reshape(x))           (the reshape only drops unit dims)
-    reshape(transpose(x)) -> transpose(reshape(x))           (the reshape only drops unit dims)
     transpose(x, p) -> reshape(x) when p moves no data (it only moves axes of size 1)
     matmul(transpose(A), transpose(B)) -> transpose(matmul(B, A))   (Aᵀ·Bᵀ = (B·A)ᵀ)
 
@@ -15,9 +14,10 @@ that chains collapse to nothing in one pass. A broadcast whose result loses unit
 reshape (ONNX Tile or Expand of a higher-rank view: DeBERTa's relative-position keys, Tile
 [12, 1, 1] of [1, 512, 64] imported as reshape to [1, 1, 1, 512, 1, 64], broadcast, reshape)
 broadcasts at the lower rank: the reshape of the broadcast had linalg fuse the chain into the
-matmul that read it, a generic on naive loops; likewise a transpose whose result loses unit
-dims by a reshape (DeBERTa-v2's keys: transpose to [1, 12, 512, 64], reshape to [12, 512, 64],
-transpose: the two transposes now merge; DeBERTa-v2 ran 12x onnxruntime).
+matmul that read it, a generic on naive loops (87x onnxruntime for that product). (The same
+move for a transpose's reshape, tried for DeBERTa-v2's keys, put a reshape of a function
+argument before the transpose, which linalg then folded into the matmul: a generic again for
+the usual attention forms; not done.)
 """
 
 from __future__ import annotations
@@ -126,24 +126,6 @@ def broadcast_lower_rank(op: ir.OpView) -> list[ir.Value] | None:
     return [build(BROADCAST, [narrow], {"shape": shape}, loc=op.location)]
 
 
-def transpose_lower_rank(op: ir.OpView) -> list[ir.Value] | None:
-    # reshape(transpose(x, p)) -> transpose(reshape(x), p') when the reshape drops 1s
-    inner = producer(op.operands[0], ops.TRANSPOSE)
-    if inner is None:
-        return None
-    x = inner.operands[0]
-    wide, shape = list(inner.results[0].type.shape), list(op.results[0].type.shape)
-    if [d for d in wide if d != 1] != shape or len(shape) == len(wide):
-        return None
-    perm = [int(v) for v in attributes(inner)["perm"]]
-    kept = [axis for axis, size in zip(perm, wide, strict=True) if size != 1]  # x's axes
-    order = sorted(kept)
-    narrow = build(ops.RESHAPE, [x], {"shape": [x.type.shape[a] for a in order]},
-                   loc=op.location)
-    return [build(ops.TRANSPOSE, [narrow], {"perm": [order.index(a) for a in kept]},
-                  loc=op.location)]
-
-
 ALGEBRA: RuleTable = {
     ops.ADD: [_identity(1, 0), _identity(0, 0)],
     ops.SUB: [_identity(1, 0)],
@@ -151,7 +133,7 @@ ALGEBRA: RuleTable = {
     ops.DIV: [_identity(1, 1)],
     UNARY: [drop_double_negation],
     ops.TRANSPOSE: [merge_transposes, transpose_to_reshape],
-    ops.RESHAPE: [merge_reshapes, broadcast_lower_rank, transpose_lower_rank],
+    ops.RESHAPE: [merge_reshapes, broadcast_lower_rank],
     ops.MATMUL: [transpose_product],
 }
 RULES = merge(eliminate_nops.RULES, ALGEBRA)

@@ -54,13 +54,25 @@ def test_batch_normalization_dtypes(dtype):
     run_both(node_model("BatchNormalization", inputs, opset=15), inputs, tolerances=TOLERANCES)
 
 
-def test_batch_normalization_training_mode_is_rejected():
-    inputs = [random_array([2, 3], np.float32)] + [random_array([3], np.float32)] * 4
+def test_batch_normalization_training_mode_uses_the_batch_statistics():
+    # (a value, not an update: timm's NFNets standardize their weights so in an eval-mode
+    # export) y from the batch's mean and population variance, the running outputs
+    # input * momentum + current * (1 - momentum)
+    x = random_array([4, 3, 5], np.float32)
+    s, b, m, v = (random_array([3], np.float32, seed=i) for i in range(1, 5))
+    v = np.abs(v) + 0.5
     node = helper.make_node("BatchNormalization", ["x", "s", "b", "m", "v"], ["y", "rm", "rv"],
-                            training_mode=1)
-    specs = {name: (np.float32, list(a.shape)) for name, a in zip("xsbmv", inputs)}
-    with pytest.raises(dlc.DlcError, match="training_mode"):
-        dlc.compile(make_model([node], specs, ["y", "rm", "rv"], opset=15))
+                            training_mode=1, momentum=0.8, epsilon=1e-3)
+    specs = {name: (np.float32, list(a.shape)) for name, a in zip("xsbmv", [x, s, b, m, v])}
+    compiled = dlc.compile(make_model([node], specs, ["y", "rm", "rv"], opset=15))
+    y, rm, rv = compiled(x, s, b, m, v)
+    mean = x.astype(np.float64).mean(axis=(0, 2))
+    var = x.astype(np.float64).var(axis=(0, 2))
+    expected = (x - mean[None, :, None]) / np.sqrt(var[None, :, None] + 1e-3) \
+        * s[None, :, None] + b[None, :, None]
+    np.testing.assert_allclose(y, expected, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(rm, m * 0.8 + mean * 0.2, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(rv, v * 0.8 + var * 0.2, rtol=1e-5, atol=1e-6)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=lambda d: np.dtype(d).name)
