@@ -30,8 +30,8 @@ from dlc.passes.graph.match import apply_rules, attributes
 from dlc.passes.registry import ModulePass, register
 
 
-def _operand(value: ir.Value, loops: list[int], order: list[int], sizes: list[int],
-             shape: list[int], loc: ir.Location) -> ir.Value:
+def _operand(value: ir.Value, loops: list[int], order: list[int], shape: list[int],
+             loc: ir.Location) -> ir.Value:
     """`value` (its axes the loops `loops`) transposed to the loops' `order`, reshaped to
     `shape`."""
     perm = [loops.index(loop) for loop in order]
@@ -59,12 +59,12 @@ def einsum_matmul(op: ir.OpView) -> list[ir.Value] | None:
     k = [i for i in la if i in lb and i not in out]
     if set(la) - out - set(lb) or set(lb) - out - set(la) or not k:
         return None  # (a letter summed in one operand only; an outer product)
-    size = [p.sizes[i] for i in range(len(p.sizes))]
+    size = p.sizes
     bt, mt, nt, kt = (prod(size[i] for i in group) for group in (batch, m, n, k))
     lead = [bt] if batch else []
     loc = op.location
-    lhs = _operand(a, la, batch + m + k, size, lead + [mt, kt], loc)
-    rhs = _operand(b, lb, batch + k + n, size, lead + [kt, nt], loc)
+    lhs = _operand(a, la, batch + m + k, lead + [mt, kt], loc)
+    rhs = _operand(b, lb, batch + k + n, lead + [kt, nt], loc)
     product = build(ops.MATMUL, [lhs, rhs], loc=loc)
     # [B, M, N] -> the output's loops
     loops = batch + m + n

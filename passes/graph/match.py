@@ -28,6 +28,7 @@ from mlir.rewrite import GreedyRewriteConfig, RewritePatternSet, apply_patterns_
 from dlc.dialects import ShapeError, build, check_op, op_def, ops
 from dlc.passes.blocked_copy import contiguous
 from dlc.passes.registry import PassFailure
+from dlc.passes.walk import ops_where
 from dlc.runtime.jit import numpy_dtype
 
 Rule = Callable[[ir.OpView], "list[ir.Value] | None"]
@@ -282,21 +283,9 @@ def apply_rules(module: ir.Operation, table: RuleTable) -> None:
     # step a sweep: convert-layout's transposes through timm's RepVGG-A0, 22 blocks, failed to
     # converge; a bound that grows with the graph still ends a rule set that never settles)
     config = GreedyRewriteConfig()
-    config.max_iterations = 10 + _count_ops(module) // 4
+    config.max_iterations = 10 + len(ops_where(module, lambda _op: True)) // 4
     apply_patterns_and_fold_greedily(module, patterns.freeze(), config)
     erase_dead(module)
-
-
-def _count_ops(module: ir.Operation) -> int:
-    count = 0
-
-    def visit(_op: ir.Operation) -> ir.WalkResult:
-        nonlocal count
-        count += 1
-        return ir.WalkResult.ADVANCE
-
-    module.walk(visit)
-    return count
 
 
 def merge(*tables: RuleTable) -> dict[ops.OpDef, list[Rule]]:
