@@ -94,10 +94,18 @@ def evaluate_pad(arrays: list[np.ndarray], attrs: dict[str, Any]) -> np.ndarray:
 
 
 def evaluate_reduce(arrays: list[np.ndarray], attrs: dict[str, Any]) -> np.ndarray | None:
-    fn, (x,) = REDUCE_FNS.get(attrs["fn"]), arrays
-    if fn is None or not attrs["axes"] or 0 in x.shape:
+    (x,) = arrays
+    if not attrs["axes"] or 0 in x.shape:
         return None
-    return fn(x, axis=tuple(attrs["axes"]), keepdims=bool(attrs["keepdims"]))
+    axes, keepdims = tuple(attrs["axes"]), bool(attrs["keepdims"])
+    if attrs["fn"] == "mean":  # the sum divided by the count, as the lowering (floats only:
+        # an integer mean is dlc's own division)
+        if x.dtype.kind != "f":
+            return None
+        count = int(np.prod([x.shape[a] for a in axes]))
+        return np.sum(x, axis=axes, keepdims=keepdims) / x.dtype.type(count)
+    fn = REDUCE_FNS.get(attrs["fn"])
+    return None if fn is None else fn(x, axis=axes, keepdims=keepdims)
 
 
 def evaluate_div(arrays: list[np.ndarray], attrs: dict[str, Any]) -> np.ndarray | None:

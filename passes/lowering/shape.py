@@ -27,6 +27,7 @@ def lower_constant(op: ir.OpView, rewriter) -> None:
 # onnxruntime).
 CONTRACTIONS = ("dlc.matmul", "dlc.gemm", "linalg.matmul", "linalg.batch_matmul")
 EPILOGUE_DEPTH = 4  # elementwise ops between a contraction and the reshape of its result
+TRANSPOSES = ("dlc.transpose", "linalg.transpose")  # (lowered before or after the reshape)
 
 
 def lower_reshape(op: ir.OpView, rewriter) -> None:
@@ -45,7 +46,9 @@ def lower_reshape(op: ir.OpView, rewriter) -> None:
 
 def _feeds_contraction(value: ir.Value, depth: int) -> bool:
     """value is an operand of a contraction, or reaches one through up to `depth` ops of its
-    shape (a quantized model's QuantizeLinear -> DequantizeLinear after its Flatten: the
+    shape or transposes (DeBERTa's keys: reshape [1, 12, 512, 64] -> [12, 512, 64], then a
+    transpose into the batch matmul: the collapse_shape propagated through the transpose into
+    the matmul, a 4-D naive generic, 12x onnxruntime; a quantized model's QuantizeLinear -> DequantizeLinear after its Flatten: the
     collapse_shape propagated down through them into the Gemm, a naive generic with the
     quantization recomputed for each product, ResNet-50 QDQ's fc 17 ms)."""
     shape = list(value.type.shape)
@@ -55,8 +58,8 @@ def _feeds_contraction(value: ir.Value, depth: int) -> bool:
             return True
         if depth > 0 and len(owner.results) == 1 and \
                 isinstance(owner.results[0].type, ir.RankedTensorType) and \
-                list(owner.results[0].type.shape) == shape and \
-                _feeds_contraction(owner.results[0], depth - 1):
+                (list(owner.results[0].type.shape) == shape or owner.name in TRANSPOSES) \
+                and _feeds_contraction(owner.results[0], depth - 1):
             return True
     return False
 

@@ -105,3 +105,17 @@ func.func @test_fold_dequantize() -> tensor<2x3xf32> {
   %0 = "dlc.dequantize"(%w, %s, %z) {axis = 0 : i64, block_size = 0 : i64, to = f32} : (tensor<2x3xi8>, tensor<2xf32>, tensor<2xi8>) -> tensor<2x3xf32>
   return %0 : tensor<2x3xf32>
 }
+
+// -----
+
+// A float mean folds as the sum divided by the count (a LayerNorm of a constant table, as
+// DeBERTa's relative position embeddings, and the products of its keys and queries with it).
+
+// CHECK-LABEL: func.func @test_fold_mean
+// CHECK-NEXT:    %[[C:.*]] = "dlc.constant"() {value = dense<{{\[\[}}2.000000e+00], [5.000000e-01]]> : tensor<2x1xf32>}
+// CHECK-NEXT:    return %[[C]]
+func.func @test_fold_mean() -> tensor<2x1xf32> {
+  %x = "dlc.constant"() {value = dense<[[1.0, 2.0, 3.0], [0.0, 1.0, 0.5]]> : tensor<2x3xf32>} : () -> tensor<2x3xf32>
+  %0 = "dlc.reduce"(%x) {fn = "mean", axes = array<i64: 1>, keepdims = 1 : i64} : (tensor<2x3xf32>) -> tensor<2x1xf32>
+  return %0 : tensor<2x1xf32>
+}

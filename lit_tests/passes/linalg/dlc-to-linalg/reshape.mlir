@@ -104,3 +104,21 @@ func.func @test_reshape_of_gemm_epilogue(%x: tensor<4x16xf32>, %w: tensor<16x8xf
   %2 = "dlc.reshape"(%1) {shape = array<i64: 1, 4, 8>} : (tensor<4x8xf32>) -> tensor<1x4x8xf32>
   return %2 : tensor<1x4x8xf32>
 }
+
+// -----
+
+// And a reshape reaching a contraction through a transpose (DeBERTa's keys: [1, 12, 512, 64]
+// -> [12, 512, 64] -> transposed into the batch matmul): a collapse_shape would propagate
+// through the transpose into the matmul, a 4-D naive generic.
+
+// CHECK-LABEL: func.func @test_reshape_transpose_into_batch_matmul
+// CHECK:         %[[R:.*]] = tensor.reshape %{{.*}}(%{{.*}}) : (tensor<1x2x6x4xf32>, tensor<3xi64>) -> tensor<2x6x4xf32>
+// CHECK-NOT:     tensor.collapse_shape
+// CHECK:         %[[T:.*]] = linalg.transpose ins(%[[R]] : tensor<2x6x4xf32>)
+// CHECK:         linalg.batch_matmul ins(%{{.*}}, %[[T]] : tensor<2x3x4xf32>, tensor<2x4x6xf32>)
+func.func @test_reshape_transpose_into_batch_matmul(%q: tensor<2x3x4xf32>, %k: tensor<1x2x6x4xf32>) -> tensor<2x3x6xf32> {
+  %0 = "dlc.reshape"(%k) {shape = array<i64: -1, 6, 4>} : (tensor<1x2x6x4xf32>) -> tensor<2x6x4xf32>
+  %1 = "dlc.transpose"(%0) {perm = array<i64: 0, 2, 1>} : (tensor<2x6x4xf32>) -> tensor<2x4x6xf32>
+  %2 = "dlc.matmul"(%q, %1) : (tensor<2x3x4xf32>, tensor<2x4x6xf32>) -> tensor<2x3x6xf32>
+  return %2 : tensor<2x3x6xf32>
+}
