@@ -27,7 +27,7 @@ _DLC_O2 = (
     "dlc-sink-transpose,dlc-fuse-batchnorm,"
     "dlc-fuse-matmul-add,"
     "dlc-pad-matmul-n,"
-    "dlc-convert-layout,dlc-winograd,dlc-polyphase,dlc-split-concat-matmul,dlc-qdq-lut,"
+    "dlc-convert-layout,dlc-winograd,dlc-polyphase,dlc-clip-taps,dlc-split-concat-matmul,dlc-qdq-lut,"
     "dlc-fold-constants,dlc-simplify,dlc-canonicalize"
 )
 _ONE_SHOT = (

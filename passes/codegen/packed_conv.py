@@ -83,7 +83,7 @@ def packs(op: ir.Operation, problem: Conv, filter_attr: ir.DenseElementsAttr | N
     if filter_attr is None or not padded(problem.f):
         return False
     strides, dilations = window(op, "strides"), window(op, "dilations")
-    if dilations != [1, 1] or (strides != [1, 1] and (problem.kh, problem.kw) != (1, 1)):
+    if strides != [1, 1] and (dilations != [1, 1] or (problem.kh, problem.kw) != (1, 1)):
         return False
     if _init_kind(op) is None:
         return False
@@ -382,8 +382,9 @@ def pack(op: ir.Operation) -> ir.Operation:
             sizes = [n, oh, ow, x.type.shape[3]]
             x = tensor.ExtractSliceOp(ir.RankedTensorType.get(sizes, f32), x, [], [], [],
                                       [0, 0, 0, 0], sizes, [1, *strides, 1]).result
+        dh, dw = window(op, "dilations")
         d = [ir.AffineDimExpr.get(i) for i in range(8)]  # n, oh, ow, fo, fi, kh, kw, c
-        conv_maps = [ir.AffineMap.get(8, 0, [d[0], d[1] + d[5], d[2] + d[6], d[7]]),
+        conv_maps = [ir.AffineMap.get(8, 0, [d[0], d[1] + d[5] * dh, d[2] + d[6] * dw, d[7]]),
                      ir.AffineMap.get(8, 0, [d[3], d[5], d[6], d[7], d[4]]),
                      ir.AffineMap.get(8, 0, d[:5])]
         generic = multiply_add([x, filter_value, _accumulator(op)], conv_maps,

@@ -83,6 +83,20 @@ CASES = [
 ]
 
 
+@pytest.mark.parametrize("c, h, f, kernel, pad, dilation", [
+    (16, 14, 32, 3, 2, 2),  # the input index oh + 2 kh: still a contiguous row of OW pixels
+    (32, 20, 48, 3, 3, 3),  # F 48, OW 20
+    (16, 17, 64, 5, 2, 1),  # (dilation 1: the reference's case)
+], ids=str)
+def test_dilated_stride_1_convs_are_packed(c, h, f, kernel, pad, dilation) -> None:
+    node = conv_node("x", "w", None, "y", kernel, 1, pad, dilations=[dilation] * 2)
+    model = make_model([node], {"x": (np.float32, [1, c, h, h])}, ["y"],
+                       initializers={"w": weights(f, c, kernel)})
+    assert packed(dlc.compile(model).ir("linalg"))
+    x = RNG.standard_normal((1, c, h, h)).astype(np.float32)
+    run_both(model, [x], tolerances=MATMUL_TOLERANCES)
+
+
 @pytest.mark.parametrize("c, h, w, f, kernel, stride, pad", CASES, ids=str)
 def test_packed_conv_matches_the_reference(c, h, w, f, kernel, stride, pad) -> None:
     model = single_conv(c, h, w, f, kernel, stride, pad)
@@ -102,7 +116,7 @@ def test_packed_conv_with_and_without_bias_and_activation(bias: bool, relu: bool
 @pytest.mark.parametrize("c, h, f, kernel, stride, pad, dilation", [
     (16, 14, 24, 3, 1, 1, 1),  # F not a multiple of 16
     (16, 15, 32, 3, 2, 1, 1),  # strided 3x3
-    (16, 14, 32, 3, 1, 2, 2),  # dilated
+    (16, 14, 32, 3, 2, 2, 2),  # dilated and strided
 ], ids=str)
 def test_other_convs_keep_the_plain_schedule(c, h, f, kernel, stride, pad, dilation) -> None:
     node = conv_node("x", "w", None, "y", kernel, stride, pad, dilations=[dilation] * 2)
