@@ -17,8 +17,9 @@ tensor operand of any other op named `*insert*`, `*copy*` or `*materialize*`, ba
 every tensor operand of each defining op whose type may be cast to the value's (and those of
 the terminators of its regions), except an `extract_slice`'s source and the inputs of a linalg
 op with inputs and inits (its results are equivalent to its inits only). Only when the walk
-reaches a `tensor.empty` does it run the upstream pass, so its output is the upstream pass's
-output in every case.
+reaches a `tensor.empty` (and the insertion's destination and offsets are defined before the
+empty's user, or computed by ops upstream may move there: not from that user's results) does it
+run the upstream pass, so its output is the upstream pass's output in every case.
 """
 
 from __future__ import annotations
@@ -69,13 +70,15 @@ def _is_tensor(value: ir.Value) -> bool:
     return isinstance(value.type, ir.RankedTensorType | ir.UnrankedTensorType)
 
 
-def _empties(sources: list[ir.Value]) -> list[ir.Operation]:
-    """The tensor.empty ops `sources` may be equivalent aliases of."""
-    found: list[ir.Operation] = []
+def _empties(sources: list[ir.Value], user: ir.Operation
+             ) -> list[tuple[ir.Operation, ir.Operation]]:
+    """The tensor.empty ops `sources` (operands of `user`) may be equivalent aliases of, each
+    with the op of the chain that uses it (where upstream would build its replacement)."""
+    found: list[tuple[ir.Operation, ir.Operation]] = []
     seen: set[ir.Value] = set()
-    stack = list(sources)
+    stack = [(v, user) for v in sources]
     while stack:
-        value = stack.pop()
+        value, reader = stack.pop()
         if value in seen:
             continue
         seen.add(value)
@@ -83,10 +86,74 @@ def _empties(sources: list[ir.Value]) -> list[ir.Operation]:
             continue  # (a block argument: upstream's walk stops there too)
         owner = value.owner
         if owner.name == "tensor.empty":
-            found.append(owner.operation)
+            found.append((owner.operation, reader))
         else:  # (upstream follows same-type chains only: no reshape, no slice)
-            stack.extend(v for v in _followed(owner) if _castable(v.type, value.type))
+            stack.extend((v, owner.operation) for v in _followed(owner)
+                         if _castable(v.type, value.type))
     return found
+
+
+class _Order:
+    """Dominance of values over ops in one function's structured IR (block order, regions
+    nested): each block's op positions are numbered once, on first need."""
+
+    def __init__(self) -> None:
+        self._positions: dict[ir.Block, dict[ir.Operation, int]] = {}
+
+    def _position(self, op: ir.Operation) -> int:
+        block = op.block
+        if block not in self._positions:
+            self._positions[block] = {o.operation: i for i, o in enumerate(block.operations)}
+        return self._positions[block][op]
+
+    def properly_dominates(self, value: ir.Value, op: ir.Operation) -> bool:
+        """Whether `value` is defined before `op` in the same block or an enclosing one (or
+        is an argument of a block enclosing it)."""
+        if isinstance(value, ir.BlockArgument):
+            block = value.owner
+            ancestor = op
+            while ancestor is not None:
+                if ancestor.block == block:
+                    return True
+                ancestor = _parent(ancestor)
+            return False
+        definition = value.owner.operation
+        ancestor = op
+        while ancestor is not None:
+            if ancestor.block == definition.block:
+                return ancestor != definition and \
+                    self._position(definition) < self._position(ancestor)
+            ancestor = _parent(ancestor)
+        return False
+
+    def available(self, value: ir.Value, op: ir.Operation) -> bool:
+        """Whether `value` dominates `op`, or may be made to: upstream moves the ops computing
+        it before `op` (`moveValueDefinitions`) unless they use `op`'s results (a superset:
+        the walk follows operands only, not the values used inside their regions)."""
+        if self.properly_dominates(value, op) or not isinstance(value, ir.OpResult):
+            return True
+        block = op.block
+        if value.owner.operation.block != block:
+            return True  # (upstream's rules there are not modelled: a candidate)
+        start = self._position(op)
+        stack, seen = [value.owner.operation], set()
+        while stack:
+            definition = stack.pop()
+            if definition == op:
+                return False
+            if definition in seen:
+                continue
+            seen.add(definition)
+            for operand in definition.operands:
+                if isinstance(operand, ir.OpResult) and operand.owner.operation.block == block \
+                        and self._position(operand.owner.operation) >= start:
+                    stack.append(operand.owner.operation)
+        return True
+
+
+def _parent(op: ir.Operation) -> ir.Operation | None:
+    parent = op.parent
+    return None if parent is None or parent.name == "builtin.module" else parent.operation
 
 
 def _castable(a: ir.Type, b: ir.Type) -> bool:
@@ -112,14 +179,21 @@ def has_candidates(module: ir.Operation) -> bool:
         return ir.WalkResult.ADVANCE
 
     module.walk(visit)
+    order = _Order()
     for insertion in insertions:
         if insertion.name not in _INSERTIONS:  # (another kind: any tensor operand, any empty)
-            if _empties([v for v in insertion.operands if _is_tensor(v)]):
+            if _empties([v for v in insertion.operands if _is_tensor(v)], insertion):
                 return True
             continue
-        source = insertion.operands[0]
-        if _empties([source]):
-            return True
+        # upstream builds the replacement (a slice of the destination) before the chain's
+        # user of the empty, or before the empty: only where the destination and the offsets
+        # are defined by then or can be moved there (MobileBERT's embedding concat: its
+        # destination is built from the empty's own user, so its one candidate cost upstream's
+        # 28 s analysis of the whole model for nothing)
+        needed = list(insertion.operands)[1:]
+        for empty, user in _empties([insertion.operands[0]], insertion):
+            if any(all(order.available(v, point) for v in needed) for point in (user, empty)):
+                return True
     return False
 
 

@@ -98,6 +98,18 @@ func.func @f(%x: f32, %y: f32) -> tensor<4x16xf32> {
   %r = tensor.insert_slice %f into %d[0, 0] [4, 8] [1, 1] : tensor<4x8xf32> into tensor<4x16xf32>
   return %r : tensor<4x16xf32>
 }""", True),
+    # ... computed from the empty's user (MobileBERT's embedding concat: a slice of the
+    # gathered embeddings is inserted into the destination first): nothing to move it before
+    "destination_from_the_user": ("""
+func.func @f(%x: f32, %y: f32) -> tensor<4x16xf32> {
+  %e = tensor.empty() : tensor<4x8xf32>
+  %f = linalg.fill ins(%x : f32) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %e2 = tensor.empty() : tensor<4x16xf32>
+  %s = tensor.extract_slice %f[0, 0] [4, 4] [1, 1] : tensor<4x8xf32> to tensor<4x4xf32>
+  %d = tensor.insert_slice %s into %e2[0, 12] [4, 4] [1, 1] : tensor<4x4xf32> into tensor<4x16xf32>
+  %r = tensor.insert_slice %f into %d[0, 0] [4, 8] [1, 1] : tensor<4x8xf32> into tensor<4x16xf32>
+  return %r : tensor<4x16xf32>
+}""", False),
     # an empty of another shape on the chain (through a reshape): upstream matches types
     "other_type": ("""
 func.func @f(%dest: tensor<4x16xf32>, %x: f32) -> tensor<4x16xf32> {
