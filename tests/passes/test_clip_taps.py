@@ -17,7 +17,7 @@ from tests.conftest import make_model
 
 
 def _reference(x, w, b, pads, dilations):
-    n, _, h, wd = x.shape
+    n = x.shape[0]
     f, _, kh, kw = w.shape
     xp = np.pad(x.astype(np.float64), [(0, 0), (0, 0), (pads[0], pads[2]), (pads[1], pads[3])])
     oh = xp.shape[2] - dilations[0] * (kh - 1)
