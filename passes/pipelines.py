@@ -24,7 +24,7 @@ _DLC_O1 = (
 )
 _DLC_O2 = (
     _DLC_O1 + ",dlc-einsum-matmul,dlc-conv1d-as-2d,dlc-conv-transpose-matmul,"
-    "dlc-sink-transpose,dlc-fuse-batchnorm,"
+    "dlc-sink-transpose,dlc-fuse-batchnorm,dlc-conv3d-as-2d,"
     "dlc-fuse-matmul-add,"
     "dlc-pad-matmul-n,"
     "dlc-convert-layout,dlc-winograd,dlc-polyphase,dlc-clip-taps,dlc-split-concat-matmul,dlc-qdq-lut,"

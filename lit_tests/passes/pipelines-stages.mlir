@@ -4,7 +4,7 @@
 // RUN: dlc-opt %s -O2 --until linalg | FileCheck %s --check-prefix=LINALG
 // RUN: dlc-opt %s -O2 --until bufferized | FileCheck %s --check-prefix=BUFFERIZED
 
-// PIPELINE: builtin.module(dlc-verify,dlc-eliminate-nops,{{.*}},dlc-fuse-batchnorm,dlc-fuse-matmul-add,{{.*}},dlc-canonicalize)
+// PIPELINE: builtin.module(dlc-verify,dlc-eliminate-nops,{{.*}},dlc-fuse-batchnorm,dlc-conv3d-as-2d,dlc-fuse-matmul-add,{{.*}},dlc-canonicalize)
 
 // After "dlc": the identity transpose is folded, the rest is still dlc.
 // DLC-LABEL: func.func @test_mlp

@@ -1,0 +1,91 @@
+"""dlc-conv3d-as-2d: a 3-D f32 convolution as one channels-last 2-D convolution per depth tap.
+
+Tap t of the kernel's depth reads input depth od*s + t*d for output depth od, so (per group,
+with x padded along D)
+
+    y[n, :, od] = sum over t of conv2d(x[n, :, od*s + t*d], w[:, :, t])
+
+and each term is one 2-D conv over the N*OD images of a depth-strided slice of the input
+(kept channels-last: x transposed once to [N, D, H, W, C], each slice reshaped to [N*OD, H, W,
+C]), by the filter's depth slice t as HWCF, with the conv's strides, dilations and pads along H
+and W; the first carries the bias, the others are added (the add is that conv's fused
+epilogue), and the sum is reshaped to [N, OD, OH, OW, F] and transposed back. The same
+multiply-adds, on the 2-D conv schedules (packed, depthwise, grouped); a 3-D conv's
+`linalg.conv_3d_ncdhw_fcdhw` matched no schedule and ran as naive loops (a NaivePathWarning:
+torchvision's video ResNets r3d_18 and mc3_18 did not finish a call in minutes; found by a
+sweep of models dlc had not seen). After dlc-fuse-batchnorm, so that a BatchNorm3d folds
+into the 3-D conv's filter first.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from mlir import ir
+
+from dlc.dialects import build, ops
+from dlc.dialects.conv import CONV, CONV_NHWC
+from dlc.dialects.movement import PAD, SLICE
+from dlc.passes.graph.match import apply_rules, attributes, constant, constant_array
+from dlc.passes.registry import ModulePass, register
+
+
+def _filter(w: ir.Value, t: int, loc: ir.Location) -> ir.Value:
+    """Depth tap t of w [F, C/g, KD, KH, KW] as an HWCF filter [KH, KW, C/g, F]."""
+    array = constant_array(w)
+    if array is not None:
+        return constant(np.ascontiguousarray(array[:, :, t].transpose(2, 3, 1, 0)),
+                        w.type.element_type, loc)
+    f, cg, _, kh, kw = w.type.shape
+    tap = build(SLICE, [w], {"starts": [0, 0, t, 0, 0], "sizes": [f, cg, 1, kh, kw],
+                             "steps": [1, 1, 1, 1, 1]}, loc=loc)
+    tap = build(ops.RESHAPE, [tap], {"shape": [f, cg, kh, kw]}, loc=loc)
+    return build(ops.TRANSPOSE, [tap], {"perm": [2, 3, 1, 0]}, loc=loc)
+
+
+def conv3d_as_2d(op: ir.OpView) -> list[ir.Value] | None:
+    x, w = op.operands[0], op.operands[1]
+    y_type = op.results[0].type
+    if not (x.type.rank == 5 and w.type.rank == 5 and x.type.has_static_shape
+            and w.type.has_static_shape and y_type.has_static_shape
+            and isinstance(x.type.element_type, ir.F32Type)):
+        return None
+    n, c, depth, h, wd = x.type.shape
+    f, _, kd, _, _ = w.type.shape
+    _, _, od, oh, ow = y_type.shape
+    if 0 in (n, c, depth, h, wd, f, od, oh, ow):
+        return None
+    attrs = attributes(op)
+    sd, sh, sw = attrs["strides"]
+    dd, dh, dw = attrs["dilations"]
+    front, top, left, back, bottom, right = attrs["pads"]
+    loc = op.location
+    xt = build(ops.TRANSPOSE, [x], {"perm": [0, 2, 3, 4, 1]}, loc=loc)  # [N, D, H, W, C]
+    if front or back:
+        xt = build(PAD, [xt], {"mode": "constant",
+                               "pads": [0, front, 0, 0, 0, 0, back, 0, 0, 0]}, loc=loc)
+    y = None
+    for t in range(kd):
+        images = build(SLICE, [xt], {"starts": [0, t * dd, 0, 0, 0],
+                                     "sizes": [n, od, h, wd, c],
+                                     "steps": [1, sd, 1, 1, 1]}, loc=loc)
+        images = build(ops.RESHAPE, [images], {"shape": [n * od, h, wd, c]}, loc=loc)
+        operands = [images, _filter(w, t, loc), *(op.operands[2:] if y is None else [])]
+        conv = build(CONV_NHWC, operands, {"strides": [sh, sw], "dilations": [dh, dw],
+                                           "pads": [top, left, bottom, right],
+                                           "group": attrs["group"]}, loc=loc)
+        y = conv if y is None else build(ops.ADD, [y, conv], loc=loc)
+    y = build(ops.RESHAPE, [y], {"shape": [n, od, oh, ow, f]}, loc=loc)
+    return [build(ops.TRANSPOSE, [y], {"perm": [0, 4, 1, 2, 3]}, loc=loc)]
+
+
+@register
+@dataclass(frozen=True)
+class Conv3dAs2d(ModulePass):
+    """3-D f32 convs as channels-last 2-D convs, one per depth tap (see the module doc)."""
+
+    name = "dlc-conv3d-as-2d"
+
+    def run(self, module: ir.Operation) -> None:
+        apply_rules(module, {CONV: [conv3d_as_2d]})
