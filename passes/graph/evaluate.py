@@ -20,7 +20,7 @@ from dlc.dialects import ops
 from dlc.dialects.binary import BINARY, CAST, COMPARE, SELECT
 from dlc.dialects.movement import BROADCAST, CONCAT, PAD, SLICE
 from dlc.dialects.quant import DEQUANTIZE
-from dlc.dialects.reduction import REDUCE
+from dlc.dialects.reduction import CUMULATIVE, REDUCE
 from dlc.dialects.unary import UNARY
 from dlc.passes.graph.match import dtype_of
 
@@ -108,6 +108,25 @@ def evaluate_reduce(arrays: list[np.ndarray], attrs: dict[str, Any]) -> np.ndarr
     return None if fn is None else fn(x, axis=axes, keepdims=keepdims)
 
 
+def evaluate_cumulative(arrays: list[np.ndarray], attrs: dict[str, Any]) -> np.ndarray | None:
+    # numpy's running sum/product is sequential along the axis, as dlc's scan (float16
+    # accumulates in float32 there: not folded)
+    (x,) = arrays
+    if x.dtype == np.float16 or x.dtype.kind not in "iuf" or 0 in x.shape:
+        return None
+    axis = attrs["axis"] % x.ndim
+    if attrs["reverse"]:
+        x = np.flip(x, axis)
+    fn = np.cumsum if attrs["fn"] == "sum" else np.cumprod if attrs["fn"] == "prod" else None
+    if fn is None:
+        return None
+    y = fn(x, axis=axis, dtype=x.dtype)
+    if attrs["exclusive"]:
+        first = np.full_like(np.take(y, [0], axis=axis), 0 if attrs["fn"] == "sum" else 1)
+        y = np.concatenate([first, np.delete(y, -1, axis=axis)], axis=axis)
+    return np.flip(y, axis) if attrs["reverse"] else y
+
+
 def evaluate_div(arrays: list[np.ndarray], attrs: dict[str, Any]) -> np.ndarray | None:
     a, b = arrays
     return a / b if a.dtype.kind == "f" else None  # integer division: dlc's own rules
@@ -161,6 +180,7 @@ EVALUATORS: dict[ops.OpDef, Evaluator] = {
     SLICE: evaluate_slice,
     PAD: evaluate_pad,
     REDUCE: evaluate_reduce,
+    CUMULATIVE: evaluate_cumulative,
     DEQUANTIZE: evaluate_dequantize,
 }
 

@@ -11,9 +11,11 @@
   (`linalg.index`); ties keep the first index (`>`) or the last (`>=`); a NaN wins, as in
   numpy's argmax.
 - `dlc.hardmax` is that argmax, then an elementwise generic comparing each index with it.
-- `dlc.cumulative` is a `linalg.generic` with one extra reduction loop k over the axis, adding
-  (or multiplying) x[.., k, ..] where k <= i (k < i exclusive, k >= i reverse), the identity
-  elsewhere: quadratic in the axis size, but one op with static shapes.
+- `dlc.cumulative` along an axis of fewer than 16 is a `linalg.generic` with one extra
+  reduction loop k over the axis, adding (or multiplying) x[.., k, ..] where k <= i (k < i
+  exclusive, k >= i reverse), the identity elsewhere: quadratic in the axis size, one op; a
+  longer axis is a scan, an `scf.for` over the axis carrying the running slice and inserting
+  each step's slice into the result (linear).
 - `dlc.det` is loops (`scf.for`) over the batch and the LU elimination with partial pivoting of
   each matrix, on tensors (`tensor.extract`/`tensor.insert` on a `linalg.copy` of the
   operand, updated in place once bufferized): the determinant is the product of the pivots,
@@ -356,8 +358,12 @@ CUMULATIVE: dict[str, tuple[float, Callable[[Kind], Callable]]] = {
 }
 
 
+SCAN_MIN = 16  # from this axis size on, a cumulative op is a scan (below: one generic)
+
+
 def lower_cumulative(op: ir.OpView, rewriter) -> None:
     # dlc.cumulative{fn}(x) -> linalg.generic {loops i.., k: fn(acc, k <= i ? x[..k..] : id)}
+    # (an axis of SCAN_MIN or more: a scan, `_scan`)
     fn = ir.StringAttr(op.attributes["fn"]).value
     axis = ir.IntegerAttr(op.attributes["axis"]).value
     exclusive = bool(ir.IntegerAttr(op.attributes["exclusive"]).value)
@@ -368,6 +374,13 @@ def lower_cumulative(op: ir.OpView, rewriter) -> None:
     identity, combine = CUMULATIVE[fn]
     combine_fn = combine(kind)
     rank = x.type.rank
+    if result_type.shape[axis] >= SCAN_MIN:
+        with rewriter.ip, op.location:
+            value = _scan(x, axis, exclusive, reverse, kind, identity, combine_fn)
+            if kind.acc != kind.storage:
+                value = as_value(elementwise([value], result_type, kind.narrow))
+            rewriter.replace_op(op, [value])
+        return
     predicate = {(False, False): "ule", (False, True): "ult", (True, False): "uge",
                  (True, True): "ugt"}[(reverse, exclusive)]
     maps = [dims_map(rank + 1, [rank if d == axis else d for d in range(rank)]),
@@ -384,6 +397,44 @@ def lower_cumulative(op: ir.OpView, rewriter) -> None:
         if kind.acc != kind.storage:
             value = as_value(elementwise([value], result_type, kind.narrow))
         rewriter.replace_op(op, [value])
+
+
+def _scan(x: ir.Value, axis: int, exclusive: bool, reverse: bool, kind: Kind, identity: float,
+          combine: Callable) -> ir.Value:
+    """The running fn of x along `axis` as an scf.for over it (from its end when `reverse`),
+    carrying the running slice (x's shape with 1 at `axis`) and the result, into which each
+    step inserts its slice: O(L) where the masked generic is O(L^2) (a CumSum over 1024
+    positions: 55 ms against onnxruntime's 0.015)."""
+    shape = list(x.type.shape)
+    length = shape[axis]
+    part = [1 if d == axis else n for d, n in enumerate(shape)]
+    part_x = _tensor_of(part, x.type.element_type)
+    part_acc = _tensor_of(part, kind.acc)
+    dynamic = ir.ShapedType.get_dynamic_stride_or_offset()
+    offsets = [dynamic if d == axis else 0 for d in range(len(shape))]
+    ones = [1] * len(shape)
+    result0 = mtensor.EmptyOp(shape, kind.acc).result
+    running0 = as_value(filled(part_acc, identity))
+    last = _index(length - 1)
+
+    def step(j: ir.Value, result: ir.Value, running: ir.Value) -> list[ir.Value]:
+        position = arith.subi(last, j) if reverse else j
+        element = mtensor.ExtractSliceOp(part_x, x, [position], [], [], offsets, part,
+                                         ones).result
+        if exclusive:  # (the slice before this step's element: written first)
+            result = mtensor.InsertSliceOp(running, result, [position], [], [], offsets,
+                                           part, ones).result
+        # (updated in place: an scf.for must yield a value its buffer is equivalent to)
+        identity_map = ir.AffineMap.get_identity(len(shape))
+        following = as_value(generic([element], running, [identity_map, identity_map],
+                                     [PARALLEL] * len(shape),
+                                     lambda v, acc: combine(acc, kind.widen(v))))
+        if not exclusive:
+            result = mtensor.InsertSliceOp(following, result, [position], [], [], offsets,
+                                           part, ones).result
+        return [result, following]
+
+    return _loop(_index(0), _index(length), [result0, running0], step)[0]
 
 
 # ----------------------------------------------------------------------------- det

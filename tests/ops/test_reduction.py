@@ -223,6 +223,32 @@ def test_cumsum_dtypes(dtype):
     run_both(cumsum_model(x, 2), [x], tolerances=F16_TOLERANCES)
 
 
+@pytest.mark.parametrize("reverse", [0, 1])
+@pytest.mark.parametrize("exclusive", [0, 1])
+@pytest.mark.parametrize("axis", [0, 1, -1])
+def test_cumsum_scan(axis, exclusive, reverse):
+    # axes of 16 or more are a scan (a loop over the axis), not the quadratic generic
+    x = random_array([17, 40, 3], np.float32, seed=17)
+    run_both(cumsum_model(x, axis, exclusive=exclusive, reverse=reverse), [x])
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.float16, np.uint8],
+                         ids=lambda d: np.dtype(d).name)
+def test_cumsum_scan_dtypes(dtype):
+    # (position ids from an attention mask: mask.cumsum(-1) over a long sequence; 0/1 values,
+    # whose float16 sums are exact: the reference accumulates in float16, dlc in float32)
+    x = random_array([2, 300], np.int64, seed=18, low=0, high=2).astype(dtype)
+    run_both(cumsum_model(x, 1), [x], tolerances=F16_TOLERANCES)
+
+
+def test_cumsum_scan_is_linear():
+    # the scan's IR is one loop over the axis: no generic with an extra reduction loop over it
+    x = random_array([1, 1024, 64], np.float32, seed=19)
+    text = dlc.lower(cumsum_model(x, 1), stage="linalg").ir()
+    assert "scf.for" in text and '"reduction"' not in text
+    run_both(cumsum_model(x, 1), [x], tolerances=F16_TOLERANCES)
+
+
 # ----------------------------------------------------------------------------- CumProd
 
 
@@ -245,6 +271,12 @@ def test_cumprod(axis, exclusive, reverse):
 def test_cumprod_dtypes(dtype):
     x = random_array([2, 5], dtype, seed=15, low=1, high=4)
     run_both(cumprod_model(x, 1, exclusive=1), [x], tolerances=F16_TOLERANCES)
+
+
+@pytest.mark.parametrize("exclusive, reverse", [(0, 0), (1, 1)])
+def test_cumprod_scan(exclusive, reverse):
+    x = random_array([3, 20], np.float32, seed=20, low=1, high=2)
+    run_both(cumprod_model(x, 1, exclusive=exclusive, reverse=reverse), [x])
 
 
 def test_cumprod_axis_as_graph_input():

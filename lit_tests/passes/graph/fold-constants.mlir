@@ -119,3 +119,17 @@ func.func @test_fold_mean() -> tensor<2x1xf32> {
   %0 = "dlc.reduce"(%x) {fn = "mean", axes = array<i64: 1>, keepdims = 1 : i64} : (tensor<2x3xf32>) -> tensor<2x1xf32>
   return %0 : tensor<2x1xf32>
 }
+
+// -----
+
+// A running sum of a constant folds (EdgeNeXt's positional encoding: a CumSum of ones), as
+// the scan computes it: [1, 2, 3, 4] exclusive from the end is [9, 7, 4, 0].
+
+// CHECK-LABEL: func.func @test_fold_cumulative
+// CHECK-NEXT:    %[[C:.*]] = "dlc.constant"() {value = dense<[9.000000e+00, 7.000000e+00, 4.000000e+00, 0.000000e+00]> : tensor<4xf32>}
+// CHECK-NEXT:    return %[[C]]
+func.func @test_fold_cumulative() -> tensor<4xf32> {
+  %x = "dlc.constant"() {value = dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>} : () -> tensor<4xf32>
+  %0 = "dlc.cumulative"(%x) {fn = "sum", axis = 0 : i64, exclusive = 1 : i64, reverse = 1 : i64} : (tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
