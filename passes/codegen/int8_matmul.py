@@ -104,7 +104,19 @@ def _constant_b(value: ir.Value) -> np.ndarray | None:
     attr = owner.attributes["value"]
     if not isinstance(attr, ir.DenseElementsAttr) or attr.is_splat:
         return None
-    return np.array(attr)
+    try:  # (a view of the attribute's buffer: every f32 matmul's B is looked at)
+        return np.asarray(memoryview(attr)).reshape(attr.type.shape)
+    except (TypeError, ValueError, BufferError):
+        return np.array(attr)
+
+
+def _integers(values: np.ndarray) -> bool:
+    """Whether every value is a finite integer (a float filter's first values answer no)."""
+    flat = values.reshape(-1)
+    head = flat[:256]
+    if not (np.all(np.isfinite(head)) and np.all(head == np.round(head))):
+        return False
+    return bool(np.all(np.isfinite(flat)) and np.all(flat == np.round(flat)))
 
 
 def _kernel() -> str | None:
@@ -168,11 +180,13 @@ def match(op: ir.Operation) -> Problem | None:
     (m, k), (_, n) = types[0].shape, types[1].shape
     if 0 in (m, n, k) or not _zero_fill(c):
         return None
+    # (the constant integer B first: the range of A walks its producers' bodies, 1 of the
+    # 1.2 s dlc-schedule spent matching a bidirectional LSTM of 32 steps' ops)
+    b_value = _constant_b(b)
+    if b_value is None or not _integers(b_value):
+        return None
     a_range = value_range(a)
     if a_range is None or not all(math.isfinite(x) for x in a_range):
-        return None
-    b_value = _constant_b(b)
-    if b_value is None or not (np.all(np.isfinite(b_value)) and np.all(b_value == np.round(b_value))):
         return None
     a_bound = int(max(abs(a_range[0]), abs(a_range[1])))
     b_bound = int(np.abs(b_value).max())
