@@ -52,7 +52,7 @@ _BUFFERIZE = _ONE_SHOT + _OUT_PARAMS
 # (dlc-distinct-empty-tensors: one empty per destination, not one that CSE shared by many:
 # one-shot-bufferize BERT-base 0.9-1.2 -> 0.2-0.4 s, ViT-B/16 1.1-2.0 -> 0.4-0.6 s; arenas
 # 9.9 -> 3.6 MB, 24.5 -> 7.9 MB)
-_BUFFERIZE_O2 = ("dlc-eliminate-empty-tensors,dlc-distinct-empty-tensors," + _ONE_SHOT
+_BUFFERIZE_O2 = ("dlc-distinct-empty-tensors,dlc-eliminate-empty-tensors," + _ONE_SHOT
                  + "canonicalize,cse," + _OUT_PARAMS + ",dlc-lower-copies,dlc-plan-buffers")
 # vector ops (left by dlc-schedule, lowered to 1-D by dlc-lower-vectors) go to scf then llvm;
 # subviews of tiled loops expand to affine.apply, hence expand-strided-metadata before
