@@ -11,7 +11,7 @@
 // AVX2-LABEL: func.func @test_packed
 // AVX2:         vector.transpose {{.*}} : vector<1x4x16xf32> to vector<1x16x4xf32>
 // AVX2:         tensor.extract_slice %{{.*}}[%{{.*}}, %{{.*}}, 0] [8, 1, 16]
-// AVX2:         scf.forall (%{{.*}}, %{{.*}}) in (2, 2)
+// AVX2:         scf.forall (%{{.*}}, %{{.*}}) = (0, 0) to (64, 16) step (32, 8)
 // AVX2:           scf.for {{.*}} iter_args({{.*}}) -> (vector<4x16xf32>)
 // AVX2:             arith.mulf {{.*}} fastmath<contract> : vector<4x16xf32>
 // AVX2:             arith.addf {{.*}} fastmath<contract> : vector<4x16xf32>
@@ -25,8 +25,8 @@
 // CHECK-NEXT:      scf.for %[[NB:.*]] = %{{.*}} to %{{.*}} step %c1
 // CHECK-NEXT:        tensor.extract_slice %{{.*}}[%[[K]], %[[NB]], 0] [8, 1, 32]
 // CHECK:         vector.transpose {{.*}} : vector<8x1x32xf32> to vector<1x8x32xf32>
-// (128 x 128 output tiles: 4, for the threads; matmul.thread_tiles)
-// CHECK:         scf.forall (%{{.*}}, %{{.*}}) in (2, 2)
+// (128 x 128 output tiles, 2 x 2 of them: 32 row panels of 8 by 16, 8 column panels of 32 by 4; for the threads, matmul.thread_tiles)
+// CHECK:         scf.forall (%{{.*}}, %{{.*}}) = (0, 0) to (32, 8) step (16, 4)
 // CHECK:           scf.for {{.*}} iter_args({{.*}}) -> (vector<8x32xf32>)
 // CHECK:             arith.mulf {{.*}} fastmath<contract> : vector<8x32xf32>
 // CHECK:             arith.addf {{.*}} fastmath<contract> : vector<8x32xf32>

@@ -96,6 +96,7 @@ def test_vit_rows_run_in_one_forall_tile() -> None:
     with target.use("avx512"):
         model = dlc.compile(matmul_model(197, N, K))
     text = model.ir("linalg")
-    assert "scf.forall (%arg2) in (2)" in text  # 352-column tiles of all 200 rows, not (5, 2)
+    # 352-column tiles (11 panels of 32) of all 200 rows: 2 tiles, not (5, 2)
+    assert "scf.forall (%arg2) = (0) to (22) step (11)" in text
     a, b = random(197, K), random(K, N)
     check(model, [a, b], a @ b)
