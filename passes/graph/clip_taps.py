@@ -31,8 +31,14 @@ from mlir import ir
 
 from dlc.dialects import build
 from dlc.dialects.conv import CONV_NHWC
-from dlc.dialects.movement import CONCAT, SLICE
-from dlc.passes.graph.match import apply_rules, attributes, constant, constant_array
+from dlc.dialects.movement import SLICE
+from dlc.passes.graph.match import (
+    apply_rules,
+    attributes,
+    concatenated,
+    constant,
+    constant_array,
+)
 from dlc.passes.registry import ModulePass, register
 
 MAX_LIVE = 0.85  # live multiply-adds / all, at most
@@ -119,16 +125,8 @@ def clip(op: ir.OpView, rows: list[Band], cols: list[Band]) -> ir.Value:
             parts.append(build(CONV_NHWC, [window, filters[key], *op.operands[2:]],
                                {"strides": [1, 1], "dilations": dilations,
                                 "pads": [0, 0, 0, 0], "group": 1}, loc=loc))
-        band_rows.append(_concat(parts, 2, loc))
-    return _concat(band_rows, 1, loc)
-
-
-def _concat(values: list[ir.Value], axis: int, loc: ir.Location) -> ir.Value:
-    """values joined along `axis` (dlc.concat is binary: a left fold)."""
-    joined = values[0]
-    for value in values[1:]:
-        joined = build(CONCAT, [joined, value], {"axis": axis}, loc=loc)
-    return joined
+        band_rows.append(concatenated(parts, 2, loc))
+    return concatenated(band_rows, 1, loc)
 
 
 @register

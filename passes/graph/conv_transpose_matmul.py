@@ -48,8 +48,14 @@ from mlir import ir
 
 from dlc.dialects import build, ops
 from dlc.dialects.conv import CONV, CONV_NHWC, CONV_TRANSPOSE
-from dlc.dialects.movement import CONCAT, PAD, SLICE
-from dlc.passes.graph.match import apply_rules, attributes, constant, constant_array
+from dlc.dialects.movement import PAD, SLICE
+from dlc.passes.graph.match import (
+    apply_rules,
+    attributes,
+    concatenated,
+    constant,
+    constant_array,
+)
 from dlc.passes.registry import ModulePass, register
 
 
@@ -154,8 +160,8 @@ def _subpixel(op: ir.OpView, attrs: dict, low: list[int]) -> ir.Value | None:
                       {"strides": [1, 1], "dilations": [1, 1], "pads": [0, 0, 0, 0],
                        "group": g}, loc=loc)
             parts.append(build(ops.RESHAPE, [y], {"shape": [n, qh, 1, qw, 1, f]}, loc=loc))
-        bands.append(_concat(parts, 4, loc))
-    y = build(ops.RESHAPE, [_concat(bands, 2, loc)], {"shape": [n, qh * sh, qw * sw, f]},
+        bands.append(concatenated(parts, 4, loc))
+    y = build(ops.RESHAPE, [concatenated(bands, 2, loc)], {"shape": [n, qh * sh, qw * sw, f]},
               loc=loc)
     if (qh * sh, qw * sw) != (oh, ow):
         y = build(SLICE, [y], {"starts": [0, 0, 0, 0], "sizes": [n, oh, ow, f],
@@ -174,13 +180,6 @@ def _taps(weight: ir.Value, k0h: int, k0w: int, th: int, tw: int, sh: int, sw: i
     taps = build(SLICE, [weight], {"starts": [0, 0, k0h, k0w], "sizes": [f, cg, th, tw],
                                    "steps": [1, 1, sh, sw]}, loc=loc)
     return build(ops.TRANSPOSE, [taps], {"perm": [2, 3, 1, 0]}, loc=loc)
-
-
-def _concat(values: list[ir.Value], axis: int, loc: ir.Location) -> ir.Value:
-    joined = values[0]
-    for value in values[1:]:
-        joined = build(CONCAT, [joined, value], {"axis": axis}, loc=loc)
-    return joined
 
 
 def _as_conv(op: ir.OpView, attrs: dict) -> list[ir.Value] | None:

@@ -26,6 +26,7 @@ from mlir import ir
 from mlir.rewrite import GreedyRewriteConfig, RewritePatternSet, apply_patterns_and_fold_greedily
 
 from dlc.dialects import ShapeError, build, check_op, op_def, ops
+from dlc.dialects.movement import CONCAT
 from dlc.passes.blocked_copy import contiguous
 from dlc.passes.registry import PassFailure
 from dlc.passes.walk import ops_where
@@ -145,6 +146,14 @@ def constant(array: np.ndarray, element: ir.Type, loc: ir.Location) -> ir.Value:
     """A `dlc.constant` of `array` with element type `element`."""
     return build(ops.CONSTANT, [], {"value": numpy_to_elements(np.asarray(array), element)},
                  loc=loc)
+
+
+def concatenated(values: Sequence[ir.Value], axis: int, loc: ir.Location) -> ir.Value:
+    """`values` joined along `axis` (dlc.concat is binary: a left fold)."""
+    joined = values[0]
+    for value in values[1:]:
+        joined = build(CONCAT, [joined, value], {"axis": axis}, loc=loc)
+    return joined
 
 
 # ----------------------------------------------------------------------------- the driver

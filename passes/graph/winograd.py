@@ -65,8 +65,14 @@ from mlir import ir
 
 from dlc.dialects import build, ops
 from dlc.dialects.conv import CONV_NHWC
-from dlc.dialects.movement import CONCAT, PAD, SLICE
-from dlc.passes.graph.match import apply_rules, attributes, constant, constant_array
+from dlc.dialects.movement import PAD, SLICE
+from dlc.passes.graph.match import (
+    apply_rules,
+    attributes,
+    concatenated,
+    constant,
+    constant_array,
+)
 from dlc.passes.registry import ModulePass, PipelineError, register
 
 G = np.array([[1, 0, 0], [0.5, 0.5, 0.5], [0.5, -0.5, 0.5], [0, 0, 1]])
@@ -131,13 +137,6 @@ def _slice(value: ir.Value, axis: int, start: int, size: int, step: int,
     return build(SLICE, [value], {"starts": starts, "sizes": sizes, "steps": steps}, loc=loc)
 
 
-def _concat(values: list[ir.Value], axis: int, loc: ir.Location) -> ir.Value:
-    result = values[0]
-    for value in values[1:]:
-        result = build(CONCAT, [result, value], {"axis": axis}, loc=loc)
-    return result
-
-
 def _reshape(value: ir.Value, shape: list[int], loc: ir.Location) -> ir.Value:
     return build(ops.RESHAPE, [value], {"shape": shape}, loc=loc)
 
@@ -150,7 +149,7 @@ def _stacked_slices(value: ir.Value, axis: int, count: int, a: int, m: int,
     for i in range(a):
         part = _slice(value, axis, i, count, m, loc)
         parts.append(_reshape(part, [1, *part.type.shape], loc))
-    return _concat(parts, 0, loc)
+    return concatenated(parts, 0, loc)
 
 
 def winograd(op: ir.OpView, m: int = 2) -> ir.Value:
