@@ -1,6 +1,6 @@
 """dlc-conv3d-as-2d: 3-D f32 convs (video models: r3d_18, mc3_18, r(2+1)d, X3D) run as one
-channels-last 2-D conv per depth tap, on the conv schedules (no NaivePathWarning), with
-onnxruntime's numbers (an oracle only)."""
+channels-last 2-D conv per depth tap, on the conv schedules (no NaivePathWarning), and 3-D max
+pools as the max of 2-D pools; onnxruntime's numbers (an oracle only)."""
 
 from __future__ import annotations
 
@@ -47,3 +47,22 @@ def test_a_3d_conv_runs_on_the_2d_schedules(c, f, d, hw, k, s, p, dil, g, bias):
     (expected,) = ort.InferenceSession(model.SerializeToString()).run(None, {"x": x})
     assert y.shape == expected.shape
     assert np.abs(y - expected).max() <= 2e-5 * np.abs(expected).max()
+
+
+@pytest.mark.parametrize("c, d, hw, k, s, p, dil, ceil", [
+    (16, 8, 14, (1, 3, 3), (1, 2, 2), (0, 1, 1), (1, 1, 1), 0),   # S3D/I3D's spatial pools
+    (16, 8, 14, (3, 3, 3), (2, 2, 2), (1, 1, 1), (1, 1, 1), 0),   # padded in depth (-inf)
+    (8, 9, 11, (2, 2, 2), (2, 2, 2), (0, 0, 0), (1, 1, 1), 0),    # the last depth unused
+    (8, 9, 12, (3, 2, 2), (1, 1, 1), (2, 0, 0), (2, 1, 1), 0),    # dilated in depth
+    (8, 9, 11, (2, 2, 2), (2, 2, 2), (0, 0, 0), (1, 1, 1), 1),    # ceil mode: left 5-D
+])
+def test_a_3d_max_pool_is_2d_pools(c, d, hw, k, s, p, dil, ceil):
+    node = helper.make_node("MaxPool", ["x"], ["y"], kernel_shape=list(k), strides=list(s),
+                            pads=list(p) * 2, dilations=list(dil), ceil_mode=ceil)
+    model = make_model([node], {"x": (np.float32, [1, c, d, hw, hw])}, ["y"], {})
+    compiled = dlc.compile(model, num_threads=1)
+    assert ('"dlc.pool_nhwc"' in compiled.ir("dlc")) == (not ceil)
+    x = np.random.default_rng(1).standard_normal((1, c, d, hw, hw)).astype(np.float32)
+    (y,) = compiled(x)
+    (expected,) = ort.InferenceSession(model.SerializeToString()).run(None, {"x": x})
+    np.testing.assert_array_equal(y, expected)
