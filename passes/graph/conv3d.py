@@ -24,6 +24,7 @@ schedule; as a 5-D generic it ran as naive loops (MaxPool 1x3x3 stride 1,2,2 on 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -67,23 +68,39 @@ def conv3d_as_2d(op: ir.OpView) -> list[ir.Value] | None:
     dd, dh, dw = attrs["dilations"]
     front, top, left, back, bottom, right = attrs["pads"]
     loc = op.location
-    xt = build(ops.TRANSPOSE, [x], {"perm": [0, 2, 3, 4, 1]}, loc=loc)  # [N, D, H, W, C]
-    if front or back:
-        xt = build(PAD, [xt], {"mode": "constant",
-                               "pads": [0, front, 0, 0, 0, 0, back, 0, 0, 0]}, loc=loc)
     y = None
-    for t in range(kd):
-        images = build(SLICE, [xt], {"starts": [0, t * dd, 0, 0, 0],
-                                     "sizes": [n, od, h, wd, c],
-                                     "steps": [1, sd, 1, 1, 1]}, loc=loc)
-        images = build(ops.RESHAPE, [images], {"shape": [n * od, h, wd, c]}, loc=loc)
+    for t, images in enumerate(_depth_taps(x, od, kd, sd, dd, front, back, None, loc)):
         operands = [images, _filter(w, t, loc), *(op.operands[2:] if y is None else [])]
         conv = build(CONV_NHWC, operands, {"strides": [sh, sw], "dilations": [dh, dw],
                                            "pads": [top, left, bottom, right],
                                            "group": attrs["group"]}, loc=loc)
         y = conv if y is None else build(ops.ADD, [y, conv], loc=loc)
-    y = build(ops.RESHAPE, [y], {"shape": [n, od, oh, ow, f]}, loc=loc)
-    return [build(ops.TRANSPOSE, [y], {"perm": [0, 4, 1, 2, 3]}, loc=loc)]
+    return [_channels_first(y, [n, od, oh, ow, f], loc)]
+
+
+def _depth_taps(x: ir.Value, od: int, kd: int, sd: int, dd: int, front: int, back: int,
+                padding: float | None, loc: ir.Location) -> Iterator[ir.Value]:
+    """The images each depth tap reads: x [N, C, D, H, W] transposed once to [N, D, H, W, C],
+    padded along D by `padding` (zeros when None), and per tap t the depths od*s + t*d as
+    [N*OD, H, W, C], built as they are taken (each tap's ops before its consumer's)."""
+    n, c, _, h, wd = x.type.shape
+    xt = build(ops.TRANSPOSE, [x], {"perm": [0, 2, 3, 4, 1]}, loc=loc)
+    if front or back:
+        value = [] if padding is None else \
+            [constant(np.array(padding, np.float32), x.type.element_type, loc)]
+        xt = build(PAD, [xt, *value],
+                   {"mode": "constant", "pads": [0, front, 0, 0, 0, 0, back, 0, 0, 0]},
+                   loc=loc)
+    for t in range(kd):
+        images = build(SLICE, [xt], {"starts": [0, t * dd, 0, 0, 0], "sizes": [n, od, h, wd, c],
+                                     "steps": [1, sd, 1, 1, 1]}, loc=loc)
+        yield build(ops.RESHAPE, [images], {"shape": [n * od, h, wd, c]}, loc=loc)
+
+
+def _channels_first(y: ir.Value, shape: list[int], loc: ir.Location) -> ir.Value:
+    """[N*OD, OH, OW, F] as [N, F, OD, OH, OW] (`shape`: [N, OD, OH, OW, F])."""
+    y = build(ops.RESHAPE, [y], {"shape": shape}, loc=loc)
+    return build(ops.TRANSPOSE, [y], {"perm": [0, 4, 1, 2, 3]}, loc=loc)
 
 
 def max_pool3d_as_2d(op: ir.OpView) -> list[ir.Value] | None:
@@ -105,24 +122,14 @@ def max_pool3d_as_2d(op: ir.OpView) -> list[ir.Value] | None:
     dd, dh, dw = attrs["dilations"]
     front, top, left, back, bottom, right = attrs["pads"]
     loc = op.location
-    xt = build(ops.TRANSPOSE, [x], {"perm": [0, 2, 3, 4, 1]}, loc=loc)  # [N, D, H, W, C]
-    if front or back:
-        lowest = constant(np.array(-np.inf, np.float32), x.type.element_type, loc)
-        xt = build(PAD, [xt, lowest], {"mode": "constant",
-                                       "pads": [0, front, 0, 0, 0, 0, back, 0, 0, 0]}, loc=loc)
     y = None
-    for t in range(kd):
-        images = build(SLICE, [xt], {"starts": [0, t * dd, 0, 0, 0],
-                                     "sizes": [n, od, h, wd, c],
-                                     "steps": [1, sd, 1, 1, 1]}, loc=loc)
-        images = build(ops.RESHAPE, [images], {"shape": [n * od, h, wd, c]}, loc=loc)
+    for images in _depth_taps(x, od, kd, sd, dd, front, back, -np.inf, loc):
         pooled = build(POOL_NHWC, [images], {
             "kind": "max", "kernel": [kh, kw], "strides": [sh, sw], "dilations": [dh, dw],
             "pads": [top, left, bottom, right], "ceil_mode": 0,
             "count_include_pad": attrs["count_include_pad"], "p": attrs["p"]}, loc=loc)
         y = pooled if y is None else build(BINARY, [y, pooled], {"fn": "max"}, loc=loc)
-    y = build(ops.RESHAPE, [y], {"shape": [n, od, oh, ow, c]}, loc=loc)
-    return [build(ops.TRANSPOSE, [y], {"perm": [0, 4, 1, 2, 3]}, loc=loc)]
+    return [_channels_first(y, [n, od, oh, ow, c], loc)]
 
 
 @register
