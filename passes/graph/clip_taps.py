@@ -69,8 +69,12 @@ def _live_fraction(rows: list[Band], cols: list[Band], kh: int, kw: int) -> floa
     return live / (out_h * out_w * kh * kw)
 
 
-def plan(op: ir.OpView, max_live: float, min_macs: int) -> tuple[list[Band], list[Band]] | None:
-    """The row and column bands of conv_nhwc `op` when this pass rewrites it, else None."""
+Plan = tuple[list[Band], list[Band], np.ndarray]  # row bands, column bands, the filter
+
+
+def plan(op: ir.OpView, max_live: float, min_macs: int) -> Plan | None:
+    """The row and column bands of conv_nhwc `op` and its constant filter when this pass
+    rewrites it, else None."""
     x, w = op.operands[0], op.operands[1]
     y = op.results[0]
     if not (x.type.has_static_shape and w.type.has_static_shape and x.type.rank == 4
@@ -90,20 +94,20 @@ def plan(op: ir.OpView, max_live: float, min_macs: int) -> tuple[list[Band], lis
     cols = bands(ow, wd, kw, dilations[1], left)
     if rows is None or cols is None or _live_fraction(rows, cols, kh, kw) > max_live:
         return None
-    if constant_array(w) is None:
-        return None
-    return rows, cols
+    filt = constant_array(w)
+    return None if filt is None else (rows, cols, filt)
 
 
-def clip(op: ir.OpView, rows: list[Band], cols: list[Band]) -> ir.Value:
-    """The region convs of conv_nhwc `op`, concatenated: its result's replacement."""
-    x, w = op.operands[0], op.operands[1]
+def clip(op: ir.OpView, rows: list[Band], cols: list[Band], filt: np.ndarray) -> ir.Value:
+    """The region convs of conv_nhwc `op` (filter `filt`), concatenated: its result's
+    replacement."""
+    x = op.operands[0]
     loc = op.location
     element = x.type.element_type
     n, _, _, c = x.type.shape
-    dh, dw = attributes(op)["dilations"]
-    top, left = attributes(op)["pads"][:2]
-    filt = constant_array(w)
+    attrs = attributes(op)
+    dh, dw = attrs["dilations"]
+    top, left = attrs["pads"][:2]
     filters: dict[tuple[int, int, int, int], ir.Value] = {}
     band_rows = []
     for r0, r1, rk0, rk1 in rows:

@@ -48,9 +48,10 @@ def _feeds_contraction(value: ir.Value, depth: int) -> bool:
     """value is an operand of a contraction, or reaches one through up to `depth` ops of its
     shape or transposes (DeBERTa's keys: reshape [1, 12, 512, 64] -> [12, 512, 64], then a
     transpose into the batch matmul: the collapse_shape propagated through the transpose into
-    the matmul, a 4-D naive generic, 12x onnxruntime; a quantized model's QuantizeLinear -> DequantizeLinear after its Flatten: the
-    collapse_shape propagated down through them into the Gemm, a naive generic with the
-    quantization recomputed for each product, ResNet-50 QDQ's fc 17 ms)."""
+    the matmul, a 4-D naive generic, 12x onnxruntime; a quantized model's QuantizeLinear ->
+    DequantizeLinear after its Flatten: the collapse_shape propagated down through them into
+    the Gemm, a naive generic with the quantization recomputed for each product, ResNet-50
+    QDQ's fc 17 ms)."""
     shape = list(value.type.shape)
     for use in value.uses:
         owner = use.owner
