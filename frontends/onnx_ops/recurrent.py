@@ -1,14 +1,17 @@
-"""Importers of the ONNX recurrent layers RNN, GRU and LSTM, unrolled over the time axis.
+"""Importers of the ONNX recurrent layers RNN, GRU and LSTM.
 
-Shapes are static, so the sequence length is known at import time and each layer becomes a
-straight-line chain of dlc ops: one `dlc.matmul` of the whole input sequence by the input
-weights (X·Wᵀ for every step at once), then per step a `dlc.matmul` of the hidden state by the
-recurrence weights, slices of the gates, the activations (`dlc.unary`, or arithmetic for Affine
-and ScaledTanh) and the state update. Every attribute is handled: direction (forward, reverse,
-bidirectional), activations with activation_alpha/beta, clip, layout, GRU's
-linear_before_reset, LSTM's input_forget and peepholes. `sequence_lens` must be a constant;
-steps past a batch entry's length keep its state and output zeros (forward direction; a
-reverse direction with unequal lengths is refused with a clear message).
+Each direction's input projection is one `dlc.matmul` of the whole input sequence by the input
+weights (X·Wᵀ for every step at once, plus the biases). The recurrence itself is one
+`dlc.recurrence` op per direction (`dialects/recurrent.py`), lowered to a loop over the steps,
+so the IR does not grow with the sequence length. Three cases are unrolled instead, as a
+straight-line chain of dlc ops per step (a `dlc.matmul` of the hidden state by the recurrence
+weights, slices of the gates, the activations and the state update): float16 layers, unequal
+`sequence_lens` and GRU's linear_before_reset=0 form (two dependent matmuls per step).
+Every attribute is handled: direction (forward, reverse, bidirectional), activations with
+activation_alpha/beta, clip, layout, GRU's linear_before_reset, LSTM's input_forget and
+peepholes. `sequence_lens` must be a constant; steps past a batch entry's length keep its
+state and output zeros (forward direction; a reverse direction with unequal lengths is refused
+with a clear message).
 """
 
 from __future__ import annotations
@@ -21,27 +24,12 @@ from mlir import ir
 from dlc.dialects import ops
 from dlc.dialects.binary import BINARY, SELECT
 from dlc.dialects.movement import CONCAT, SLICE
+from dlc.dialects.recurrent import ACTIVATIONS, RECURRENCE
 from dlc.dialects.unary import UNARY
 from dlc.frontends.onnx_node import NodeContext, dense
 from dlc.frontends.onnx_ops.normalization import constant
 
 MAX_STEPS = 1024  # unrolling beyond this would make the IR (and compile time) explode
-
-# ONNX activation name -> (dlc.unary fn, names of its parameters, their defaults)
-ACTIVATIONS: dict[str, tuple[str, tuple[str, ...], tuple[float, ...]]] = {
-    "Relu": ("relu", (), ()),
-    "Tanh": ("tanh", (), ()),
-    "Sigmoid": ("sigmoid", (), ()),
-    "LeakyRelu": ("leaky_relu", ("alpha",), (0.01,)),
-    "ThresholdedRelu": ("thresholded_relu", ("alpha",), (1.0,)),
-    "HardSigmoid": ("hard_sigmoid", ("alpha", "beta"), (0.2, 0.5)),
-    "Elu": ("elu", ("alpha",), (1.0,)),
-    "Softsign": ("softsign", (), ()),
-    "Softplus": ("softplus", (), ()),
-    "Affine": ("affine", ("alpha", "beta"), (1.0, 0.0)),
-    "ScaledTanh": ("scaled_tanh", ("alpha", "beta"), (1.0, 1.0)),
-}
-
 
 @dataclass(frozen=True)
 class Activation:
@@ -163,8 +151,6 @@ def _layer(n: NodeContext, kind: str, gates: int) -> Layer:
         raise n.error(f"X and W must be 3-D, got ranks {x.type.rank} and {w.type.rank}")
     layout = n.attr("layout", 0)
     steps, batch = (x.type.shape[1], x.type.shape[0]) if layout else x.type.shape[:2]
-    if steps > MAX_STEPS:
-        raise n.error(f"a sequence of {steps} steps is longer than the {MAX_STEPS} dlc unrolls")
     direction = _string(n.attr("direction", "forward"))
     directions = {"forward": ["forward"], "reverse": ["reverse"],
                   "bidirectional": ["forward", "reverse"]}.get(direction)
@@ -211,12 +197,16 @@ def _zeros_tensor(n: NodeContext, like: ir.Value, shape: list[int]) -> ir.Value:
 
 @dataclass
 class Direction:
-    """The weights of one direction, pre-arranged for the unrolled steps."""
+    """The weights of one direction, arranged for its steps."""
 
-    x_gates: list[ir.Value]  # per time step: X_t · Wᵀ + Wb (+ Rb), [batch, gates * hidden]
+    x_gates: ir.Value  # X · Wᵀ + Wb (+ Rb) for every step, [steps * batch, gates * hidden]
     r_t: ir.Value  # Rᵀ, [hidden, gates * hidden]
-    r_bias: ir.Value | None  # Rb, when it cannot be folded into x_gates (GRU's h gate)
+    r_bias: ir.Value | None  # GRU's Rbh [hidden], which goes with the reset gate
     peephole: ir.Value | None  # P, [3 * hidden]
+
+    def at(self, n: NodeContext, layer: Layer, t: int) -> ir.Value:
+        """Step t's X_t · Wᵀ + biases, [batch, gates * hidden]."""
+        return _slice(n, self.x_gates, 0, t * layer.batch, layer.batch)
 
 
 def _direction(n: NodeContext, layer: Layer, x_steps: ir.Value, d: int) -> Direction:
@@ -232,21 +222,18 @@ def _direction(n: NodeContext, layer: Layer, x_steps: ir.Value, d: int) -> Direc
         if layer.kind == "GRU":  # the h gate's Rbh goes with the reset gate: keep it apart
             h = layer.hidden
             rzr = _slice(n, r_bias, 0, 0, 2 * h)
-            zeros = _zeros_tensor(n, b, [h])
-            bias = n.build(ops.ADD, [w_bias, _concat(n, [rzr, zeros], 0)])
-            r_bias = _concat(n, [_zeros_tensor(n, b, [2 * h]), _slice(n, r_bias, 0, 2 * h, h)],
-                             0)
+            bias = n.build(ops.ADD, [w_bias, _concat(n, [rzr, _zeros_tensor(n, b, [h])], 0)])
+            r_bias = _slice(n, r_bias, 0, 2 * h, h)
         else:
             bias, r_bias = n.build(ops.ADD, [w_bias, r_bias]), None
-    xw = _add(n, xw, bias)
-    x_gates = [_slice(n, xw, 0, t * layer.batch, layer.batch) for t in range(layer.steps)]
-    return Direction(x_gates, _transpose(n, r, [1, 0]), r_bias, _direction_input(n, 7, d))
+    return Direction(_add(n, xw, bias), _transpose(n, r, [1, 0]), r_bias,
+                     _direction_input(n, 7, d))
 
 
 def _rnn_step(n: NodeContext, layer: Layer, acts: list[Activation], wd: Direction,
               t: int, state: dict[str, ir.Value]) -> dict[str, ir.Value]:
     # H = f(X·Wᵀ + H·Rᵀ + Wb + Rb)
-    pre = n.build(ops.ADD, [wd.x_gates[t], n.build(ops.MATMUL, [state["h"], wd.r_t])])
+    pre = n.build(ops.ADD, [wd.at(n, layer, t), n.build(ops.MATMUL, [state["h"], wd.r_t])])
     return {"h": _activate(n, acts[0], _clip(n, layer, pre))}
 
 
@@ -254,14 +241,14 @@ def _gru_step(n: NodeContext, layer: Layer, acts: list[Activation], wd: Directio
               t: int, state: dict[str, ir.Value]) -> dict[str, ir.Value]:
     f, g = acts
     h_prev, hid = state["h"], layer.hidden
-    xg = wd.x_gates[t]
+    xg = wd.at(n, layer, t)
     r_z_r = _slice(n, wd.r_t, 1, 0, 2 * hid)
     r_h = _slice(n, wd.r_t, 1, 2 * hid, hid)
     zr = n.build(ops.ADD, [_slice(n, xg, 1, 0, 2 * hid),
                            n.build(ops.MATMUL, [h_prev, r_z_r])])
     z = _activate(n, f, _clip(n, layer, _gate(n, zr, 0, hid)))
     r = _activate(n, f, _clip(n, layer, _gate(n, zr, 1, hid)))
-    rbh = None if wd.r_bias is None else _slice(n, wd.r_bias, 0, 2 * hid, hid)
+    rbh = wd.r_bias
     if n.attr("linear_before_reset", 0):  # h~ = g(Xh + r ⊙ (H·Rhᵀ + Rbh))
         recurrent = _mul(n, r, _add(n, n.build(ops.MATMUL, [h_prev, r_h]), rbh))
     else:  # h~ = g(Xh + (r ⊙ H)·Rhᵀ + Rbh)
@@ -277,7 +264,7 @@ def _lstm_step(n: NodeContext, layer: Layer, acts: list[Activation], wd: Directi
                t: int, state: dict[str, ir.Value]) -> dict[str, ir.Value]:
     f, g, h_act = acts
     hid, c_prev = layer.hidden, state["c"]
-    pre = n.build(ops.ADD, [wd.x_gates[t], n.build(ops.MATMUL, [state["h"], wd.r_t])])
+    pre = n.build(ops.ADD, [wd.at(n, layer, t), n.build(ops.MATMUL, [state["h"], wd.r_t])])
     p = wd.peephole
 
     def peep(value: ir.Value, index: int, cell: ir.Value) -> ir.Value:
@@ -339,6 +326,42 @@ def _run_direction(n: NodeContext, layer: Layer, x_steps: ir.Value,
     return [outputs[t] for t in range(layer.steps)], state
 
 
+def _looped(n: NodeContext, layer: Layer, x: ir.Value) -> bool:
+    """Whether the layer runs as `dlc.recurrence` loops (the unrolled form stays for float16,
+    per-entry sequence lengths and GRU's reset-before-linear form, whose step has two
+    dependent matmuls)."""
+    element = x.type.element_type
+    return (isinstance(element, (ir.F32Type, ir.F64Type)) and layer.lengths is None
+            and (layer.kind != "GRU" or n.attr("linear_before_reset", 0)))
+
+
+def _loop_direction(n: NodeContext, layer: Layer, x_steps: ir.Value,
+                    d: int) -> tuple[ir.Value, dict[str, ir.Value]]:
+    """One direction as a dlc.recurrence: its outputs [T, 1, B, H] and final states."""
+    per_direction = len(layer.activations) // len(layer.directions)
+    acts = layer.activations[d * per_direction:(d + 1) * per_direction]
+    wd = _direction(n, layer, x_steps, d)
+    keys = ["h", "c"] if layer.kind == "LSTM" else ["h"]
+    state_shape = [1, layer.batch, layer.hidden]
+    initial = []
+    for key in keys:
+        value = _direction_input(n, STATE_INPUTS[key], d)
+        initial.append(_reshape(n, value, state_shape) if value is not None
+                       else _zeros_tensor(n, x_steps, state_shape))
+    x_gates = _reshape(n, wd.x_gates, [layer.steps, layer.batch, layer.gates * layer.hidden])
+    extra = wd.peephole if layer.kind == "LSTM" else wd.r_bias
+    attrs = {"kind": layer.kind.lower(), "reverse": int(layer.directions[d] == "reverse"),
+             "activations": ",".join(a.name for a in acts),
+             "params": [p for a in acts for p in a.params],
+             "clip": [] if layer.clip is None else [layer.clip],
+             "input_forget": int(bool(n.attr("input_forget", 0))) if layer.kind == "LSTM" else 0}
+    operands = [x_gates, wd.r_t, _concat(n, initial, 0)] + ([extra] if extra is not None else [])
+    y, final = n.build(RECURRENCE, operands, attrs).owner.results
+    states = {key: _reshape(n, _slice(n, final, 0, k, 1), [layer.batch, layer.hidden])
+              for k, key in enumerate(keys)}
+    return _reshape(n, y, [layer.steps, 1, layer.batch, layer.hidden]), states
+
+
 def _import_recurrent(n: NodeContext, kind: str) -> list[ir.Value]:
     gates, _ = STEPS[kind]
     layer = _layer(n, kind, gates)
@@ -347,12 +370,20 @@ def _import_recurrent(n: NodeContext, kind: str) -> list[ir.Value]:
     if layout:  # [B, T, I] -> [T, B, I]
         x = _transpose(n, x, [1, 0, 2])
     x_steps = _reshape(n, x, [layer.steps * layer.batch, x.type.shape[2]])
+    looped = _looped(n, layer, x)
+    if not looped and layer.steps > MAX_STEPS:
+        raise n.error(f"a sequence of {layer.steps} steps is longer than the {MAX_STEPS} dlc "
+                      "unrolls (float16, unequal sequence_lens or a GRU with "
+                      "linear_before_reset=0)")
     ys, finals = [], {"h": [], "c": []}
     for d in range(len(layer.directions)):
-        outputs, state = _run_direction(n, layer, x_steps, d)
-        # [T, B, H] for this direction, as [T, 1, B, H]
-        stacked = _concat(n, [_reshape(n, o, [1, 1, layer.batch, layer.hidden])
-                              for o in outputs], 0)
+        if looped:
+            stacked, state = _loop_direction(n, layer, x_steps, d)
+        else:
+            outputs, state = _run_direction(n, layer, x_steps, d)
+            # [T, B, H] for this direction, as [T, 1, B, H]
+            stacked = _concat(n, [_reshape(n, o, [1, 1, layer.batch, layer.hidden])
+                                  for o in outputs], 0)
         ys.append(stacked)
         for key, value in state.items():
             finals[key].append(_reshape(n, value, [1, layer.batch, layer.hidden]))

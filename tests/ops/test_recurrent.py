@@ -1,5 +1,6 @@
-"""RNN, GRU and LSTM (unrolled over time) against onnx.reference: directions, layouts,
-activations with parameters, clip, biases, initial states, peepholes, sequence_lens."""
+"""RNN, GRU and LSTM against onnx.reference and onnxruntime: directions, layouts, activations
+with parameters, clip, biases, initial states, peepholes, sequence_lens; the loop form
+(dlc.recurrence) and the unrolled one (float16, unequal lengths, GRU's linear_before_reset=0)."""
 
 from __future__ import annotations
 
@@ -70,6 +71,49 @@ def test_directions(op, direction):
     model, feeds = layer_model(op, directions=2 if direction == "bidirectional" else 1,
                                initial=True, direction=direction)
     run_both(model, feeds, tolerances=TOLERANCES)
+
+
+@pytest.mark.parametrize("direction", ["forward", "reverse", "bidirectional"])
+def test_gru_linear_before_reset_directions(direction):
+    # (the form PyTorch exports: a loop; the default linear_before_reset=0 is unrolled)
+    model, feeds = layer_model("GRU", directions=2 if direction == "bidirectional" else 1,
+                               initial=True, direction=direction, linear_before_reset=1)
+    run_both(model, feeds, tolerances=TOLERANCES)
+
+
+def _dlc_ops(model) -> list[str]:
+    text = dlc.compile(model).ir("dlc")
+    return [line.split('"')[1] for line in text.splitlines() if '"dlc.' in line]
+
+
+@pytest.mark.parametrize("op", ["RNN", "LSTM"])
+def test_layer_is_one_loop_whatever_the_sequence_length(op):
+    # the IR of a bidirectional layer has the same ops at 3 steps and at 40: one
+    # dlc.recurrence per direction (unrolled, 40 steps were hundreds of ops)
+    short, _ = layer_model(op, steps=3, directions=2, initial=True, direction="bidirectional")
+    long, _ = layer_model(op, steps=40, directions=2, initial=True, direction="bidirectional")
+    assert _dlc_ops(short) == _dlc_ops(long)
+    assert _dlc_ops(long).count("dlc.recurrence") == 2
+
+
+@pytest.mark.parametrize("op", ["RNN", "GRU", "LSTM"])
+def test_sequence_longer_than_the_unroll_limit(op):
+    # 1,500 steps (the unrolled form refuses more than 1,024): against onnxruntime
+    model, feeds = layer_model(op, steps=1500, batch=2, size=3, hidden=4, initial=True,
+                               direction="bidirectional", directions=2,
+                               **({"linear_before_reset": 1} if op == "GRU" else {}))
+    for name in ("W", "R"):  # small recurrent weights: a stable 1,500-step recurrence
+        feeds[name] = feeds[name] * 0.5
+    run_against_onnxruntime(model, feeds)
+
+
+def test_float16_layer_is_unrolled_and_close_to_float32():
+    model32, feeds = layer_model("LSTM", steps=4, initial=True)
+    model16, _ = layer_model("LSTM", steps=4, initial=True, dtype=np.float16)
+    feeds16 = {k: v.astype(np.float16) for k, v in feeds.items()}
+    assert "dlc.recurrence" not in dlc.compile(model16).ir("dlc")
+    for a, e in zip(dlc.compile(model16)(feeds16), dlc.compile(model32)(feeds)):
+        np.testing.assert_allclose(a.astype(np.float32), e, rtol=2e-2, atol=2e-2)
 
 
 @pytest.mark.parametrize("op", ["RNN", "GRU", "LSTM"])
