@@ -91,6 +91,19 @@ def select(n: AtenNode, x: Value, dim: int, index: int) -> Value:
     return n.reshape(slice_along(n, x, dim, index % size, 1), n.out_shape)
 
 
+def flip(n: AtenNode, x: Value, dims: Sequence[int]) -> Value:
+    # one dlc.slice with step -1 along each flipped axis (torch.export writes it for the
+    # reverse direction of nn.LSTM / GRU / RNN)
+    shape = list(x.type.shape)
+    flipped = {axis(n, d, len(shape)) for d in dims}
+    flipped = {d for d in flipped if shape[d] > 1}
+    if not flipped:
+        return x
+    starts = [shape[d] - 1 if d in flipped else 0 for d in range(len(shape))]
+    steps = [-1 if d in flipped else 1 for d in range(len(shape))]
+    return n.build(SLICE, [x], {"starts": starts, "sizes": shape, "steps": steps})
+
+
 def split_with_sizes(n: AtenNode, x: Value, split_sizes: Sequence[int], dim: int = 0
                      ) -> tuple[Value, ...]:
     dim = axis(n, dim, x.type.rank)
@@ -146,6 +159,7 @@ ATEN: dict[str, Converter] = {
     "aten.cat.default": cat,
     "aten.slice.Tensor": slice_tensor,
     "aten.select.int": select,
+    "aten.flip.default": flip,
     "aten.split.Tensor": split,
     "aten.split_with_sizes.default": split_with_sizes,
     "aten.split.sizes": split_with_sizes,

@@ -35,6 +35,7 @@ from dlc.frontends.torch import (
     aten_movement,
     aten_nn,
     aten_ops,
+    aten_recurrent,
     aten_reduce,
 )
 from dlc.frontends.torch.aten_node import (
@@ -57,7 +58,7 @@ IGNORED = {
 }
 
 
-TABLES = (aten_ops, aten_movement, aten_index, aten_reduce, aten_nn, aten_image)
+TABLES = (aten_ops, aten_movement, aten_index, aten_reduce, aten_nn, aten_image, aten_recurrent)
 
 
 @cache
@@ -86,7 +87,7 @@ def export_module(module: torch.nn.Module, example_inputs: Sequence) -> Exported
         raise FrontendError("example_inputs must be a tuple of example arguments, e.g. (x,)")
     try:
         exported = torch.export.export(module, tuple(example_inputs))
-        return exported.run_decompositions()
+        return exported.run_decompositions(decompositions())
     except Exception as error:  # torch raises many kinds; say which step failed
         message = str(error).strip().splitlines()[0] if str(error).strip() else repr(error)
         raise FrontendError(f"torch.export could not export {type(module).__name__}: "
@@ -116,7 +117,16 @@ def _decomposed(exported: ExportedProgram) -> ExportedProgram:
     if all(str(n.target) in table or n.target is operator.getitem
            for n in exported.graph.nodes if n.op == "call_function"):
         return exported
-    return exported.run_decompositions()
+    return exported.run_decompositions(decompositions())
+
+
+def decompositions() -> Any:
+    """torch.export's core-ATen decompositions but for the ops dlc converts whole
+    (`aten_recurrent.KEPT`: decomposed, a recurrent layer is unrolled over its steps)."""
+    table = torch.export.default_decompositions()
+    for op in aten_recurrent.KEPT:
+        table.pop(op, None)
+    return table
 
 
 def import_exported(exported: ExportedProgram, context: ir.Context) -> ImportedModel:
