@@ -70,7 +70,7 @@ def candidates(module: ir.Operation, min_volume: int,
     def visit(op: ir.Operation) -> ir.WalkResult:
         for family, threshold in families:
             problem = family.match(op)
-            if problem is not None and family.volume(problem) >= threshold:
+            if problem is not None and family.volume(problem) * trips(op) >= threshold:
                 found.append((op, family, problem))
                 break
         return ir.WalkResult.ADVANCE
@@ -79,6 +79,28 @@ def candidates(module: ir.Operation, min_volume: int,
         if isinstance(top, func.FuncOp):
             top.operation.walk(visit)
     return found
+
+
+def trips(op: ir.Operation) -> int:
+    """How many times `op` runs per call: the product of the static trip counts of the
+    `scf.for` loops around it (a recurrence's step, a scan's), 1 outside loops. An op in a loop
+    counts as its work times that: a recurrent layer's [B, H] step runs T times."""
+    count, parent = 1, op.parent
+    while parent is not None and parent.name != "func.func":
+        if parent.name == "scf.for":
+            bounds = [_constant_index(v) for v in list(parent.operands)[:3]]
+            if None not in bounds and bounds[2] > 0:
+                count *= max(0, -(-(bounds[1] - bounds[0]) // bounds[2]))
+        parent = parent.parent
+    return count
+
+
+def _constant_index(value: ir.Value) -> int | None:
+    owner = value.owner
+    owner = owner.operation if isinstance(owner, ir.OpView) else owner
+    if isinstance(owner, ir.Operation) and owner.name == "arith.constant":
+        return ir.IntegerAttr(owner.attributes["value"]).value
+    return None
 
 
 @register

@@ -86,3 +86,38 @@ def test_two_threads_compute_what_one_does() -> None:
     threaded = dlc.compile(model, num_threads=2)
     assert "omp.parallel" in threaded.ir("llvm")
     np.testing.assert_array_equal(threaded(a, b)[0], dlc.compile(model, num_threads=1)(a, b)[0])
+
+
+LOOP = """
+#id = affine_map<(d0, d1) -> (d0, d1)>
+func.func @f(%x: tensor<1x512xf32>, %init: tensor<1x512xf32>) -> tensor<1x512xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = arith.constant TRIPS : index
+  %r = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %init) -> (tensor<1x512xf32>) {
+    %y = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%x : tensor<1x512xf32>) outs(%acc : tensor<1x512xf32>) {
+    ^bb0(%a: f32, %b: f32):
+      %s = arith.addf %a, %b : f32
+      linalg.yield %s : f32
+    } -> tensor<1x512xf32>
+    scf.yield %y : tensor<1x512xf32>
+  }
+  return %r : tensor<1x512xf32>
+}
+"""
+
+
+@pytest.mark.parametrize("trips, scheduled", [(1, False), (7, False), (8, True), (100, True)])
+def test_an_op_in_a_loop_counts_its_work_times_the_trips(trips: int, scheduled: bool) -> None:
+    # a recurrent layer's step ([B, H] elementwise) runs T times: 512 elements x 8 trips reach
+    # the 4096-element threshold, as one op of 4096 elements does
+    from mlir import ir
+
+    from dlc.dialects import make_context
+    from dlc.passes.linalg.schedule import candidates
+
+    with make_context(), ir.Location.unknown():
+        module = ir.Module.parse(LOOP.replace("TRIPS", str(trips)))
+        found = candidates(module.operation, 32 ** 3, 4096)
+    assert bool(found) == scheduled

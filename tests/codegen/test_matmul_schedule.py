@@ -17,7 +17,7 @@ from onnx import helper
 
 import dlc
 from dlc.passes.codegen import target
-from dlc.passes.codegen.matmul import matmul_tiles, register_tile, thread_tiles
+from dlc.passes.codegen.matmul import gemv_width, matmul_tiles, register_tile, thread_tiles
 from dlc.passes.codegen.script import split_point
 from tests.conftest import fma_position, make_model
 
@@ -60,6 +60,9 @@ MATMUL_SHAPES = [
     (1, 784, 256),
     (1, 1000, 1280),
     (1, 45, 757),
+    (1, 2048, 512),  # vector-matrix tiles of 256 columns (AVX2: 64), 16 independent FMA chains
+    (1, 768, 96),  # forall parts of 192 columns: 64-column tiles (a power of two)
+    (1, 1056, 64),  # 1056 = 33 x 32: 32-column tiles only
     (256, 10, 256),
     (131, 257, 67),
     (64, 4, 256),
@@ -267,3 +270,16 @@ def test_pooled_features_into_gemm_stay_a_scheduled_matmul() -> None:
     assert "vector.fma" in text and "linalg.matmul" not in text
     x = random(1, 512, 7, 7)
     check(model, [x], x.mean(axis=(2, 3)) @ w.T + b)
+
+
+@pytest.mark.parametrize("cpu, n, expected", [
+    ("avx512", 2048, 256), ("avx512", 512, 256), ("avx512", 192, 64), ("avx512", 96, 32),
+    ("avx512", 1056, 32), ("avx2", 2048, 64), ("avx2", 48, 16),
+])
+def test_vector_matrix_register_tile_width(cpu: str, n: int, expected: int) -> None:
+    # the widest power-of-two multiple of nr dividing n within half the vector registers
+    # (a [1, 32] tile was one chain of dependent FMAs: [1,512]x[512,2048] 2.4x onnxruntime;
+    # a width that is not a power of two is scalarized by LLVM's legalization)
+    with target.use(cpu):
+        nr = register_tile(1, n, target.current().matmul_tile)[1]
+        assert gemv_width(n, nr) == expected

@@ -10,8 +10,8 @@ import dlc
 torch = pytest.importorskip("torch")
 nn = torch.nn
 
-from dlc.frontends.common import FrontendError  # noqa: E402
-from tests.torch.test_importer import Lambda  # noqa: E402
+from dlc.frontends.common import FrontendError
+from tests.torch.test_importer import Lambda
 
 
 def _compare(module, *inputs, tolerance=1e-5):
