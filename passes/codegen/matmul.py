@@ -15,7 +15,8 @@ Tile heuristic, from the static shape and the target CPU (`target.py`, the host'
 - cache tile: the largest multiple of mr dividing the part's M and <= 64, of nr dividing N and
   <= 512; kc the largest divisor of K in [64, 256], else all of K. A vector-matrix product
   (M = 1) instead reads B row by row: cache loops k (kc = the largest divisor of K up to 16)
-  outside all of N (a 128-byte strip of each row of B per tile was 2.2x slower).
+  outside all of N (a 128-byte strip of each row of B per tile was 2.2x slower), by register
+  tiles of up to 256 columns (`gemv_width`: 16 independent FMA chains).
 - outer (forall) tile, one output tile per iteration: mt = the largest multiple of mr dividing
   M and <= 128, nt = of nr dividing N and <= 512 (else the whole dimension when it is at most
   twice the limit, else its largest divisor under the limit); the schedule above runs inside.
