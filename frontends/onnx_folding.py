@@ -252,6 +252,7 @@ FOLDERS: dict[str, Folder] = {
     "Or": _elementwise(np.logical_or),
     "Where": _elementwise(np.where),
     "Sqrt": _elementwise(np.sqrt),
+    "Pow": fold_pow,
     "Relu": _elementwise(lambda x: np.maximum(x, np.zeros((), x.dtype))),
 }
 

@@ -248,3 +248,26 @@ def test_large_initializers_are_kept_once_as_views_of_their_attributes():
     np.testing.assert_allclose(dlc.compile(model)(np.ones((2, 128), np.float32))[0],
                                np.ones((2, 128), np.float32) @ big + np.resize(small, 256),
                                rtol=1e-5)
+
+
+@pytest.mark.parametrize("root", ["Pow", "Sqrt"])
+def test_a_shape_computed_by_pow_of_constants_folds(root):
+    # DINOv2's position-embedding grid: Reshape(x, Concat([1], Cast(Pow(1369, 0.5)), [37],
+    # [384])) of Constant nodes only (Pow was never folded: NeedsConstantError)
+    def constant(name, value):
+        return helper.make_node("Constant", [], [name], value=onnx.numpy_helper.from_array(
+            np.asarray(value)))
+
+    nodes = [constant("n", np.float32(1369.0)), constant("half", np.float32(0.5)),
+             constant("one", np.array([1], np.int64)), constant("d", np.array([384], np.int64)),
+             constant("ax", np.array([0], np.int64)), constant("s37", np.array([37], np.int64)),
+             helper.make_node("Pow", ["n", "half"], ["r"]) if root == "Pow"
+             else helper.make_node("Sqrt", ["n"], ["r"]),
+             helper.make_node("Cast", ["r"], ["ri"], to=onnx.TensorProto.INT64),
+             helper.make_node("Unsqueeze", ["ri", "ax"], ["u"]),
+             helper.make_node("Concat", ["one", "u", "s37", "d"], ["shape"], axis=0),
+             helper.make_node("Reshape", ["x", "shape"], ["y"])]
+    model = make_model(nodes, {"x": (np.float32, [1, 1369, 384])}, ["y"], opset=17)
+    x = random_array([1, 1369, 384], np.float32, seed=0)
+    (y,) = dlc.compile(model)(x)
+    np.testing.assert_array_equal(y, x.reshape(1, 37, 37, 384))
