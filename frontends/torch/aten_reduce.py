@@ -14,8 +14,10 @@ import torch
 from mlir import ir
 
 from dlc.dialects import ops
+from dlc.dialects.binary import BINARY, COMPARE
 from dlc.dialects.conv import POOL
 from dlc.dialects.reduction import ARGREDUCE, CUMULATIVE, REDUCE
+from dlc.dialects.unary import UNARY
 from dlc.frontends.torch.aten_node import AtenNode, Converter, axes, axis
 
 Value = ir.Value
@@ -116,6 +118,28 @@ def var(n: AtenNode, x: Value, dim: Sequence[int] | None = None, *,
     return n.build(ops.DIV, [total, n.constant(max(divisor, 0), dtype)])
 
 
+def vector_norm(n: AtenNode, x: Value, ord: Scalar = 2, dim: Sequence[int] | int | None = None,
+                keepdim: bool = False, *, dtype: torch.dtype | None = None) -> Value:
+    # ||x||_ord over dim (Tensor.norm, torch.norm, F.normalize, ConvNeXt-V2's GRN): 2 and 1 are
+    # dlc.reduce's l2 and l1, inf / -inf the max / min of |x|, 0 the count of non-zeros,
+    # another p (sum |x|^p)^(1/p)
+    x = n.cast(x, n.out_dtype)
+    attrs = {"axes": axes(n, dim, x.type.rank), "keepdims": int(keepdim)}
+    p = float(ord)
+    if p in (1.0, 2.0):
+        return n.build(REDUCE, [x], {"fn": "l1" if p == 1.0 else "l2", **attrs})
+    if p == 0.0:
+        nonzero = n.cast(n.build(COMPARE, [x, n.constant(0, n.out_dtype)], {"fn": "ne"}),
+                         n.out_dtype)
+        return n.build(REDUCE, [nonzero], {"fn": "sum", **attrs})
+    magnitude = n.build(UNARY, [x], {"fn": "abs", "params": []})
+    if p in (float("inf"), float("-inf")):
+        return n.build(REDUCE, [magnitude], {"fn": "max" if p > 0 else "min", **attrs})
+    powered = n.build(BINARY, [magnitude, n.constant(p, n.out_dtype)], {"fn": "pow"})
+    total = n.build(REDUCE, [powered], {"fn": "sum", **attrs})
+    return n.build(BINARY, [total, n.constant(1.0 / p, n.out_dtype)], {"fn": "pow"})
+
+
 # ----------------------------------------------------------------------------- contractions
 
 
@@ -163,6 +187,7 @@ ATEN: dict[str, Converter] = {
     "aten.argmax.default": _argreduce("max"),
     "aten.argmin.default": _argreduce("min"),
     "aten.var.correction": var,
+    "aten.linalg_vector_norm.default": vector_norm,
     "aten.cumsum.default": _cumulative("sum"),
     # contractions
     "aten.mm.default": mm,

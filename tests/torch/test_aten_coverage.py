@@ -209,3 +209,24 @@ def test_unsupported_op_names_the_library_line(tmp_path):
     line = Library.forward.__code__.co_firstlineno + 1
     assert f"{__file__}:{line} in forward: `return torch.cumprod(x, 0)" in str(raised.value)
     assert "user_wrapper.py" not in str(raised.value)
+
+
+@pytest.mark.parametrize("ord", [2, 1, 3, 0, float("inf"), float("-inf")])
+def test_vector_norms(ord):
+    # aten.linalg_vector_norm: Tensor.norm, torch.norm, F.normalize (ConvNeXt-V2's GRN)
+    x = torch.randn(2, 6, 5, 8)
+    if ord == 0:
+        x[0, 0, 0, :3] = 0
+    check(lambda x: (torch.linalg.vector_norm(x, ord=ord, dim=(1, 2), keepdim=True),
+                     torch.linalg.vector_norm(x, ord=ord)), x, tolerance=1e-5)
+
+
+def test_normalize_and_grn():
+    x = torch.randn(1, 7, 7, 16)
+
+    def grn(x):
+        g = x.norm(p=2, dim=(1, 2), keepdim=True)
+        return (x * (g / (g.mean(dim=-1, keepdim=True) + 1e-6)) + x,
+                F.normalize(x, dim=-1))
+
+    check(grn, x)
