@@ -35,11 +35,22 @@ def fuses_exactly(op: ir.Operation, scheduled: Callable[[ir.Operation], bool]) -
             owner = owner.operation
             if not _tileable(owner) or scheduled(owner) or owner.name == "linalg.fill":
                 continue  # (a fill, shared or not, is cloned into the tile: cheap, no copy)
-            if fused_elsewhere(owner) and any(
-                    _is_op(v.owner) and scheduled(v.owner.operation) for v in owner.operands):
+            if fused_elsewhere(owner) and _inputs_settled(owner, scheduled):
                 continue  # (the epilogue of a contraction scheduled before)
             return False
     return True
+
+
+def _inputs_settled(epilogue_op: ir.Operation, scheduled: Callable[[ir.Operation], bool]) -> bool:
+    """The epilogue of a scheduled contraction whose other operands are settled too: each
+    scheduled, a fill or not tileable. An operand from an unscheduled linalg op (MobileOne's
+    small 1x1 depthwise branch, added to a scheduled 3x3 one) would be pulled by a greedy fuse
+    through the epilogue into the consumer's tiles, where it failed to vectorize and took the
+    consumer's schedule down with it (its 1x1 conv on naive loops: 38x onnxruntime)."""
+    owners = [v.owner.operation for v in epilogue_op.operands if _is_op(v.owner)]
+    if not any(scheduled(o) for o in owners):
+        return False
+    return all(scheduled(o) or not _tileable(o) or o.name == "linalg.fill" for o in owners)
 
 
 def fused_elsewhere(op: ir.Operation) -> bool:

@@ -183,3 +183,32 @@ def test_residual_add_of_a_shared_conv_result_and_a_conv() -> None:
     model = make_model(nodes, {"x": (np.float32, [1, 144, 28, 28])}, ["z"], initializers=inits)
     run_both(model, [RNG.standard_normal((1, 144, 28, 28)).astype(np.float32)],
              tolerances=MATMUL_TOLERANCES)
+
+
+def test_consumer_of_an_epilogue_with_an_unscheduled_input_keeps_its_schedule() -> None:
+    # MobileOne's depthwise block: a small 1x1 stride-2 depthwise conv (below min-volume:
+    # unscheduled) plus a scheduled 3x3 one, Add, Relu (the 3x3's epilogue), then a 1x1 conv.
+    # The 1x1 conv's greedy fuse pulled the small conv through the epilogue into its tiles,
+    # failed to vectorize it, and the 1x1 conv fell back to naive loops (38x onnxruntime)
+    import warnings
+
+    rng = np.random.default_rng(0)
+    c, f = 128, 256
+    nodes = [
+        helper.make_node("Conv", ["x", "w1"], ["d0"], group=c, kernel_shape=[1, 1],
+                         strides=[2, 2]),
+        helper.make_node("Conv", ["x", "w3"], ["d1"], group=c, kernel_shape=[3, 3],
+                         pads=[1] * 4, strides=[2, 2]),
+        helper.make_node("Add", ["d0", "d1"], ["d2"]), helper.make_node("Relu", ["d2"], ["d"]),
+        helper.make_node("Conv", ["d", "w"], ["c"], kernel_shape=[1, 1]),
+        helper.make_node("Relu", ["c"], ["y"])]
+    inits = {"w1": rng.standard_normal((c, 1, 1, 1)).astype(np.float32),
+             "w3": rng.standard_normal((c, 1, 3, 3)).astype(np.float32),
+             "w": (rng.standard_normal((f, c, 1, 1)) * 0.1).astype(np.float32)}
+    model = make_model(nodes, {"x": (np.float32, [1, c, 28, 28])}, ["y"], initializers=inits)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        dlc.compile(model, num_threads=1)
+    assert not [w for w in caught if issubclass(w.category, dlc.NaivePathWarning)]
+    run_both(model, {"x": rng.standard_normal((1, c, 28, 28)).astype(np.float32)},
+             tolerances={np.dtype(np.float32): (1e-4, 1e-4)})
