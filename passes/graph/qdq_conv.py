@@ -14,6 +14,15 @@ f32 constants), which the codegen's integer kernels take where the target has on
 the epilogue. Mathematically the same values; the float rounding differs (as onnxruntime's
 integer kernels differ from the model run as written). Grouped convs are left as they are
 (no integer kernel takes them). Runs before the first `dlc-fold-constants`.
+
+MatMuls likewise (the QDQ form of a transformer's Linear layers):
+
+    matmul(dequantize(x, sx, zx), dequantize(W, sw, zw))
+        -> f32(i32(matmul(f32(x) - f32(zx), W - zw))) * (sx * sw)
+
+with W a constant [K, N] of 8-bit integers, per tensor or per column (axis 1); folded, its
+float product had run 3.6-3.9x onnxruntime's integer one ([128,768]x[768,768] 1.41 vs 0.39 ms:
+BERT-tiny and DeiT-tiny QDQ at 1.5-1.6x onnxruntime, their dynamic-int8 forms at 0.6-0.8x).
 """
 
 from __future__ import annotations
@@ -108,7 +117,89 @@ def qdq_conv(op: ir.OpView) -> list[ir.Value] | None:
     return [build(ops.TRANSPOSE, [out], {"perm": to_nchw}, loc=loc)]
 
 
-RULES: RuleTable = {CONV: [qdq_conv]}
+def qdq_matmul(op: ir.OpView) -> list[ir.Value] | None:
+    # matmul(dq(x), dq(W)) -> f32(i32(matmul(x - zx, W - zw))) * (sx * sw)
+    # (W a constant [K, N] of 8-bit integers, per tensor or per column: axis 1)
+    return _integer_product(op, transposed=False, bias=None)
+
+
+def qdq_gemm(op: ir.OpView) -> list[ir.Value] | None:
+    # gemm(dq(x), dq(W), c) (alpha = 1, op(x) = x) -> the product above + beta * c (W [N, K]
+    # read transposed, per output channel along its axis 0)
+    attrs = attributes(op)
+    if attrs["transA"] or attrs["alpha"] != 1.0:
+        return None
+    bias = op.operands[2] if len(op.operands) > 2 else None
+    if bias is not None and attrs["beta"] != 1.0:
+        return None
+    return _integer_product(op, transposed=bool(attrs["transB"]), bias=bias)
+
+
+def _integer_product(op: ir.OpView, transposed: bool,
+                     bias: ir.Value | None) -> list[ir.Value] | None:
+    x, w = op.operands[0], op.operands[1]
+    dqx, dqw = producer(x, quant.DEQUANTIZE), producer(w, quant.DEQUANTIZE)
+    f32 = ir.F32Type.get()
+    if dqx is None or dqw is None or op.results[0].type.element_type != f32:
+        return None
+    xq = dqx.operands[0]
+    if w.type.rank != 2 or x.type.rank < 2 or \
+            str(xq.type.element_type) not in ("i8", "ui8", "si8") or \
+            any(int(np.prod(v.type.shape)) != 1 for v in dqx.operands[1:]):
+        return None
+    found = _column_weights(dqw, transposed)
+    if found is None:
+        return None
+    centered, w_scale = found
+    columns = centered.shape[1]
+    loc = op.location
+    lhs = build(CAST, [xq], {"to": f32}, loc=loc)
+    if len(dqx.operands) > 2:
+        lhs = build(ops.SUB, [lhs, _scalar(dqx.operands[2], loc)], loc=loc)
+    product = build(ops.MATMUL, [lhs, constant(centered, f32, loc)], loc=loc)
+    w_scale = _scalar(w_scale, loc) if int(np.prod(w_scale.type.shape)) == 1 else \
+        build(ops.RESHAPE, [w_scale], {"shape": [columns]}, loc=loc)
+    multiplier = build(ops.MUL, [_scalar(dqx.operands[1], loc), w_scale], loc=loc)
+    exact = build(CAST, [build(CAST, [product], {"to": ir.IntegerType.get_signless(32)},
+                               loc=loc)], {"to": f32}, loc=loc)
+    out = build(ops.MUL, [exact, multiplier], loc=loc)
+    if bias is not None:
+        out = build(ops.ADD, [out, bias], loc=loc)
+    return [out]
+
+
+def _column_weights(dq: ir.Operation, transposed: bool) -> tuple[np.ndarray, ir.Value] | None:
+    """(W - zw as an f32 [K, N], W's scale value) of a constant 8-bit W ([K, N], or [N, K] when
+    `transposed`) dequantized per tensor or per output column; None otherwise."""
+    w = constant_array(dq.operands[0])
+    zero = constant_array(dq.operands[2]) if len(dq.operands) > 2 else None
+    if w is None or w.dtype not in EIGHT_BITS or (len(dq.operands) > 2 and zero is None):
+        return None
+    axis = 0 if transposed else 1
+    columns = w.shape[axis]
+    scale = dq.operands[1]
+    count = int(np.prod(scale.type.shape)) if isinstance(scale.type, ir.RankedTensorType) else 0
+    attrs = attributes(dq)
+    if attrs.get("block_size", 0) or not (count == 1 or (count == columns
+                                                        and attrs.get("axis", 0) == axis)):
+        return None
+    centered = w.astype(np.int64)
+    if zero is not None:
+        shape = [1, 1]
+        shape[axis] = columns
+        centered = centered - zero.astype(np.int64).reshape(() if zero.size == 1 else shape)
+    return (centered.T if transposed else centered).astype(np.float32), scale
+
+
+def _scalar(value: ir.Value, loc: ir.Location) -> ir.Value:
+    f32 = ir.F32Type.get()
+    value = build(CAST, [value], {"to": f32}, loc=loc) \
+        if value.type.element_type != f32 else value
+    return value if value.type.rank == 0 else \
+        build(ops.RESHAPE, [value], {"shape": []}, loc=loc)
+
+
+RULES: RuleTable = {CONV: [qdq_conv], ops.MATMUL: [qdq_matmul], ops.GEMM: [qdq_gemm]}
 
 
 @register

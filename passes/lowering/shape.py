@@ -26,7 +26,8 @@ def lower_constant(op: ir.OpView, rewriter) -> None:
 # up through the bias add into the matmul, a naive 4-loop generic, 130x slower than
 # onnxruntime).
 CONTRACTIONS = ("dlc.matmul", "dlc.gemm", "linalg.matmul", "linalg.batch_matmul")
-EPILOGUE_DEPTH = 4  # elementwise ops between a contraction and the reshape of its result
+EPILOGUE_DEPTH = 6  # elementwise ops between a contraction and the reshape of its result (a
+# static-QDQ matmul: its integer product, two casts, the scale, a QuantizeLinear, a DequantizeLinear)
 TRANSPOSES = ("dlc.transpose", "linalg.transpose")  # (lowered before or after the reshape)
 
 
