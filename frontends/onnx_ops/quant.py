@@ -43,7 +43,7 @@ from dlc.dialects import ops
 from dlc.dialects.binary import BINARY, CAST, COMPARE, SELECT
 from dlc.dialects.conv import CONV
 from dlc.dialects.core import ShapeError
-from dlc.dialects.movement import SLICE
+from dlc.dialects.movement import CONCAT, SLICE
 from dlc.dialects.quant import BITCAST, DEQUANTIZE, QUANTIZE, integer_range
 from dlc.dialects.reduction import REDUCE
 from dlc.dialects.unary import UNARY
@@ -474,7 +474,130 @@ def import_bitcast(n: NodeContext) -> list[ir.Value]:
     return [n.build(BITCAST, n.inputs[:1], {"to": _type(n, int(to), "the target type")})]
 
 
+# ----------------------------------------------------------------------------- onnxruntime's QOperator contrib ops
+# (what quantize_static(QuantFormat.QOperator) writes beside QLinearConv/QLinearMatMul): each is
+# its float op between a dequantization of its inputs and a quantization of its result, which
+# the graph passes treat as the QDQ form (dlc-qdq-conv multiplies a QGemm's integers)
+
+
+def _per_tensor(n: NodeContext, value: ir.Value | None) -> ir.Value | None:
+    if value is None:
+        return None
+    if int(np.prod(_shape(value))) != 1:
+        raise n.error("expects per-tensor scales and zero points here (one element each)")
+    return _reshape(n, value, [])
+
+
+def _dq(n: NodeContext, x: ir.Value, scale: ir.Value, zero: ir.Value | None) -> ir.Value:
+    operands = [x, _per_tensor(n, scale)] + ([] if zero is None else [_per_tensor(n, zero)])
+    return n.build(DEQUANTIZE, operands, {"axis": 0, "block_size": 0, "to": _element(scale)})
+
+
+def _q(n: NodeContext, y: ir.Value, scale: ir.Value, zero: ir.Value | None,
+       to: ir.Type) -> ir.Value:
+    operands = [y, _per_tensor(n, scale)] + ([] if zero is None else [_per_tensor(n, zero)])
+    return n.build(QUANTIZE, operands, {"axis": 0, "block_size": 0, "to": to})
+
+
+def _qlinear_binary(op: ops.OpDef) -> Importer:
+    def convert(n: NodeContext) -> list[ir.Value]:
+        # QLinearAdd/Mul(a, sa, za, b, sb, zb, sc, zc) -> q(dq(a) op dq(b), sc, zc)
+        a, b = n.inputs[0], n.inputs[3]
+        if a is None or b is None or len(n.inputs) < 7 or n.inputs[6] is None:
+            raise n.error("needs A, A_scale, B, B_scale and C_scale")
+        value = n.build(op, [_dq(n, a, n.inputs[1], _input(n, 2)),
+                             _dq(n, b, n.inputs[4], _input(n, 5))])
+        zero = _input(n, 7)
+        return [_q(n, value, n.inputs[6], zero, _element(zero) if zero is not None else
+                   _element(a))]
+    return convert
+
+
+def _qlinear_unary(fn: str, params: dict[str, float]) -> Importer:
+    def convert(n: NodeContext) -> list[ir.Value]:
+        # QLinearSigmoid/LeakyRelu(x, sx, zx, sy, zy) -> q(fn(dq(x)), sy, zy)
+        x = n.inputs[0]
+        if len(n.inputs) < 4 or n.inputs[3] is None:
+            raise n.error("needs X, X_scale and Y_scale")
+        value = n.build(UNARY, [_dq(n, x, n.inputs[1], _input(n, 2))],
+                        {"fn": fn, "params": [float(n.attr(k, v)) for k, v in params.items()]})
+        zero = _input(n, 4)
+        return [_q(n, value, n.inputs[3], zero, _element(zero) if zero is not None else
+                   _element(x))]
+    return convert
+
+
+def import_qlinear_global_average_pool(n: NodeContext) -> list[ir.Value]:
+    # QLinearGlobalAveragePool(x, sx, zx, sy, zy){channels_last} -> q(mean over space(dq(x)))
+    x = n.inputs[0]
+    if len(n.inputs) < 4 or x.type.rank < 3:
+        raise n.error("needs X (rank >= 3), x_scale, x_zero_point and y_scale")
+    rank = x.type.rank
+    axes = list(range(1, rank - 1)) if n.attr("channels_last", 0) else list(range(2, rank))
+    value = n.build(REDUCE, [_dq(n, x, n.inputs[1], n.inputs[2])],
+                    {"fn": "mean", "axes": axes, "keepdims": 1})
+    zero = _input(n, 4)
+    return [_q(n, value, n.inputs[3], zero, _element(zero) if zero is not None else
+               _element(x))]
+
+
+def import_qgemm(n: NodeContext) -> list[ir.Value]:
+    # QGemm(a, sa, za, b, sb, zb, c, sy, zy){alpha, transA, transB}
+    #   -> alpha (dq(a) @ dq(b)) + dq(c, sa * sb) [-> q(., sy, zy) when sy is given]
+    a, a_scale, a_zero, b, b_scale, b_zero = n.inputs[:6]
+    c, y_scale, y_zero = _input(n, 6), _input(n, 7), _input(n, 8)
+    trans_a, trans_b = int(n.attr("transA", 0)), int(n.attr("transB", 0))
+    if a.type.rank != 2 or b.type.rank != 2:
+        raise n.error("A and B must be 2-D")
+    dq_a = _dq(n, a, a_scale, a_zero)
+    count = int(np.prod(_shape(b_scale)))
+    if count == 1:
+        dq_b = _dq(n, b, b_scale, b_zero)
+    else:  # per output column of op(B): axis 0 of a transposed B, else axis 1
+        axis = 0 if trans_b else 1
+        if count != b.type.shape[axis]:
+            raise n.error(f"b_scale has {count} elements, expected 1 or {b.type.shape[axis]}")
+        operands = [b, _reshape(n, b_scale, [count])]
+        if b_zero is not None:
+            operands.append(_reshape(n, b_zero, [count]))
+        dq_b = n.build(DEQUANTIZE, operands, {"axis": axis, "block_size": 0,
+                                               "to": _element(a_scale)})
+    operands = [dq_a, dq_b]
+    if c is not None:  # the int32 bias, at scale sa * sb
+        scales = n.build(ops.MUL, [_per_tensor(n, a_scale), _scalar_or(n, b_scale, None)])
+        operands.append(n.build(ops.MUL, [_cast(n, c, _element(a_scale)), scales]))
+    value = n.build(ops.GEMM, operands, {"alpha": float(n.attr("alpha", 1.0)), "beta": 1.0,
+                                         "transA": trans_a, "transB": trans_b})
+    if y_scale is None:
+        return [value]
+    return [_q(n, value, y_scale, y_zero, _element(y_zero) if y_zero is not None else
+               _element(a))]
+
+
+def import_qlinear_concat(n: NodeContext) -> list[ir.Value]:
+    # QLinearConcat(sy, zy, (x, sx, zx)...){axis} -> q(concat(dq(x)...), sy, zy)
+    if len(n.inputs) < 5 or (len(n.inputs) - 2) % 3:
+        raise n.error("needs Y_scale, Y_zero_point, then (X, X_scale, X_zero_point) triples")
+    parts = [_dq(n, n.inputs[i], n.inputs[i + 1], n.inputs[i + 2])
+             for i in range(2, len(n.inputs), 3)]
+    rank = parts[0].type.rank
+    axis = int(n.attr("axis", 0))
+    if not -rank <= axis < rank:
+        raise n.error(f"axis {axis} is out of range for rank {rank}")
+    value = parts[0]
+    for part in parts[1:]:
+        value = n.build(CONCAT, [value, part], {"axis": axis % rank})
+    return [_q(n, value, n.inputs[0], n.inputs[1], _element(n.inputs[1]))]
+
+
 IMPORTERS: dict[str, Importer] = {
+    "com.microsoft.QLinearAdd": _qlinear_binary(ops.ADD),
+    "com.microsoft.QLinearMul": _qlinear_binary(ops.MUL),
+    "com.microsoft.QLinearSigmoid": _qlinear_unary("sigmoid", {}),
+    "com.microsoft.QLinearLeakyRelu": _qlinear_unary("leaky_relu", {"alpha": 0.01}),
+    "com.microsoft.QLinearGlobalAveragePool": import_qlinear_global_average_pool,
+    "com.microsoft.QGemm": import_qgemm,
+    "com.microsoft.QLinearConcat": import_qlinear_concat,
     "QuantizeLinear": import_quantize_linear,
     "DequantizeLinear": import_dequantize_linear,
     "MatMulInteger": import_matmul_integer,
