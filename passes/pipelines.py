@@ -26,7 +26,7 @@ _DLC_O2 = (
     _DLC_O1 + ",dlc-einsum-matmul,dlc-conv1d-as-2d,dlc-conv-transpose-matmul,"
     "dlc-sink-transpose,dlc-fuse-batchnorm,dlc-conv3d-as-2d,"
     "dlc-fuse-matmul-add,"
-    "dlc-pad-matmul-n,"
+    "dlc-pad-matmul-n,dlc-pack-gemv,"
     "dlc-convert-layout,dlc-winograd,dlc-polyphase,dlc-clip-taps,dlc-split-concat-matmul,dlc-qdq-lut,"
     "dlc-fold-constants,dlc-simplify,dlc-canonicalize"
 )

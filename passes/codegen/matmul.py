@@ -219,14 +219,14 @@ def _part(handle: str, problem: Contraction, m: int, n: int, prefix: str) -> Lin
     tiles = matmul_tiles(m, n, problem.k, params_of(problem))
     batch = [1] if problem.batch is not None else []
     order = [0, 2, 3, 1] if batch else [1, 2, 0]  # cache loops n, k, m
-    if m == 1 and not batch:
+    if m == 1:  # (batched: dlc-pack-gemv's panels, each [K, W] contiguous)
         # a vector-matrix product: B is read once, row by row: cache loops k (GEMV_KC rows of B
         # per step), then all of N by register tiles (each [1, gemv_width] tile accumulates kc
         # rows)
         kc = max(d for d in range(1, min(problem.k, params_of(problem).gemv_kc) + 1)
                  if problem.k % d == 0)
         tiles = Tiles((1, n, kc), (1, gemv_width(n, tiles.register[1]), 1))
-        order = [2, 1, 0]
+        order = [0, 3, 2, 1] if batch else [2, 1, 0]
     ops, cached, _ = tile(handle, batch + list(tiles.cache), f"{prefix}c", order)
     more, tiled, loops = tile(cached, batch + list(tiles.register), f"{prefix}r")
     ops += more
