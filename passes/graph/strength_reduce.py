@@ -4,6 +4,7 @@
     pow(x, 3) -> (x * x) * x                                                   (float x)
     x / c -> x * (1 / c)     where every element of the constant c is a power of two
     reduce_mean(x, axes=[2, 3]) -> global average pool (reduce_max: max pool)   (f32 NCHW x)
+    max_pool(x) -> cast(max_pool(f32(x)))                                     (8-bit x)
 
 A quotient by a power of two and the product by its reciprocal are the same real number, so
 both round to the same float: the rewrite is exact. Any other divisor stays a division (its
@@ -16,7 +17,10 @@ of each GPT-2 layer's 25 ms. A mean (or max) over the two spatial axes of a 4-D 
 (squeeze-and-excitation means, a head's mean written as ReduceMean: GhostNet, ShuffleNetV2,
 MnasNet) is the global pool of that window (the same sum and division), which dlc-convert-layout
 computes channels-last with the pool schedule: as a reduction over the middle axes of NHWC it
-ran as naive loops (a NaivePathWarning each; GhostNet's 7 took 4 % of its time).
+ran as naive loops (a NaivePathWarning each; GhostNet's 7 took 4 % of its time). An 8-bit
+max pool (a QOperator model's MaxPool on its uint8 activations) is the max pool of its values
+in f32, which hold them exactly, then cast back: the pool schedules take f32 only, and the
+integer pool ran as naive loops (a NaivePathWarning: ResNet-50's stem pool on 1x64x112x112).
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ import numpy as np
 from mlir import ir
 
 from dlc.dialects import build, ops
-from dlc.dialects.binary import BINARY
+from dlc.dialects.binary import BINARY, CAST
 from dlc.dialects.conv import POOL
 from dlc.dialects.reduction import REDUCE
 from dlc.dialects.unary import UNARY
@@ -105,8 +109,21 @@ def spatial_reduce_as_pool(op: ir.OpView) -> list[ir.Value] | None:
     return [pool]
 
 
+def integer_max_pool(op: ir.OpView) -> list[ir.Value] | None:
+    # max_pool(x: 8-bit) -> cast(max_pool(f32(x))): exact (f32 holds every 8-bit value)
+    x = op.operands[0]
+    element = x.type.element_type
+    if attributes(op)["kind"] != "max" or not isinstance(element, ir.IntegerType) \
+            or element.width != 8:
+        return None
+    f32 = ir.F32Type.get()
+    wide = build(CAST, [x], {"to": f32}, loc=op.location)
+    pool = build(POOL, [wide], attributes(op), loc=op.location)
+    return [build(CAST, [pool], {"to": element}, loc=op.location)]
+
+
 RULES: RuleTable = {BINARY: [reduce_pow], ops.DIV: [divide_by_multiplying],
-                    REDUCE: [spatial_reduce_as_pool]}
+                    REDUCE: [spatial_reduce_as_pool], POOL: [integer_max_pool]}
 
 
 @register

@@ -86,3 +86,22 @@ def test_concat():
     node = helper.make_node("QLinearConcat", ["sy", "zy", "a", "sa", "za", "b", "sb", "zb"],
                             ["y"], domain="com.microsoft", axis=1)
     _check([node], {"a": _u8(2, 3, 4), "b": _u8(2, 5, 4)}, SCALES)
+
+
+def test_uint8_max_pool_is_scheduled_and_exact():
+    # a QOperator model's MaxPool on uint8 runs as the f32 pool (exact), scheduled
+    import warnings
+
+    node = helper.make_node("MaxPool", ["a"], ["y"], kernel_shape=[3, 3], strides=[2, 2],
+                            pads=[1, 1, 1, 1])
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info(
+        "a", U8, [1, 64, 56, 56])], [helper.make_tensor_value_info("y", U8, None)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    a = _u8(1, 64, 56, 56)
+    expected = ort.InferenceSession(model.SerializeToString(),
+                                    providers=["CPUExecutionProvider"]).run(None, {"a": a})[0]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        compiled = dlc.compile(model, num_threads=1)
+    assert not [w for w in caught if issubclass(w.category, dlc.NaivePathWarning)]
+    np.testing.assert_array_equal(compiled({"a": a})[0], expected)
