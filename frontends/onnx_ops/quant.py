@@ -494,8 +494,10 @@ def _dq(n: NodeContext, x: ir.Value, scale: ir.Value, zero: ir.Value | None) -> 
 
 
 def _q(n: NodeContext, y: ir.Value, scale: ir.Value, zero: ir.Value | None,
-       to: ir.Type) -> ir.Value:
+       like: ir.Value) -> ir.Value:
+    """y quantized per tensor to the zero point's type, else to `like`'s (the op's input)."""
     operands = [y, _per_tensor(n, scale)] + ([] if zero is None else [_per_tensor(n, zero)])
+    to = _element(zero) if zero is not None else _element(like)
     return n.build(QUANTIZE, operands, {"axis": 0, "block_size": 0, "to": to})
 
 
@@ -507,9 +509,7 @@ def _qlinear_binary(op: ops.OpDef) -> Importer:
             raise n.error("needs A, A_scale, B, B_scale and C_scale")
         value = n.build(op, [_dq(n, a, n.inputs[1], _input(n, 2)),
                              _dq(n, b, n.inputs[4], _input(n, 5))])
-        zero = _input(n, 7)
-        return [_q(n, value, n.inputs[6], zero, _element(zero) if zero is not None else
-                   _element(a))]
+        return [_q(n, value, n.inputs[6], _input(n, 7), a)]
     return convert
 
 
@@ -521,9 +521,7 @@ def _qlinear_unary(fn: str, params: dict[str, float]) -> Importer:
             raise n.error("needs X, X_scale and Y_scale")
         value = n.build(UNARY, [_dq(n, x, n.inputs[1], _input(n, 2))],
                         {"fn": fn, "params": [float(n.attr(k, v)) for k, v in params.items()]})
-        zero = _input(n, 4)
-        return [_q(n, value, n.inputs[3], zero, _element(zero) if zero is not None else
-                   _element(x))]
+        return [_q(n, value, n.inputs[3], _input(n, 4), x)]
     return convert
 
 
@@ -536,9 +534,7 @@ def import_qlinear_global_average_pool(n: NodeContext) -> list[ir.Value]:
     axes = list(range(1, rank - 1)) if n.attr("channels_last", 0) else list(range(2, rank))
     value = n.build(REDUCE, [_dq(n, x, n.inputs[1], n.inputs[2])],
                     {"fn": "mean", "axes": axes, "keepdims": 1})
-    zero = _input(n, 4)
-    return [_q(n, value, n.inputs[3], zero, _element(zero) if zero is not None else
-               _element(x))]
+    return [_q(n, value, n.inputs[3], _input(n, 4), x)]
 
 
 def import_qgemm(n: NodeContext) -> list[ir.Value]:
@@ -570,8 +566,7 @@ def import_qgemm(n: NodeContext) -> list[ir.Value]:
                                          "transA": trans_a, "transB": trans_b})
     if y_scale is None:
         return [value]
-    return [_q(n, value, y_scale, y_zero, _element(y_zero) if y_zero is not None else
-               _element(a))]
+    return [_q(n, value, y_scale, y_zero, a)]
 
 
 def import_qlinear_concat(n: NodeContext) -> list[ir.Value]:
@@ -587,7 +582,7 @@ def import_qlinear_concat(n: NodeContext) -> list[ir.Value]:
     value = parts[0]
     for part in parts[1:]:
         value = n.build(CONCAT, [value, part], {"axis": axis % rank})
-    return [_q(n, value, n.inputs[0], n.inputs[1], _element(n.inputs[1]))]
+    return [_q(n, value, n.inputs[0], n.inputs[1], n.inputs[2])]
 
 
 IMPORTERS: dict[str, Importer] = {

@@ -300,19 +300,27 @@ def _masked(n: NodeContext, layer: Layer, t: int, new: ir.Value,
     return (n.build(SELECT, [mask, new, old]), n.build(SELECT, [mask, new, zeros]))
 
 
+def _start(n: NodeContext, layer: Layer, x_steps: ir.Value,
+           d: int) -> tuple[list[Activation], Direction, dict[str, ir.Value]]:
+    """Direction d's activations, weights and initial states ([batch, hidden]: h, and an
+    LSTM's c; zeros where the node has none)."""
+    per_direction = len(layer.activations) // len(layer.directions)
+    acts = layer.activations[d * per_direction:(d + 1) * per_direction]
+    wd = _direction(n, layer, x_steps, d)
+    state = {}
+    for key in ["h", "c"] if layer.kind == "LSTM" else ["h"]:
+        initial = _direction_input(n, STATE_INPUTS[key], d)
+        state[key] = initial if initial is not None else _zeros_tensor(
+            n, x_steps, [layer.batch, layer.hidden])
+    return acts, wd, state
+
+
 def _run_direction(n: NodeContext, layer: Layer, x_steps: ir.Value,
                    d: int) -> tuple[list[ir.Value], dict[str, ir.Value]]:
     """The per-step outputs [batch, hidden] in time order and the final states."""
     _, step = STEPS[layer.kind]
-    per_direction = len(layer.activations) // len(layer.directions)
-    acts = layer.activations[d * per_direction:(d + 1) * per_direction]
-    wd = _direction(n, layer, x_steps, d)
-    keys = ["h", "c"] if layer.kind == "LSTM" else ["h"]
-    state = {}
-    for key in keys:
-        initial = _direction_input(n, STATE_INPUTS[key], d)
-        state[key] = initial if initial is not None else _zeros_tensor(
-            n, x_steps, [layer.batch, layer.hidden])
+    acts, wd, state = _start(n, layer, x_steps, d)
+    keys = list(state)
     order = range(layer.steps)
     if layer.directions[d] == "reverse":
         order = reversed(order)
@@ -338,16 +346,8 @@ def _looped(n: NodeContext, layer: Layer, x: ir.Value) -> bool:
 def _loop_direction(n: NodeContext, layer: Layer, x_steps: ir.Value,
                     d: int) -> tuple[ir.Value, dict[str, ir.Value]]:
     """One direction as a dlc.recurrence: its outputs [T, 1, B, H] and final states."""
-    per_direction = len(layer.activations) // len(layer.directions)
-    acts = layer.activations[d * per_direction:(d + 1) * per_direction]
-    wd = _direction(n, layer, x_steps, d)
-    keys = ["h", "c"] if layer.kind == "LSTM" else ["h"]
-    state_shape = [1, layer.batch, layer.hidden]
-    initial = []
-    for key in keys:
-        value = _direction_input(n, STATE_INPUTS[key], d)
-        initial.append(_reshape(n, value, state_shape) if value is not None
-                       else _zeros_tensor(n, x_steps, state_shape))
+    acts, wd, initial = _start(n, layer, x_steps, d)
+    keys = list(initial)
     x_gates = _reshape(n, wd.x_gates, [layer.steps, layer.batch, layer.gates * layer.hidden])
     extra = wd.peephole if layer.kind == "LSTM" else wd.r_bias
     attrs = {"kind": layer.kind.lower(), "reverse": int(layer.directions[d] == "reverse"),
@@ -355,7 +355,9 @@ def _loop_direction(n: NodeContext, layer: Layer, x_steps: ir.Value,
              "params": [p for a in acts for p in a.params],
              "clip": [] if layer.clip is None else [layer.clip],
              "input_forget": int(bool(n.attr("input_forget", 0))) if layer.kind == "LSTM" else 0}
-    operands = [x_gates, wd.r_t, _concat(n, initial, 0)] + ([extra] if extra is not None else [])
+    stacked = _concat(n, [_reshape(n, v, [1, layer.batch, layer.hidden])
+                          for v in initial.values()], 0)
+    operands = [x_gates, wd.r_t, stacked] + ([extra] if extra is not None else [])
     y, final = n.build(RECURRENCE, operands, attrs).owner.results
     states = {key: _reshape(n, _slice(n, final, 0, k, 1), [layer.batch, layer.hidden])
               for k, key in enumerate(keys)}

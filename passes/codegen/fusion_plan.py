@@ -33,7 +33,7 @@ def fuses_exactly(op: ir.Operation, scheduled: Callable[[ir.Operation], bool]) -
             if not _is_op(owner) or any(owner.operation == p for p in fused):
                 continue
             owner = owner.operation
-            if not _tileable(owner) or scheduled(owner) or owner.name == "linalg.fill":
+            if _settled(owner, scheduled):
                 continue  # (a fill, shared or not, is cloned into the tile: cheap, no copy)
             if fused_elsewhere(owner) and _inputs_settled(owner, scheduled):
                 continue  # (the epilogue of a contraction scheduled before)
@@ -48,9 +48,13 @@ def _inputs_settled(epilogue_op: ir.Operation, scheduled: Callable[[ir.Operation
     through the epilogue into the consumer's tiles, where it failed to vectorize and took the
     consumer's schedule down with it (its 1x1 conv on naive loops: 38x onnxruntime)."""
     owners = [v.owner.operation for v in epilogue_op.operands if _is_op(v.owner)]
-    if not any(scheduled(o) for o in owners):
-        return False
-    return all(scheduled(o) or not _tileable(o) or o.name == "linalg.fill" for o in owners)
+    return any(scheduled(o) for o in owners) and all(_settled(o, scheduled) for o in owners)
+
+
+def _settled(op: ir.Operation, scheduled: Callable[[ir.Operation], bool]) -> bool:
+    """A greedy fuse leaves `op` where it is: not tileable, scheduled itself (a loop first) or
+    a fill (cloned into each tile)."""
+    return not _tileable(op) or scheduled(op) or op.name == "linalg.fill"
 
 
 def fused_elsewhere(op: ir.Operation) -> bool:

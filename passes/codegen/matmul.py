@@ -241,8 +241,7 @@ def gemv_width(n: int, nr: int) -> int:
     onnxruntime, an LSTM's batch-1 step likewise; 256 columns are 16 independent chains (1.06x).
     A width that is not a power of two (a part of 192 columns) is legalized by LLVM into
     scalar inserts and extracts: 5x slower."""
-    cpu = target.current()
-    cap = cpu.lanes * cpu.registers // 2
+    cap = target.current().gemv_columns
     widths = [nr << i for i in range(8) if (nr << i) <= cap and n % (nr << i) == 0]
     return max(widths, default=nr)
 

@@ -47,6 +47,12 @@ class CpuTarget:
     window_widths: tuple[int, ...] = (32, 16)
     conv_filter_bytes: int = 512 * 1024  # the filter slice of one C block (`conv_common`)
 
+    @property
+    def gemv_columns(self) -> int:
+        """The widest register tile of a vector-matrix product: half the vector registers
+        (AVX-512: 16 zmm, 256 columns; AVX2: 8 ymm, 64), `matmul.gemv_width`."""
+        return self.lanes * self.registers // 2
+
 
 AVX512 = CpuTarget("avx512", 16, 32, (8, 32))
 # (kept on an AVX-512 Zen 4, whose 512-bit units are double-pumped, family by family against

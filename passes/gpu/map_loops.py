@@ -29,6 +29,7 @@ from mlir import ir
 from mlir.dialects import arith, func, gpu, scf
 
 from dlc.passes.registry import ModulePass, PassFailure, register
+from dlc.passes.walk import constant_index, trip_counts
 
 # ops that only compute addresses or scalars: they may stay on the host
 _HOST_OPS = frozenset({
@@ -42,26 +43,6 @@ _HOST_OPS = frozenset({
 _MEMORY_OPS = frozenset({"memref.load", "memref.store", "memref.copy", "affine.load",
                          "affine.store", "vector.transfer_read", "vector.transfer_write",
                          "vector.load", "vector.store", "linalg.generic"})
-
-
-def _constant(value: ir.Value) -> int | None:
-    owner = value.owner
-    if isinstance(owner, ir.OpView):
-        owner = owner.operation
-    if not isinstance(owner, ir.Operation) or owner.name != "arith.constant":
-        return None
-    attribute = owner.attributes["value"]
-    return ir.IntegerAttr(attribute).value if isinstance(attribute, ir.IntegerAttr) else None
-
-
-def trip_counts(loop: ir.Operation) -> list[int] | None:
-    """The trip count of each dimension of `loop` (an scf.parallel), or None when not static."""
-    rank = (len(loop.operands) - len(loop.results)) // 3
-    bounds = [_constant(v) for v in list(loop.operands)[: 3 * rank]]
-    if any(b is None for b in bounds):
-        return None
-    lows, highs, steps = bounds[:rank], bounds[rank:2 * rank], bounds[2 * rank:]
-    return [max(0, -(-(h - lo) // s)) for lo, h, s in zip(lows, highs, steps, strict=True)]
 
 
 def touches_memory(op: ir.Operation) -> bool:
@@ -115,8 +96,8 @@ def map_parallel(loop: ir.Operation, counts: list[int], block_size: int) -> None
     index = ir.IndexType.get()
     rank = len(counts)
     # (constants, made inside the kernel rather than passed to it as arguments)
-    lows = [_constant(v) for v in list(loop.operands)[:rank]]
-    steps = [_constant(v) for v in list(loop.operands)[2 * rank:3 * rank]]
+    lows = [constant_index(v) for v in list(loop.operands)[:rank]]
+    steps = [constant_index(v) for v in list(loop.operands)[2 * rank:3 * rank]]
     with ir.InsertionPoint.at_block_terminator(body), loop.location:
         in_range = arith.CmpIOp(arith.CmpIPredicate.ult, linear,
                                 arith.ConstantOp(index, total).result).result

@@ -31,16 +31,12 @@ from dlc.dialects import build, ops
 from dlc.dialects.movement import SLICE
 from dlc.passes.codegen import target
 from dlc.passes.graph.match import RuleTable, apply_rules, attributes, constant, constant_array
+from dlc.passes.graph.report import nbytes
 from dlc.passes.registry import ModulePass, register
+from dlc.passes.walk import ops_where
 
 MIN_BYTES = 2 * 1024 * 1024  # weights from this size on are packed (beyond a 1-2 MiB L2)
 MODEL_BYTES = 64 * 1024 * 1024  # ... in models whose constants exceed this (beyond L3)
-
-
-def panel_width() -> int:
-    """The columns of a panel: the vector-matrix register tile's widest (`gemv_width`)."""
-    cpu = target.current()
-    return cpu.lanes * cpu.registers // 2
 
 
 def pack(op: ir.OpView) -> list[ir.Value] | None:
@@ -62,7 +58,7 @@ def pack(op: ir.OpView) -> list[ir.Value] | None:
     if attrs.get("transB", 0):
         weights = weights.T
     k, n = weights.shape
-    width = panel_width()
+    width = target.current().gemv_columns  # (the vector-matrix register tile's widest)
     panels = -(-n // width)
     padded = np.pad(weights, [(0, 0), (0, panels * width - n)])
     packed = np.ascontiguousarray(padded.reshape(k, panels, width).transpose(1, 0, 2))
@@ -99,16 +95,6 @@ class PackGemv(ModulePass):
 
 def _constant_bytes(module: ir.Operation) -> int:
     """The bytes of the module's dlc.constant results (from their types: no value is read)."""
-    total = 0
-
-    def visit(op: ir.Operation) -> ir.WalkResult:
-        nonlocal total
-        if op.name == "dlc.constant":
-            t = op.results[0].type
-            if isinstance(t, ir.RankedTensorType) and t.has_static_shape:
-                width = getattr(t.element_type, "width", 32)
-                total += int(np.prod(t.shape)) * max(1, width // 8)
-        return ir.WalkResult.ADVANCE
-
-    module.walk(visit)
-    return total
+    constants = ops_where(module, lambda op: op.name == "dlc.constant")
+    return sum(nbytes(op.results[0].type) for op in constants
+               if op.results[0].type.has_static_shape)

@@ -48,73 +48,95 @@ from dlc.passes.registry import ModulePass, register
 EIGHT_BITS = (np.int8, np.uint8)
 
 
-def _weights(dq: ir.Operation, channels: int) -> tuple[np.ndarray, ir.Value] | None:
+def _weights(dq: ir.Operation, axis: int) -> tuple[np.ndarray, ir.Value] | None:
     """(W - zw as f32, W's scale value) of a constant 8-bit W dequantized per tensor or per
-    output channel; None otherwise."""
+    output channel along `axis`; None otherwise."""
     w = constant_array(dq.operands[0])
     zero = constant_array(dq.operands[2]) if len(dq.operands) > 2 else None
     if w is None or w.dtype not in EIGHT_BITS or (len(dq.operands) > 2 and zero is None):
         return None
+    channels = w.shape[axis]
     scale = dq.operands[1]
     count = int(np.prod(scale.type.shape)) if isinstance(scale.type, ir.RankedTensorType) else 0
     attrs = attributes(dq)
     if attrs.get("block_size", 0) or not (count == 1 or (count == channels
-                                                        and attrs.get("axis", 0) == 0)):
+                                                        and attrs.get("axis", 0) == axis)):
         return None
-    shape = [channels] + [1] * (w.ndim - 1)
+    shape = [1] * w.ndim
+    shape[axis] = channels
     centered = w.astype(np.int64)
     if zero is not None:
         centered = centered - zero.astype(np.int64).reshape(() if zero.size == 1 else shape)
     return centered.astype(np.float32), scale
 
 
+def _operands(op: ir.OpView) -> tuple[ir.Operation, ir.Operation] | None:
+    """The dequantizations of an f32 op's activation (8-bit, per tensor) and weights."""
+    dqx = producer(op.operands[0], quant.DEQUANTIZE)
+    dqw = producer(op.operands[1], quant.DEQUANTIZE)
+    if dqx is None or dqw is None or op.results[0].type.element_type != ir.F32Type.get():
+        return None
+    if str(dqx.operands[0].type.element_type) not in ("i8", "ui8", "si8") or \
+            any(int(np.prod(v.type.shape)) != 1 for v in dqx.operands[1:]):
+        return None
+    return dqx, dqw
+
+
+def _centered(dqx: ir.Operation, loc: ir.Location) -> ir.Value:
+    """The activation's integers minus its zero point, in f32."""
+    lhs = build(CAST, [dqx.operands[0]], {"to": ir.F32Type.get()}, loc=loc)
+    if len(dqx.operands) > 2:
+        lhs = build(ops.SUB, [lhs, _scalar(dqx.operands[2], loc)], loc=loc)
+    return lhs
+
+
+def _multiplier(dqx: ir.Operation, w_scale: ir.Value, loc: ir.Location) -> ir.Value:
+    """sx * sw (per tensor, or per output channel)."""
+    if int(np.prod(w_scale.type.shape)) == 1:
+        w_scale = _scalar(w_scale, loc)
+    return build(ops.MUL, [_scalar(dqx.operands[1], loc), w_scale], loc=loc)
+
+
+def _rescaled(product: ir.Value, multiplier: ir.Value, loc: ir.Location) -> ir.Value:
+    # (through i32, as ConvInteger: the sums are integers, and dlc-fuse-batchnorm must not
+    # fold the scales back into the weights)
+    exact = build(CAST, [build(CAST, [product], {"to": ir.IntegerType.get_signless(32)},
+                               loc=loc)], {"to": ir.F32Type.get()}, loc=loc)
+    return build(ops.MUL, [exact, multiplier], loc=loc)
+
+
+def _scalar(value: ir.Value, loc: ir.Location) -> ir.Value:
+    f32 = ir.F32Type.get()
+    value = build(CAST, [value], {"to": f32}, loc=loc) \
+        if value.type.element_type != f32 else value
+    return value if value.type.rank == 0 else \
+        build(ops.RESHAPE, [value], {"shape": []}, loc=loc)
+
+
 def qdq_conv(op: ir.OpView) -> list[ir.Value] | None:
     # conv(dq(x), dq(W), b) -> conv(x - zx, W - zw) * (sx * sw) + b
     x, w = op.operands[0], op.operands[1]
     bias = op.operands[2] if len(op.operands) > 2 else None
-    dqx, dqw = producer(x, quant.DEQUANTIZE), producer(w, quant.DEQUANTIZE)
-    f32 = ir.F32Type.get()
-    if dqx is None or dqw is None or op.results[0].type.element_type != f32:
+    found = _operands(op)
+    if found is None:
         return None
     if attributes(op)["group"] != 1 or w.type.rank != 4 or x.type.rank != 4:
         return None  # (2-D convs: NHWC below)
-    xq = dqx.operands[0]
-    if str(xq.type.element_type) not in ("i8", "ui8", "si8") or \
-            any(int(np.prod(v.type.shape)) != 1 for v in dqx.operands[1:]):
+    dqx, dqw = found
+    weights = _weights(dqw, 0)
+    if weights is None:
         return None
-    channels = w.type.shape[0]
-    found = _weights(dqw, channels)
-    if found is None:
-        return None
-    centered, w_scale = found
+    centered, w_scale = weights
     loc = op.location
-    to_nhwc, to_nchw = [0, 2, 3, 1], [0, 3, 1, 2]
-
-    def scalar(value: ir.Value) -> ir.Value:
-        value = build(CAST, [value], {"to": f32}, loc=loc) \
-            if value.type.element_type != f32 else value
-        return value if value.type.rank == 0 else \
-            build(ops.RESHAPE, [value], {"shape": []}, loc=loc)
-
-    lhs = build(CAST, [xq], {"to": f32}, loc=loc)
-    if len(dqx.operands) > 2:
-        lhs = build(ops.SUB, [lhs, scalar(dqx.operands[2])], loc=loc)
     # channels last (what dlc-convert-layout does to float convs: here the scales and the bias
     # are per last axis, where the elementwise schedules and dlc-sink-transpose take them)
-    lhs = build(ops.TRANSPOSE, [lhs], {"perm": to_nhwc}, loc=loc)
-    filters = constant(centered.transpose(2, 3, 1, 0), f32, loc)
+    lhs = build(ops.TRANSPOSE, [_centered(dqx, loc)], {"perm": [0, 2, 3, 1]}, loc=loc)
+    filters = constant(centered.transpose(2, 3, 1, 0), ir.F32Type.get(), loc)
     conv = build(CONV_NHWC, [lhs, filters], attributes(op), loc=loc)
-    if int(np.prod(w_scale.type.shape)) == 1:
-        w_scale = scalar(w_scale)
-    multiplier = build(ops.MUL, [scalar(dqx.operands[1]), w_scale], loc=loc)
-    # (through i32, as ConvInteger: the sums are integers, and dlc-fuse-batchnorm must not
-    # fold the scales back into the weights)
-    exact = build(CAST, [build(CAST, [conv], {"to": ir.IntegerType.get_signless(32)}, loc=loc)],
-                  {"to": f32}, loc=loc)
-    out = build(ops.MUL, [exact, multiplier], loc=loc)
+    out = _rescaled(conv, _multiplier(dqx, w_scale, loc), loc)
     if bias is not None:
         out = build(ops.ADD, [out, bias], loc=loc)
-    return [build(ops.TRANSPOSE, [out], {"perm": to_nchw}, loc=loc)]
+    return [build(ops.TRANSPOSE, [out], {"perm": [0, 3, 1, 2]}, loc=loc)]
 
 
 def qdq_matmul(op: ir.OpView) -> list[ir.Value] | None:
@@ -138,65 +160,22 @@ def qdq_gemm(op: ir.OpView) -> list[ir.Value] | None:
 def _integer_product(op: ir.OpView, transposed: bool,
                      bias: ir.Value | None) -> list[ir.Value] | None:
     x, w = op.operands[0], op.operands[1]
-    dqx, dqw = producer(x, quant.DEQUANTIZE), producer(w, quant.DEQUANTIZE)
-    f32 = ir.F32Type.get()
-    if dqx is None or dqw is None or op.results[0].type.element_type != f32:
+    found = _operands(op)
+    if found is None or w.type.rank != 2 or x.type.rank < 2:
         return None
-    xq = dqx.operands[0]
-    if w.type.rank != 2 or x.type.rank < 2 or \
-            str(xq.type.element_type) not in ("i8", "ui8", "si8") or \
-            any(int(np.prod(v.type.shape)) != 1 for v in dqx.operands[1:]):
+    dqx, dqw = found
+    weights = _weights(dqw, 0 if transposed else 1)
+    if weights is None:
         return None
-    found = _column_weights(dqw, transposed)
-    if found is None:
-        return None
-    centered, w_scale = found
-    columns = centered.shape[1]
+    centered, w_scale = weights
     loc = op.location
-    lhs = build(CAST, [xq], {"to": f32}, loc=loc)
-    if len(dqx.operands) > 2:
-        lhs = build(ops.SUB, [lhs, _scalar(dqx.operands[2], loc)], loc=loc)
-    product = build(ops.MATMUL, [lhs, constant(centered, f32, loc)], loc=loc)
-    w_scale = _scalar(w_scale, loc) if int(np.prod(w_scale.type.shape)) == 1 else \
-        build(ops.RESHAPE, [w_scale], {"shape": [columns]}, loc=loc)
-    multiplier = build(ops.MUL, [_scalar(dqx.operands[1], loc), w_scale], loc=loc)
-    exact = build(CAST, [build(CAST, [product], {"to": ir.IntegerType.get_signless(32)},
-                               loc=loc)], {"to": f32}, loc=loc)
-    out = build(ops.MUL, [exact, multiplier], loc=loc)
+    lhs = _centered(dqx, loc)
+    rhs = constant(centered.T if transposed else centered, ir.F32Type.get(), loc)
+    product = build(ops.MATMUL, [lhs, rhs], loc=loc)
+    out = _rescaled(product, _multiplier(dqx, w_scale, loc), loc)
     if bias is not None:
         out = build(ops.ADD, [out, bias], loc=loc)
     return [out]
-
-
-def _column_weights(dq: ir.Operation, transposed: bool) -> tuple[np.ndarray, ir.Value] | None:
-    """(W - zw as an f32 [K, N], W's scale value) of a constant 8-bit W ([K, N], or [N, K] when
-    `transposed`) dequantized per tensor or per output column; None otherwise."""
-    w = constant_array(dq.operands[0])
-    zero = constant_array(dq.operands[2]) if len(dq.operands) > 2 else None
-    if w is None or w.dtype not in EIGHT_BITS or (len(dq.operands) > 2 and zero is None):
-        return None
-    axis = 0 if transposed else 1
-    columns = w.shape[axis]
-    scale = dq.operands[1]
-    count = int(np.prod(scale.type.shape)) if isinstance(scale.type, ir.RankedTensorType) else 0
-    attrs = attributes(dq)
-    if attrs.get("block_size", 0) or not (count == 1 or (count == columns
-                                                        and attrs.get("axis", 0) == axis)):
-        return None
-    centered = w.astype(np.int64)
-    if zero is not None:
-        shape = [1, 1]
-        shape[axis] = columns
-        centered = centered - zero.astype(np.int64).reshape(() if zero.size == 1 else shape)
-    return (centered.T if transposed else centered).astype(np.float32), scale
-
-
-def _scalar(value: ir.Value, loc: ir.Location) -> ir.Value:
-    f32 = ir.F32Type.get()
-    value = build(CAST, [value], {"to": f32}, loc=loc) \
-        if value.type.element_type != f32 else value
-    return value if value.type.rank == 0 else \
-        build(ops.RESHAPE, [value], {"shape": []}, loc=loc)
 
 
 RULES: RuleTable = {CONV: [qdq_conv], ops.MATMUL: [qdq_matmul], ops.GEMM: [qdq_gemm]}

@@ -54,6 +54,7 @@ from dlc.passes.codegen import target as cpu_target
 from dlc.passes.codegen.family import FAMILIES, Threshold, wants_epilogue
 from dlc.passes.codegen.script import Lines, transform_script
 from dlc.passes.registry import ModulePass, PassFailure, register
+from dlc.passes.walk import trip_counts
 from dlc.timings import step
 from dlc.tuning import apply as tuning_apply
 
@@ -88,19 +89,10 @@ def trips(op: ir.Operation) -> int:
     count, parent = 1, op.parent
     while parent is not None and parent.name != "func.func":
         if parent.name == "scf.for":
-            bounds = [_constant_index(v) for v in list(parent.operands)[:3]]
-            if None not in bounds and bounds[2] > 0:
-                count *= max(0, -(-(bounds[1] - bounds[0]) // bounds[2]))
+            counts = trip_counts(parent)
+            count *= counts[0] if counts else 1
         parent = parent.parent
     return count
-
-
-def _constant_index(value: ir.Value) -> int | None:
-    owner = value.owner
-    owner = owner.operation if isinstance(owner, ir.OpView) else owner
-    if isinstance(owner, ir.Operation) and owner.name == "arith.constant":
-        return ir.IntegerAttr(owner.attributes["value"]).value
-    return None
 
 
 @register
