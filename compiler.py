@@ -215,9 +215,39 @@ def _onnx_dynamic_model(model, error: DynamicShapesError, options: CompileOption
         return compiled
 
     signature = symbolic_signature(error.proto, error.symbolic)
+    function, reason = _dynamic_function(model, error, options)
+    if function is not None:  # (its outputs' shapes are computed: shown as the function's)
+        signature = Signature(signature.inputs, function._function.signature.outputs)
     return DynamicModel(signature, compile_for, options.opt_level, options.threads,
                         plan_rows=_rows_planner(signature, lambda shapes, context: import_source(
-                            model, context, options.for_shapes(shapes)).module))
+                            model, context, options.for_shapes(shapes)).module),
+                        function=function, function_reason=reason)
+
+
+def _dynamic_function(model, error: DynamicShapesError, options: CompileOptions
+                      ) -> tuple[CompiledModel | None, str | None]:
+    """The one compile of an ONNX model for every value of its one dynamic size, when its
+    ops all take it (`onnx_importer.dynamic_import_reason`), else (None, why not)."""
+    from dlc.frontends.onnx_importer import dynamic_import_reason, import_model
+
+    if not settings.DYNAMIC_FUNCTION.get():
+        return None, "$DLC_DYNAMIC_FUNCTION=0"
+    reason = dynamic_import_reason(error.proto, error.symbolic)
+    if reason is not None:
+        return None, reason
+    start = time.perf_counter()
+    timer = Timer(memory=options.timings)
+    try:
+        with timer.active():
+            context = make_context()
+            with timer.span("import"):
+                imported = import_model(model, context, options.input_shapes,
+                                        options.constants, dynamic=True)
+            compiled = compile_imported_cached(context, imported, options, start, timer)
+    except DlcError as failure:  # (per call shape instead: the same compiler, static)
+        return None, f"its compile with a dynamic size failed: {failure}"
+    compiled.timings = timer.result()
+    return compiled, None
 
 
 def _rows_planner(signature: Signature, import_at) -> Callable[[Sequence], object]:
@@ -430,7 +460,8 @@ def compile_imported(context: ir.Context, imported: ImportedModel, options: Comp
     module = imported.module
     with context:
         main = module.body.operations[0]
-        signature = signature_of(main, imported.input_names, imported.output_names)
+        signature = signature_of(main, imported.input_names, imported.output_names,
+                                 imported.dynamic_size or "?")
     lowered = lower_imported(context, imported, options, STAGES[-1], timer)
     from dlc.passes.lowering import checks  # (not imported by a cache hit)
 
@@ -577,13 +608,16 @@ def _verify(module: ir.Module, stage: str) -> None:
                            f"{format_diagnostics(error)}") from None
 
 
-def signature_of(main: ir.Operation, input_names: list[str], output_names: list[str]
-                 ) -> Signature:
-    """The signature of the imported `main` with its inputs' and outputs' names."""
+def signature_of(main: ir.Operation, input_names: list[str], output_names: list[str],
+                 dynamic_name: str = "?") -> Signature:
+    """The signature of the imported `main` with its inputs' and outputs' names; a dynamic
+    size (a function has one: `dlc-to-linalg`) is shown by `dynamic_name`."""
     function_type = ir.FunctionType(ir.TypeAttr(main.attributes["function_type"]).value)
 
     def specs(names: list[str], types) -> tuple[TensorSpec, ...]:
-        return tuple(TensorSpec(n, tuple(t.shape), numpy_dtype(t.element_type))
+        return tuple(TensorSpec(n, tuple(dynamic_name if ir.ShapedType.is_dynamic_size(d)
+                                         else d for d in t.shape),
+                                numpy_dtype(t.element_type))
                      for n, t in zip(names, types))
 
     return Signature(specs(input_names, function_type.inputs),

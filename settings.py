@@ -128,6 +128,9 @@ CACHE_MEMORY_MB = Setting("DLC_CACHE_MEMORY_MB", _number(0), 2048.0, "a number >
 MAX_SPECIALIZATIONS = Setting("DLC_MAX_SPECIALIZATIONS", _integer(1), 8, "an integer >= 1",
                               "static specializations a DynamicModel keeps (least recently "
                               "used dropped first)")
+DYNAMIC_FUNCTION = Setting("DLC_DYNAMIC_FUNCTION", _flag, True, "0 or 1",
+                           "one compile for every value of a model's one dynamic size, where "
+                           "its ops take it (else a compile per call shape)")
 BATCH_ROWS = Setting("DLC_BATCH_ROWS", _flag, True, "0 or 1",
                      "a DynamicModel whose only dynamic size is a separable batch runs its "
                      "batch-1 code per row (one compile for every batch); 0: per shape")

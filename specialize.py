@@ -236,8 +236,13 @@ class DynamicModel:
     def __init__(self, signature: Signature,
                  compile_for: Callable[[dict[str, list[int]]], Any], opt_level: int = 2,
                  num_threads: int = 1, max_specializations: int | None = None,
-                 plan_rows: Callable[[Shapes], Any] | None = None):
+                 plan_rows: Callable[[Shapes], Any] | None = None,
+                 function: Any | None = None, function_reason: str | None = None):
         self.signature = signature
+        # one CompiledModel for every value of the model's one dynamic size (compiled with it
+        # dynamic), which then runs every call; else None and why (`function_reason`)
+        self.function = function
+        self.function_reason = function_reason
         self._compile_for = compile_for  # input shapes (all, by name) -> a CompiledModel
         self.opt_level = opt_level
         self.num_threads = num_threads
@@ -259,8 +264,9 @@ class DynamicModel:
 
     @property
     def compiles(self) -> int:
-        """Specializations compiled (or loaded from the disk cache)."""
-        return self._compiled.compiles
+        """Compiles made (or loaded from the disk cache): the one of `function`, and each
+        specialization's."""
+        return self._compiled.compiles + (self.function is not None)
 
     @property
     def input_names(self) -> list[str]:
@@ -280,6 +286,9 @@ class DynamicModel:
             return call_with_tensors(self, args, kwargs)
         arrays = self.signature.check_dtypes(args, kwargs)
         shapes = tuple(a.shape for a in arrays)
+        if self.function is not None:
+            function = self.function._function
+            return function.run(arrays, function.signature.bind_symbols(shapes))
         compiled = self._compiled.recall(shapes)
         if compiled is None:  # (a shape seen before fits the signature: checked then)
             self.signature.bind_symbols(shapes)
@@ -318,6 +327,8 @@ class DynamicModel:
            large_elements_limit: int | None = None) -> str:
         """The IR after `stage` of the specialization for `input_shapes` (compiled when not
         yet), or of the one used last."""
+        if input_shapes is None and self.function is not None:
+            return self.function.ir(stage, large_elements_limit)
         compiled = self._compiled.last() if input_shapes is None else \
             self.specialize(input_shapes)
         if compiled is None:
@@ -327,6 +338,8 @@ class DynamicModel:
 
     def __repr__(self) -> str:
         mode = "; one compile for every batch, run per row" if self.rows is not None else ""
+        if self.function is not None:
+            mode = "; one compile for every size"
         return (f"DynamicModel{self.signature} (opt_level={self.opt_level}, "
                 f"{len(self._compiled)} specialization{'s' * (len(self._compiled) != 1)}{mode})")
 

@@ -21,13 +21,15 @@ class FrontendError(DlcError, ValueError):
 class ImportedModel:
     """A model in the dlc dialect: `module` holds one `func.func @main` whose arguments and
     results are the graph's inputs and outputs, by these names; `constants` are the input
-    values compiled in (`dlc.compile(constants=...)`)."""
+    values compiled in (`dlc.compile(constants=...)`); `dynamic_size` names the one dynamic
+    size (`?`) of `main`'s tensors, when they have one (`batch`)."""
 
     module: ir.Module
     input_names: list[str]
     output_names: list[str]
     opset: int
     constants: dict[str, np.ndarray] = field(default_factory=dict)
+    dynamic_size: str | None = None
 
 
 def dense(array: np.ndarray, n=None) -> ir.DenseElementsAttr:

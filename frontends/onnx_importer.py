@@ -296,7 +296,8 @@ def import_subgraph(graph: onnx.GraphProto, outer: NodeContext,
                 [constants.get(o.name) for o in graph.output])
 
 
-def input_type(value: onnx.ValueInfoProto, shapes: Mapping[str, Sequence[int]]) -> ir.Type:
+def input_type(value: onnx.ValueInfoProto, shapes: Mapping[str, Sequence[int]],
+               dynamic: bool = False) -> ir.Type:
     what = f"graph input '{value.name}'"
     if not value.type.HasField("tensor_type"):
         raise FrontendError(f"{what} is not a tensor; dlc supports tensor inputs only")
@@ -311,8 +312,10 @@ def input_type(value: onnx.ValueInfoProto, shapes: Mapping[str, Sequence[int]]) 
             raise FrontendError(f"input_shapes gives {what} the shape {shape}; sizes must be >= 0")
         check_tensor_size(shape, tensor_type.elem_type, what)
         return ir.RankedTensorType.get(shape, element)
-    # (static: `_check_static` refused an input with dynamic sizes before)
-    return ir.RankedTensorType.get(list(symbolic_shape(value)), element)
+    # (static: `_check_static` refused an input with dynamic sizes before; `dynamic`: each
+    # is the one dynamic size)
+    return ir.RankedTensorType.get([ir.ShapedType.get_dynamic_size() if isinstance(d, str)
+                                    else d for d in symbolic_shape(value)], element)
 
 
 def _constant_input(value: onnx.ValueInfoProto, given) -> np.ndarray:
@@ -358,17 +361,58 @@ def import_model(
     context: ir.Context,
     input_shapes: Mapping[str, Sequence[int]] | None = None,
     constants: Mapping[str, np.ndarray] | None = None,
+    dynamic: bool = False,
 ) -> ImportedModel:
     """Import `model` into a new module of `context` (which must have the dlc dialect).
 
     `constants` gives values to graph inputs, which then become constants of the module
     (the compiled function is specialized to them and no longer takes them as arguments).
+    `dynamic=True` imports a model whose inputs have one dynamic size (every input's dynamic
+    sizes have one name) with that size dynamic (`?`), for one compile for all its values
+    (`dynamic_import_reason` says which models can be: their ops must all take it).
     """
     token = _BODIES.set([0])  # (the bodies this model imports: MAX_BODIES)
     try:
-        return _import_model(model, context, input_shapes, constants)
+        return _import_model(model, context, input_shapes, constants, dynamic)
     finally:
         _BODIES.reset(token)
+
+
+# The ONNX ops imported with a dynamic size (`import_model(dynamic=True)`): each becomes dlc
+# ops whose lowering takes one (`dlc.passes.lowering.dynamic_ops`), and computes nothing at
+# import from a size that may be dynamic.
+DYNAMIC_OP_TYPES = frozenset({
+    "Abs", "Add", "Cast", "Ceil", "Clip", "Div", "Dropout", "Elu", "Equal", "Erf", "Exp",
+    "Floor", "Gelu", "Gemm", "Greater", "GreaterOrEqual", "HardSigmoid", "HardSwish",
+    "Identity", "LeakyRelu", "Less", "LessOrEqual", "Log", "MatMul", "Max", "Min", "Mish",
+    "Mul", "Neg", "Not", "Pow", "Reciprocal", "Relu", "Selu", "Sigmoid", "Sign", "Softplus",
+    "Softsign", "Sqrt", "Sub", "Tanh", "Where",
+})
+
+
+def dynamic_size_name(symbolic: Mapping[str, tuple[int | str, ...]]) -> str | None:
+    """The one name of the dynamic sizes of inputs of these declared shapes, or None (no
+    dynamic size, or several names; an unnamed `?` is a name of its own)."""
+    names = {d for shape in symbolic.values() for d in shape if isinstance(d, str)}
+    unnamed = sum(d == "?" for shape in symbolic.values() for d in shape)
+    if len(names) != 1 or (names == {"?"} and unnamed > 1):
+        return None
+    return names.pop()
+
+
+def dynamic_import_reason(proto: onnx.ModelProto,
+                          symbolic: Mapping[str, tuple[int | str, ...]]) -> str | None:
+    """Why `import_model(dynamic=True)` does not take this model, or None when it may."""
+    if dynamic_size_name(symbolic) is None:
+        names = sorted({d for shape in symbolic.values() for d in shape if isinstance(d, str)})
+        return f"its inputs have {len(names)} dynamic sizes ({', '.join(names)}), not one"
+    others = sorted({n.op_type for n in proto.graph.node if n.domain in ("", "ai.onnx")
+                     and n.op_type not in DYNAMIC_OP_TYPES}
+                    | {f"{n.domain}.{n.op_type}" for n in proto.graph.node
+                       if n.domain not in ("", "ai.onnx")})
+    if others:
+        return f"its ops {', '.join(others)} do not take a dynamic size yet"
+    return None
 
 
 def _import_model(
@@ -376,6 +420,7 @@ def _import_model(
     context: ir.Context,
     input_shapes: Mapping[str, Sequence[int]] | None,
     constants: Mapping[str, np.ndarray] | None,
+    dynamic: bool = False,
 ) -> ImportedModel:
     proto = load_model(model, read_sizes=False)  # (read_raw checks them: `_initializer_array`)
     graph = proto.graph
@@ -394,10 +439,20 @@ def _import_model(
     initializers.update({n: _constant_input(declared_inputs[n], a)
                          for n, a in constants_given.items()})
     inputs = [v for v in graph.input if v.name not in initializers]
-    _check_static(proto, inputs, shapes)
+    dynamic_name = None
+    if dynamic:
+        symbolic = {v.name: tuple(shapes[v.name]) if v.name in shapes else symbolic_shape(v)
+                    for v in inputs if v.type.HasField("tensor_type")}
+        reason = dynamic_import_reason(proto, symbolic)
+        if reason:
+            raise FrontendError(f"the model cannot be imported with a dynamic size: {reason}")
+        # (an unnamed `?` gets a name: the compiled signature binds sizes by name)
+        dynamic_name = dynamic_size_name(symbolic).replace("?", "size")
+    else:
+        _check_static(proto, inputs, shapes)
     with context, ir.Location.name(graph.name or "main"):
         module = ir.Module.create()
-        arg_types = [input_type(v, shapes) for v in inputs]
+        arg_types = [input_type(v, shapes, dynamic) for v in inputs]
         function = func.FuncOp("main", (arg_types, []), ip=ir.InsertionPoint(module.body))
         block = function.add_entry_block()
         values: dict[str, ir.Value] = dict(zip((v.name for v in inputs), block.arguments))
@@ -432,7 +487,8 @@ def _import_model(
             ir.FunctionType.get(arg_types, [r.type for r in results])
         )
     output_names = [o.name for o in graph.output] + [name for name, _ in counts]
-    return ImportedModel(module, [v.name for v in inputs], output_names, opset, constants)
+    return ImportedModel(module, [v.name for v in inputs], output_names, opset, constants,
+                         dynamic_name)
 
 
 VIEW_BYTES = 65536

@@ -97,7 +97,7 @@ def stage_pipelines(opt_level: int = 2, num_threads: int = 1) -> dict[str, str]:
         # (dlc-fuse-elementwise: linalg-fuse-elementwise-ops with fused bodies of bounded
         # size; unbounded, a chain of N elementwise ops cost N^2 in fusion)
         linalg += (",dlc-generalize-elementwise,dlc-fuse-elementwise,"
-                   "canonicalize,cse,dlc-polynomial-math,"
+                   "canonicalize,cse,dlc-polynomial-math,dlc-block-dynamic,"
                    + ("dlc-schedule" if num_threads <= 1 else f"dlc-schedule{{threads={num_threads}}}")
                    + ",dlc-pad-in-place")
     bufferized = _BUFFERIZE if opt_level < 2 else _BUFFERIZE_O2

@@ -563,7 +563,8 @@ def _spec(data: Any) -> TensorSpec | None:
     name, shape, dtype = data.get("name"), data.get("shape"), data.get("dtype")
     if not isinstance(name, str) or not isinstance(shape, list) or dtype not in _DTYPES:
         return None
-    if not all(type(d) is int and 0 <= d <= MAX_EXTENT for d in shape):  # (not bool, not float)
+    if not all((type(d) is int and 0 <= d <= MAX_EXTENT)  # (not bool, not float)
+               or (type(d) is str and 0 < len(d) <= 256) for d in shape):  # (a dynamic size)
         return None
     return TensorSpec(name, tuple(shape), np.dtype(dtype))
 

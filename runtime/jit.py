@@ -40,17 +40,25 @@ def _descriptor_class(rank: int) -> type[ctypes.Structure]:
 
 
 def _static_descriptor(spec: TensorSpec) -> ctypes.Structure:
-    """The descriptor of a C-contiguous array of `spec` (its data pointers set per call)."""
+    """The descriptor of a C-contiguous array of `spec` (its data pointers set per call; a
+    dynamic size, named in `spec`, and the strides it changes, too: `_set_shape`)."""
     descriptor = _descriptor_class(len(spec.shape))()
     descriptor.offset = 0
-    if spec.shape:
-        descriptor.shape[:] = spec.shape
-        strides, size = [], 1
-        for extent in reversed(spec.shape):
-            strides.append(size)
-            size *= extent
-        descriptor.strides[:] = strides[::-1]
+    if spec.shape and all(isinstance(d, int) for d in spec.shape):
+        _set_shape(descriptor, spec.shape)
     return descriptor
+
+
+def _set_shape(descriptor: ctypes.Structure, shape: Sequence[int]) -> None:
+    """Give `descriptor` the sizes and row-major strides of a C-contiguous array of `shape`."""
+    if not shape:
+        return
+    descriptor.shape[:] = shape
+    strides, size = [], 1
+    for extent in reversed(shape):
+        strides.append(size)
+        size *= extent
+    descriptor.strides[:] = strides[::-1]
 
 
 def runtime_libraries(threads: bool = False) -> list[str]:
@@ -136,6 +144,9 @@ class NativeFunction:
         specs = (*signature.inputs, *signature.outputs)
         self._descriptors = [_static_descriptor(spec) for spec in specs]
         self._output_layouts = [(spec.shape, spec.dtype) for spec in signature.outputs]
+        # a function compiled with a dynamic size: its signature names it (`batch`), and a
+        # call sets every descriptor's sizes from the call's shapes
+        self.dynamic = any(isinstance(d, str) for spec in specs for d in spec.shape)
         self._status: ctypes.Array | None = None
         _LIVE_LOCKS.add(self)
 
@@ -147,22 +158,41 @@ class NativeFunction:
             self._status = (ctypes.c_int64 * 2).from_address(address)
 
     def __call__(self, *args, **kwargs) -> list[np.ndarray]:
+        if self.dynamic:
+            inputs = self.signature.check_dtypes(args, kwargs)
+            return self.run(inputs, self.signature.bind_symbols([a.shape for a in inputs]))
         return self.run(self.signature.bind(args, kwargs))
 
-    def run(self, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
+    def run(self, inputs: Sequence[np.ndarray], sizes: dict[str, int] | None = None
+            ) -> list[np.ndarray]:
         """The outputs (numpy-owned; bounded ones cut to their counts) of a call on `inputs`,
-        C-contiguous arrays already checked against the signature."""
-        outputs = [np.empty(shape, dtype) for shape, dtype in self._output_layouts]
-        self.call_addresses([address(a) for a in (*inputs, *outputs)])
+        C-contiguous arrays already checked against the signature (a dynamic function's:
+        `sizes` gives each named size its value, `Signature.bind_symbols`)."""
+        if not self.dynamic:
+            outputs = [np.empty(shape, dtype) for shape, dtype in self._output_layouts]
+            self.call_addresses([address(a) for a in (*inputs, *outputs)])
+            return self.signature.trim(outputs)
+        if sizes is None:
+            sizes = self.signature.bind_symbols([a.shape for a in inputs])
+        outputs = [np.empty(self.signature.output_shape(shape, sizes), dtype)
+                   for shape, dtype in self._output_layouts]
+        arrays = (*inputs, *outputs)
+        self.call_addresses([address(a) for a in arrays], [a.shape for a in arrays])
         return self.signature.trim(outputs)
 
-    def call_addresses(self, addresses: Sequence[int]) -> None:
+    def call_addresses(self, addresses: Sequence[int],
+                       shapes: Sequence[Sequence[int]] | None = None) -> None:
         """Run once on C-contiguous buffers at `addresses` (the inputs', then the outputs', in
-        signature order), already checked against the signature; IndexOutOfRangeError when
-        a runtime index check failed."""
+        signature order), already checked against the signature (and of `shapes`, for a
+        dynamic function); IndexOutOfRangeError when a runtime index check failed."""
+        if self.dynamic and shapes is None:
+            raise ValueError("a function compiled with a dynamic size is called with shapes")
         with self._lock:
             for descriptor, address in zip(self._descriptors, addresses, strict=True):
                 descriptor.allocated = descriptor.aligned = address
+            if shapes is not None:
+                for descriptor, shape in zip(self._descriptors, shapes, strict=True):
+                    _set_shape(descriptor, shape)
             if self._status is not None:
                 self._status[0] = self._status[1] = 0
             self._invoke()

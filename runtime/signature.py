@@ -162,6 +162,15 @@ class Signature:
                         f"(axis {axis} of '{spec.name}'); signature {self}")
         return {name: size for name, (size, _, _) in sizes.items()}
 
+    def output_shape(self, shape: Sequence[int | str], sizes: Mapping[str, int]
+                     ) -> tuple[int, ...]:
+        """An output's `shape` (ints and names) with each name's size in `sizes`."""
+        try:
+            return tuple(d if isinstance(d, int) else sizes[d] for d in shape)
+        except KeyError as error:
+            raise InputError(f"the output size {error} is not a size of the inputs "
+                             f"(signature {self})") from None
+
     def check_dtypes(self, args: Sequence, kwargs: Mapping | None = None) -> list[np.ndarray]:
         """The inputs as C-contiguous arrays in signature order, of the signature's dtypes
         (shapes are not checked: see `bind_symbols`); InputError otherwise."""

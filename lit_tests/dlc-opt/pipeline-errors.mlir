@@ -6,7 +6,7 @@
 // RUN: not dlc-opt %s -p 'builtin.module(dlc-verify' 2>&1 | FileCheck %s --check-prefix=SYNTAX
 // RUN: sh -c 'dlc-opt %s -p "builtin.module(dlc-nope)" 2>/dev/null; test $? -eq 1'
 
-// UNKNOWN:     dlc-opt: error: unknown pass 'dlc-nope': neither a dlc pass (dlc-canonicalize, {{.*}}dlc-verify{{.*}}) nor a registered MLIR pass or pass pipeline
+// UNKNOWN:     dlc-opt: error: unknown pass 'dlc-nope': neither a dlc pass ({{.*}}dlc-canonicalize, {{.*}}dlc-verify{{.*}}) nor a registered MLIR pass or pass pipeline
 // UNKNOWN-NOT: Traceback
 // NESTED:      dlc-opt: error: unknown pass 'not-a-pass'
 // DLC-OPTION:  dlc-opt: error: pass 'dlc-to-linalg' has no option 'tile' (options: none)

@@ -224,8 +224,17 @@ def _checked(rule: Rule, op: ir.OpView, values: Any) -> list[ir.Value]:
     return list(values)
 
 
+def dynamic(op: ir.Operation | ir.OpView) -> bool:
+    """Whether an operand or result of `op` has a dynamic size (`?`)."""
+    return any(isinstance(v.type, ir.ShapedType) and not ir.ShapedType(v.type).has_static_shape
+               for v in [*op.operands, *op.results])
+
+
 def _apply(rule: Rule, op: ir.OpView) -> list[ir.Value] | None:
-    """What `rule` replaces `op` with, checked; None when it does not apply."""
+    """What `rule` replaces `op` with, checked; None when it does not apply (graph rules
+    compute with static sizes: an op with a dynamic size is left as it is)."""
+    if dynamic(op):
+        return None
     try:
         values = rule(op)
     except ShapeError:  # a replacement that would not type-check: no match

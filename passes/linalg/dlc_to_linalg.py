@@ -2,6 +2,12 @@
 
 Bool and unsigned tensors get their storage types first (`lowering/storage.py`); each op is
 then rewritten by its family's pattern (`lowering/<family>.py`).
+
+Dynamic sizes: a function may take tensors with dynamic sizes (`tensor<?x64xf32>`); every `?`
+of a function is then one size (a batch, a sequence length: the runtime checks that a call's
+arguments agree), read once at the function's entry (`tensor.dim`) and given to every tensor
+its ops build. Only the ops of `lowering.dynamic_ops()` take a dynamic size; any other is
+refused with the reason.
 """
 
 from __future__ import annotations
@@ -9,10 +15,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mlir import ir
+from mlir.dialects import arith, func, tensor
 from mlir.rewrite import RewritePatternSet, apply_patterns_and_fold_greedily
 
 from dlc.dialects import op_def
-from dlc.passes.lowering import all_limits, all_patterns, checks
+from dlc.passes.lowering import all_limits, all_patterns, checks, dynamic_ops
+from dlc.passes.lowering.builders import dynamic_size
 from dlc.passes.lowering.storage import retype_to_storage
 from dlc.passes.registry import ModulePass, PassFailure, register
 
@@ -23,8 +31,8 @@ def unsupported_reason(op: ir.Operation) -> str | None:
     if definition not in all_patterns():
         return "has no lowering to linalg"
     types = [v.type for v in list(op.operands) + list(op.results)]
-    if any(not t.has_static_shape for t in types):
-        return "has dynamic shapes, which the lowering does not support yet"
+    if any(not t.has_static_shape for t in types) and definition not in dynamic_ops():
+        return "has a dynamic size (?), which its lowering does not take yet"
     limit = all_limits().get(definition)
     return limit(op) if limit is not None else None
 
@@ -54,4 +62,31 @@ class DlcToLinalg(ModulePass):
         patterns = RewritePatternSet()
         for definition, pattern in all_patterns().items():
             patterns.add(definition.name, pattern)
-        apply_patterns_and_fold_greedily(module, patterns.freeze())
+        frozen = patterns.freeze()
+        for function in _functions(module):
+            with dynamic_size(_dynamic_size(function)):
+                apply_patterns_and_fold_greedily(function, frozen)
+
+
+def _functions(module: ir.Operation) -> list[ir.Operation]:
+    return [op.operation for region in module.regions for block in region.blocks
+            for op in block.operations if isinstance(op.operation.opview, func.FuncOp)]
+
+
+def _dynamic_size(function: ir.Operation) -> ir.Value | None:
+    """The run-time value of `function`'s dynamic size: `tensor.dim` of the first argument
+    with a `?`, built at its entry; None when every argument is static."""
+    if not function.regions[0].blocks:
+        return None
+    entry = function.regions[0].blocks[0]
+    for argument in entry.arguments:
+        if isinstance(argument.type, ir.RankedTensorType):
+            for axis, size in enumerate(argument.type.shape):
+                if ir.ShapedType.is_dynamic_size(size):
+                    with ir.InsertionPoint.at_block_begin(entry), function.location:
+                        return tensor.dim(argument, _index(axis))
+    return None
+
+
+def _index(value: int) -> ir.Value:
+    return arith.ConstantOp(ir.IndexType.get(), value).result

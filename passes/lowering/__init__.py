@@ -1,7 +1,8 @@
 """The lowering of dlc ops to linalg/tensor/arith/math: one module per op family.
 
 Each family module has a `PATTERNS` table (OpDef -> rewrite function); `all_patterns()`
-merges them for dlc-to-linalg. A family may also have a `LIMITS` table (OpDef -> function of the
+merges them for dlc-to-linalg; its `DYNAMIC_OPS` tuple names the ops whose pattern takes a
+dynamic size (`dynamic_ops()`). A family may also have a `LIMITS` table (OpDef -> function of the
 op returning why this instance cannot be lowered, or None); `all_limits()` merges those, and
 dlc-to-linalg checks them before any rewrite.
 
@@ -28,6 +29,19 @@ def all_patterns() -> dict:
             raise RuntimeError(f"ops {sorted(clash)} lowered by two families")
         table.update(patterns)
     return table
+
+
+@cache
+def dynamic_ops() -> frozenset:
+    """The ops whose lowering takes a dynamic size (`?`): each family's `DYNAMIC_OPS` tuple lists
+    those whose pattern builds every tensor through the builders (`empty_like`, `filled`,
+    `elementwise`, `reshaped`), which give a `?` the function's one dynamic size, and computes
+    nothing else from a size that may be `?`."""
+    found = set()
+    for module in pkgutil.iter_modules(__path__):
+        family = importlib.import_module(f"{__name__}.{module.name}")
+        found.update(getattr(family, "DYNAMIC_OPS", ()))
+    return frozenset(found)
 
 
 @cache

@@ -258,3 +258,4 @@ def lower_cast(op: ir.OpView, rewriter) -> None:
 
 
 PATTERNS = {BINARY: lower_binary, COMPARE: lower_compare, SELECT: lower_select, CAST: lower_cast}
+DYNAMIC_OPS = (BINARY, COMPARE, SELECT, CAST)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 
 import numpy as np
 from mlir import ir
@@ -14,8 +16,34 @@ PARALLEL = linalg.IteratorType.parallel
 REDUCTION = linalg.IteratorType.reduction
 
 
+# The run-time value (index) of the one dynamic size (`?`) of the function being lowered: a
+# function lowered with dynamic sizes has a single one (`dlc-to-linalg` checks), so every `?`
+# of every tensor it builds is that value.
+_DYNAMIC_SIZE: ContextVar[ir.Value | None] = ContextVar("dynamic_size", default=None)
+
+
+@contextmanager
+def dynamic_size(value: ir.Value | None) -> Iterator[None]:
+    """Within: every `?` size of a tensor the builders make is `value`."""
+    token = _DYNAMIC_SIZE.set(value)
+    try:
+        yield
+    finally:
+        _DYNAMIC_SIZE.reset(token)
+
+
+def sizes_of(shape: list[int]) -> list[int | ir.Value]:
+    """`shape` with each dynamic size as its run-time value (see `dynamic_size`)."""
+    if all(not ir.ShapedType.is_dynamic_size(d) for d in shape):
+        return list(shape)
+    value = _DYNAMIC_SIZE.get()
+    if value is None:
+        raise ValueError("a tensor with a dynamic size outside a function lowered with one")
+    return [value if ir.ShapedType.is_dynamic_size(d) else d for d in shape]
+
+
 def empty_like(result_type: ir.RankedTensorType) -> ir.Value:
-    return tensor.EmptyOp(list(result_type.shape), result_type.element_type).result
+    return tensor.EmptyOp(sizes_of(list(result_type.shape)), result_type.element_type).result
 
 
 def scalar(element_type: ir.Type, value: float) -> ir.Value:
@@ -92,6 +120,12 @@ def reshaped(x: ir.Value, shape: list[int]) -> ir.Value:
         return x
     i64 = ir.IntegerType.get_signless(64)
     shape_type = ir.RankedTensorType.get([len(shape)], i64)
-    target = arith.ConstantOp(shape_type, ir.DenseElementsAttr.get(
-        np.array(shape, dtype=np.int64), type=shape_type)).result
+    sizes = sizes_of(shape)
+    if sizes == shape:
+        target = arith.ConstantOp(shape_type, ir.DenseElementsAttr.get(
+            np.array(shape, dtype=np.int64), type=shape_type)).result
+    else:  # (a dynamic size: its run-time value)
+        target = tensor.from_elements(shape_type, [
+            arith.index_cast(i64, d) if isinstance(d, ir.Value)
+            else arith.ConstantOp(i64, ir.IntegerAttr.get(i64, d)).result for d in sizes])
     return tensor.reshape(ir.RankedTensorType.get(shape, x.type.element_type), x, target)

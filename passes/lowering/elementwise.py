@@ -82,3 +82,4 @@ def lower_relu(op: ir.OpView, rewriter) -> None:
 
 
 PATTERNS = {op: binary_pattern(*fns) for op, fns in BINARY.items()} | {ops.RELU: lower_relu}
+DYNAMIC_OPS = (*BINARY, ops.RELU)

@@ -104,7 +104,8 @@ def _zeros(shape: list[int], element: ir.Type) -> ir.Value:
 def _flat_matmul(a: ir.Value, b: ir.Value, out_shape: list[int], acc_element) -> ir.Value:
     # a [b..., M, K] x b [1..., K, N] -> reshape(matmul(reshape(a) [b*M, K], [K, N]))
     k, n = b.type.shape[-2:]
-    a2 = reshaped(a, [math.prod(a.type.shape[:-1]), k])
+    rows = [d for d in a.type.shape[:-1] if d != 1]  # (a dynamic size: the only one, `_limit`)
+    a2 = reshaped(a, [math.prod(rows) if all(d >= 0 for d in rows) else rows[0], k])
     value = linalg.matmul(a2, reshaped(b, [k, n]), outs=[_zeros([a2.type.shape[0], n],
                                                                   acc_element)])
     return reshaped(as_value(value), out_shape)
@@ -209,4 +210,21 @@ def _gemm_epilogue(acc, c, alpha: float, beta: float, result_type, element) -> i
     return elementwise([acc, c], result_type, body)
 
 
+def _dynamic_limit(op: ir.OpView) -> str | None:
+    """Why a matmul with a dynamic size has no lowering yet: only A's rows (or a leading axis
+    that flattens into them alone) may be dynamic, against a static 2-D B."""
+    a, b = (v.type for v in op.operands)
+    if a.has_static_shape and b.has_static_shape:
+        return None
+    leading = [d for d in a.shape[:-1] if d != 1]
+    if (a.rank >= 2 and b.rank >= 2 and b.has_static_shape and _batch_of_ones(op.operands[1])
+            and not ir.ShapedType.is_dynamic_size(a.shape[-1])
+            and all(ir.ShapedType.is_dynamic_size(d) for d in leading) and len(leading) <= 1):
+        return None
+    return "has a dynamic size (?) outside the rows of its left operand, which its " \
+        "lowering does not take yet"
+
+
 PATTERNS = {ops.MATMUL: lower_matmul, ops.GEMM: lower_gemm}
+LIMITS = {ops.MATMUL: _dynamic_limit}
+DYNAMIC_OPS = (ops.MATMUL, ops.GEMM)

@@ -236,3 +236,4 @@ def lower_unary(op: ir.OpView, rewriter) -> bool | None:
 
 
 PATTERNS = {UNARY: lower_unary}
+DYNAMIC_OPS = (UNARY,)

@@ -3,22 +3,25 @@
 // The lowering checks every op before it rewrites any, and reports each one it cannot lower
 // at the op's location: the pass fails and leaves the IR alone.
 
-func.func @test_dynamic_shape(%a: tensor<?x3xf32>) -> tensor<?x3xf32> {
-  // expected-error @+1 {{'dlc.relu' op has dynamic shapes, which the lowering does not support yet}}
-  %0 = "dlc.relu"(%a) : (tensor<?x3xf32>) -> tensor<?x3xf32>
-  return %0 : tensor<?x3xf32>
+func.func @test_dynamic_shape(%a: tensor<?x3xf32>) -> tensor<3x?xf32> {
+  // expected-error @+1 {{'dlc.transpose' op has a dynamic size (?), which its lowering does not take yet}}
+  %0 = "dlc.transpose"(%a) {perm = array<i64: 1, 0>} : (tensor<?x3xf32>) -> tensor<3x?xf32>
+  return %0 : tensor<3x?xf32>
 }
 
 // -----
 
-func.func @test_two_dynamic_ops(%a: tensor<?xf32>, %b: tensor<?xf32>, %c: tensor<4xf32>) -> tensor<?xf32> {
-  // A static op is fine; both dynamic ones are reported.
+func.func @test_two_dynamic_ops(%a: tensor<?x4xf32>, %b: tensor<4x4xf32>, %c: tensor<4xf32>) -> tensor<?x4xf32> {
+  // Static ops and the dynamic ops whose lowering takes a dynamic size are fine; a matmul
+  // whose contraction is dynamic is not, nor a transpose.
   %s = "dlc.relu"(%c) : (tensor<4xf32>) -> tensor<4xf32>
-  // expected-error @+1 {{'dlc.add' op has dynamic shapes}}
-  %0 = "dlc.add"(%a, %b) : (tensor<?xf32>, tensor<?xf32>) -> tensor<?xf32>
-  // expected-error @below {{'dlc.relu' op has dynamic shapes}}
-  %1 = "dlc.relu"(%0) : (tensor<?xf32>) -> tensor<?xf32>
-  return %1 : tensor<?xf32>
+  %0 = "dlc.add"(%a, %s) : (tensor<?x4xf32>, tensor<4xf32>) -> tensor<?x4xf32>
+  // expected-error @below {{'dlc.transpose' op has a dynamic size}}
+  %1 = "dlc.transpose"(%0) {perm = array<i64: 1, 0>} : (tensor<?x4xf32>) -> tensor<4x?xf32>
+  // expected-error @below {{'dlc.matmul' op has a dynamic size (?) outside the rows of its left operand}}
+  %2 = "dlc.matmul"(%1, %0) : (tensor<4x?xf32>, tensor<?x4xf32>) -> tensor<4x4xf32>
+  %3 = "dlc.matmul"(%0, %2) : (tensor<?x4xf32>, tensor<4x4xf32>) -> tensor<?x4xf32>
+  return %3 : tensor<?x4xf32>
 }
 
 // -----

@@ -1,0 +1,80 @@
+// RUN: dlc-opt %s -p 'builtin.module(dlc-block-dynamic)' | FileCheck %s
+// RUN: dlc-opt %s -p 'builtin.module(dlc-block-dynamic{block=32 tail=4})' | FileCheck %s --check-prefix=SIZES
+
+// A linalg op of a dynamic size runs as static blocks: 64 rows in a loop peeled of its last,
+// partial, block; that one in blocks of 8 rows, each one row ([1, K]: the vector-matrix
+// schedule) or padded with zero rows to 8.
+
+// CHECK-LABEL: func.func @test_matmul
+// CHECK:         %[[N:.*]] = tensor.dim
+// CHECK:         scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c64
+// CHECK:           linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<64x64xf32>, tensor<64x32xf32>) outs(%{{.*}} : tensor<64x32xf32>)
+// CHECK:         scf.for %{{.*}} = %{{.*}} to %[[N]] step %c64
+// CHECK:           scf.for %{{.*}} step %c8
+// CHECK:             scf.if
+// CHECK:               linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<1x64xf32>, tensor<64x32xf32>) outs(%{{.*}} : tensor<1x32xf32>)
+// CHECK:             } else {
+// CHECK:               linalg.fill
+// CHECK:               tensor.insert_slice %{{.*}} into %{{.*}}[0, 0] [%{{.*}}, 64] [1, 1] : tensor<?x64xf32> into tensor<8x64xf32>
+// CHECK:               linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<8x64xf32>, tensor<64x32xf32>) outs(%{{.*}} : tensor<8x32xf32>)
+// CHECK-NOT:     linalg.matmul {{.*}}?x
+// SIZES-LABEL: func.func @test_matmul
+// SIZES:         step %c32
+// SIZES:         tensor<32x64xf32>
+// SIZES:         tensor<4x64xf32>
+func.func @test_matmul(%x: tensor<?x64xf32>) -> tensor<?x32xf32> {
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant 0.0 : f32
+  %w = arith.constant dense<0.5> : tensor<64x32xf32>
+  %n = tensor.dim %x, %c0 : tensor<?x64xf32>
+  %e = tensor.empty(%n) : tensor<?x32xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<?x32xf32>) -> tensor<?x32xf32>
+  %m = linalg.matmul ins(%x, %w : tensor<?x64xf32>, tensor<64x32xf32>) outs(%f : tensor<?x32xf32>) -> tensor<?x32xf32>
+  return %m : tensor<?x32xf32>
+}
+
+// An elementwise op's padded tail does not copy its init (it only writes it); a reduction
+// over the dynamic size is left alone (the naive path, which NaivePathWarning names when
+// large).
+// CHECK-LABEL: func.func @test_elementwise_and_reduction
+// CHECK:         linalg.generic {{.*}} ins(%{{.*}} : tensor<64x16xf32>)
+// CHECK:         } else {
+// CHECK-NEXT:      tensor.empty() : tensor<8x16xf32>
+// CHECK:           tensor.insert_slice
+// CHECK-NOT:       tensor.insert_slice {{.*}} into {{.*}} tensor<8x16xf32>
+// CHECK:           linalg.generic {{.*}} ins(%{{.*}} : tensor<8x16xf32>)
+// CHECK:         linalg.generic {{.*}} iterator_types = ["reduction", "parallel"]{{.*}} ins(%{{.*}} : tensor<?x16xf32>)
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#col = affine_map<(d0, d1) -> (d1)>
+func.func @test_elementwise_and_reduction(%x: tensor<?x16xf32>) -> (tensor<?x16xf32>, tensor<16xf32>) {
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant 0.0 : f32
+  %n = tensor.dim %x, %c0 : tensor<?x16xf32>
+  %e = tensor.empty(%n) : tensor<?x16xf32>
+  %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<?x16xf32>) outs(%e : tensor<?x16xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %y = arith.maximumf %in, %zero : f32
+    linalg.yield %y : f32
+  } -> tensor<?x16xf32>
+  %s0 = tensor.empty() : tensor<16xf32>
+  %s1 = linalg.fill ins(%zero : f32) outs(%s0 : tensor<16xf32>) -> tensor<16xf32>
+  %s = linalg.generic {indexing_maps = [#id, #col], iterator_types = ["reduction", "parallel"]} ins(%x : tensor<?x16xf32>) outs(%s1 : tensor<16xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %y = arith.addf %in, %out : f32
+    linalg.yield %y : f32
+  } -> tensor<16xf32>
+  return %r, %s : tensor<?x16xf32>, tensor<16xf32>
+}
+
+// A static function is left unchanged.
+// CHECK-LABEL: func.func @test_static
+// CHECK-NOT:     scf.for
+// CHECK:         linalg.matmul
+func.func @test_static(%x: tensor<4x64xf32>) -> tensor<4x32xf32> {
+  %zero = arith.constant 0.0 : f32
+  %w = arith.constant dense<0.5> : tensor<64x32xf32>
+  %e = tensor.empty() : tensor<4x32xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<4x32xf32>) -> tensor<4x32xf32>
+  %m = linalg.matmul ins(%x, %w : tensor<4x64xf32>, tensor<64x32xf32>) outs(%f : tensor<4x32xf32>) -> tensor<4x32xf32>
+  return %m : tensor<4x32xf32>
+}

@@ -1,0 +1,296 @@
+"""dlc-block-dynamic: the linalg ops of a dynamic size run as static blocks.
+
+A function compiled for every value of a dynamic size (`tensor<?x784xf32>`: a batch, a number
+of tokens; `dlc-to-linalg`) has linalg ops with a dynamic loop, which no schedule family
+matches (their tiles are chosen from static shapes). This pass, before `dlc-schedule`, turns
+each such op whose dynamic loop is parallel into static ops the schedules take as they take
+any other:
+
+- a loop over the dynamic size in blocks of `block` (64) rows, each block the op on static
+  slices ([64, K] x [K, N]: `transform.structured.tile_using_for`, then `transform.loop.peel`
+  splits off the last, partial, block);
+- the partial block (fewer than 64 rows) in blocks of `tail` (8) rows: a block of one row is
+  the op on [1, K] (a vector-matrix product has its own schedule, as fast as a static
+  compile's), a larger one is padded to 8 rows (zero rows in, their results dropped: at most
+  6 padded rows are computed). The op is static in every case.
+
+Ops left dynamic (a dynamic reduction loop, two dynamic loops) keep the naive loop path and
+`NaivePathWarning` names the large ones. A static module is left unchanged.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mlir import ir
+from mlir.dialects import arith, func, linalg, scf, tensor
+from mlir.dialects.transform import interpreter
+
+from dlc.passes.registry import ModulePass, PassFailure, register
+
+TAG = "dlc.block"
+ANY = "!transform.any_op"
+
+
+def _maps(op: ir.Operation) -> list[ir.AffineMap] | None:
+    try:
+        return [ir.AffineMapAttr(a).value for a in linalg.get_indexing_maps(op)]
+    except (ValueError, TypeError, RuntimeError):
+        return None
+
+
+def dynamic_loop(op: ir.Operation) -> int | None:
+    """The one loop of linalg op `op` over a dynamic size when it is parallel (it indexes the
+    result); else None (no dynamic size, several, one inside an index expression, or a
+    reduction over it)."""
+    maps = _maps(op)
+    if maps is None or len(maps) != len(op.operands):
+        return None
+    dynamic = set()
+    for operand, indexing in zip(op.operands, maps):
+        shape = operand.type.shape if isinstance(operand.type, ir.ShapedType) else []
+        for size, expr in zip(shape, indexing.results):
+            if not ir.ShapedType.is_dynamic_size(size):
+                continue
+            if not isinstance(expr, ir.AffineDimExpr):
+                return None
+            dynamic.add(ir.AffineDimExpr(expr).position)
+    if len(dynamic) != 1:
+        return None
+    (loop,) = dynamic
+    outputs = maps[len(maps) - len(op.results):]
+    parallel = any(isinstance(e, ir.AffineDimExpr) and ir.AffineDimExpr(e).position == loop
+                   for m in outputs for e in m.results)
+    return loop if parallel and op.results else None
+
+
+def _structured(op: ir.Operation) -> bool:
+    return op.name.startswith("linalg.") and op.name not in ("linalg.fill", "linalg.yield",
+                                                              "linalg.index")
+
+
+def blocked_ops(module: ir.Operation) -> list[tuple[ir.Operation, int]]:
+    """(op, its dynamic loop) of each linalg op this pass blocks, in program order."""
+    found = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if _structured(op) and any(isinstance(v.type, ir.ShapedType)
+                                   and not ir.ShapedType(v.type).has_static_shape
+                                   for v in op.operands):
+            loop = dynamic_loop(op)
+            if loop is not None:
+                found.append((op, loop))
+        return ir.WalkResult.ADVANCE
+
+    for top in module.regions[0].blocks[0].operations:
+        if isinstance(top, func.FuncOp):
+            top.operation.walk(visit)
+    return found
+
+
+@register
+@dataclass(frozen=True)
+class BlockDynamic(ModulePass):
+    """Run the linalg ops of a dynamic size as loops of static blocks (see the module)."""
+
+    name = "dlc-block-dynamic"
+    block: int = 64
+    tail: int = 8
+
+    def run(self, module: ir.Operation) -> None:
+        if self.block < 1 or self.tail < 2 or self.block % self.tail:
+            raise PassFailure(f"dlc-block-dynamic: block ({self.block}) must be a multiple of "
+                              f"tail ({self.tail}), tail >= 2")
+        found = blocked_ops(module)
+        if not found:
+            return
+        i64 = ir.IntegerType.get_signless(64)
+        lines = []
+        for index, (op, loop) in enumerate(found):
+            op.attributes[TAG] = ir.IntegerAttr.get(i64, index)
+            lines += self._lines(op, loop, index)
+        script = ir.Module.parse(_script(lines))
+        try:
+            interpreter.apply_named_sequence(module, script.body.operations[0], script)
+            for op, loop in _tails(module):
+                _split_tail(op, loop, self.tail)
+            script = ir.Module.parse(_script([]))
+            interpreter.apply_named_sequence(module, script.body.operations[0], script)
+        except (ValueError, ir.MLIRError) as error:
+            raise PassFailure(f"dlc-block-dynamic: the blocking script failed: {error}") \
+                from None
+        finally:
+            _untag(module)
+
+    def _lines(self, op: ir.Operation, loop: int, index: int) -> list[str]:
+        loops = _maps(op)[0].n_dims
+        lines = [(f"%b{index} = transform.structured.match attributes "
+                  f"{{{TAG} = {index} : i64}} in %root : ({ANY}) -> {ANY}")]
+        p = f"%b{index}"
+        blocks = ", ".join(str(self.block if d == loop else 0) for d in range(loops))
+        tails = ", ".join(str(self.tail if d == loop else 0) for d in range(loops))
+        lines += [
+            (f"{p}_t, {p}_l = transform.structured.tile_using_for {p} tile_sizes [{blocks}] "
+             f": ({ANY}) -> ({ANY}, {ANY})"),
+            f"{p}_c = transform.cast {p}_l : {ANY} to !transform.op<\"scf.for\">",
+            (f"{p}_main, {p}_rest = transform.loop.peel {p}_c : (!transform.op<\"scf.for\">) "
+             f"-> ({ANY}, {ANY})"),
+            (f"{p}_r = transform.structured.match attributes {{{TAG} = {index} : i64}} in "
+             f"{p}_rest : ({ANY}) -> {ANY}"),
+            # (not peeled: the bounds of the inner loop compose with the outer one's, and
+            # peeling leaves its blocks dynamic; each is sliced or padded: `_split_tail`)
+            (f"{p}_rt, {p}_rl = transform.structured.tile_using_for {p}_r tile_sizes [{tails}] "
+             f": ({ANY}) -> ({ANY}, {ANY})"),
+        ]
+        return lines
+
+
+def _script(lines: list[str]) -> str:
+    """The transform script of `lines`, then canonicalization and CSE of every function."""
+    return "\n".join([
+        "module attributes {transform.with_named_sequence} {",
+        f"  transform.named_sequence @__transform_main(%root: {ANY} {{transform.readonly}}) {{",
+        *("    " + line for line in lines),
+        (f"    %funcs = transform.structured.match ops{{[\"func.func\"]}} in %root : "
+         f"({ANY}) -> {ANY}"),
+        "    transform.apply_patterns to %funcs {",
+        "      transform.apply_patterns.canonicalization",
+        f"    }} : {ANY}",
+        "    transform.apply_cse to %funcs : " + ANY,
+        "    transform.yield",
+        "  }",
+        "}",
+    ])
+
+
+def _tails(module: ir.Operation) -> list[tuple[ir.Operation, int]]:
+    """The blocked ops still of a dynamic size: the last rows, fewer than a tail block."""
+    return [(op, loop) for op, loop in blocked_ops(module) if TAG in op.attributes]
+
+
+def _dynamic(value: ir.Value) -> list[int]:
+    t = value.type
+    return [axis for axis, size in enumerate(t.shape) if ir.ShapedType.is_dynamic_size(size)] \
+        if isinstance(t, ir.RankedTensorType) else []
+
+
+def _split_tail(op: ir.Operation, loop: int, tail: int) -> None:
+    """Replace `op` (fewer than `tail` rows: its dynamic size) by `scf.if`: one row, the op on
+    [1, ...] slices; more, the op on operands padded to `tail` rows."""
+    index = ir.IndexType.get()
+    # the block's result is inserted into the op's whole result (the tile loop's): each
+    # branch inserts its own, and the `scf.if` yields the whole result, in place (yielding the
+    # block's rows instead, the branches' buffers differ and the rows are copied once more)
+    insert = _insert_of(op)
+    anchor = insert if insert is not None else op
+    with ir.InsertionPoint(anchor), op.location:
+        source = next(v for v in op.operands if _dynamic(v))
+        rows = tensor.dim(source, arith.ConstantOp(index, _dynamic(source)[0]).result)
+        one = arith.ConstantOp(index, 1).result
+        single = arith.cmpi(arith.CmpIPredicate.eq, rows, one)
+        result_types = [r.type for r in anchor.results]
+        branch = scf.IfOp(single, result_types, has_else=True)
+        for block, size, pad in ((branch.then_block, 1, False), (branch.else_block, tail, True)):
+            with ir.InsertionPoint(block):
+                values = _static_clone(op, size, rows, pad)
+                if insert is not None:
+                    values = [_reinserted(insert, values[0])]
+                scf.YieldOp(values)
+    for old, new in zip(anchor.results, branch.results):
+        old.replace_all_uses_with(new)
+    if insert is not None:
+        insert.erase()
+    op.erase()
+
+
+def _insert_of(op: ir.Operation) -> ir.Operation | None:
+    """The `tensor.insert_slice` of `op`'s one result when it is its one use, else None."""
+    if len(op.results) != 1:
+        return None
+    uses = list(op.results[0].uses)
+    if len(uses) != 1:
+        return None
+    user = uses[0].owner
+    user = user.operation if hasattr(user, "operation") else user
+    if user.name != "tensor.insert_slice" or uses[0].operand_number != 0:
+        return None
+    return user
+
+
+def _reinserted(insert: ir.Operation, value: ir.Value) -> ir.Value:
+    """`insert` (a tensor.insert_slice) again, of `value`."""
+    clone = insert.clone()
+    clone.operands[0] = value
+    return clone.results[0]
+
+
+def _static_clone(op: ir.Operation, size: int, rows: ir.Value, pad: bool) -> list[ir.Value]:
+    """A clone of `op` whose dynamic sizes are `size` (its operands sliced to it, or padded
+    with zeros), and its results as `op`'s types (the first `rows` rows)."""
+    operands = []
+    for position, value in enumerate(op.operands):
+        axes = _dynamic(value)
+        if not axes:
+            operands.append(value)
+            continue
+        shape = [size if a in axes else d for a, d in enumerate(value.type.shape)]
+        static = ir.RankedTensorType.get(shape, value.type.element_type)
+        if pad and not _read(op, position):  # (an init the op only writes: not copied)
+            operands.append(tensor.EmptyOp(shape, static.element_type).result)
+            continue
+        if not pad:
+            operands.append(tensor.extract_slice(
+                static, value, [], [], [], [0] * len(shape), shape, [1] * len(shape)))
+            continue
+        zero = arith.ConstantOp(value.type.element_type, _zero_attr(value.type.element_type))
+        padded = linalg.fill(zero.result, outs=[tensor.EmptyOp(shape, static.element_type)])
+        sizes = [rows if a in axes else d for a, d in enumerate(value.type.shape)]
+        dynamic_sizes = [s for s in sizes if isinstance(s, ir.Value)]
+        static_sizes = [ir.ShapedType.get_dynamic_size() if isinstance(s, ir.Value) else s
+                        for s in sizes]
+        operands.append(tensor.insert_slice(value, padded, [], dynamic_sizes, [],
+                                            [0] * len(shape), static_sizes, [1] * len(shape)))
+    clone = op.clone()
+    for position, value in enumerate(operands):
+        clone.operands[position] = value
+    results = []
+    for result in clone.results:
+        axes = _dynamic(result)
+        shape = [size if a in axes else d for a, d in enumerate(result.type.shape)]
+        old_type = result.type
+        result.set_type(ir.RankedTensorType.get(shape, old_type.element_type))
+        # (its first `rows` rows, in both branches: their buffers then have one static
+        # layout, and the copy of the `scf.if`'s result into its destination is rows of
+        # memcpy, `dlc-lower-copies`; a cast would give it dynamic strides, a copy per element)
+        sizes = [rows if a in axes else d for a, d in enumerate(old_type.shape)]
+        results.append(tensor.extract_slice(
+            old_type, result, [], [s for s in sizes if isinstance(s, ir.Value)], [],
+            [0] * len(shape), [ir.ShapedType.get_dynamic_size() if isinstance(s, ir.Value)
+                               else s for s in sizes], [1] * len(shape)))
+    if TAG in clone.attributes:
+        del clone.attributes[TAG]
+    return results
+
+
+def _read(op: ir.Operation, position: int) -> bool:
+    """Whether linalg op `op` reads its operand `position` (an init it only writes is not)."""
+    inits = len(op.operands) - len(op.results)
+    if position < inits:
+        return True
+    body = op.regions[0].blocks[0] if op.regions and op.regions[0].blocks else None
+    return body is None or len(list(body.arguments[position].uses)) > 0
+
+
+def _zero_attr(element: ir.Type) -> ir.Attribute:
+    if isinstance(element, ir.IntegerType):
+        return ir.IntegerAttr.get(element, 0)
+    return ir.FloatAttr.get(element, 0.0)
+
+
+def _untag(module: ir.Operation) -> None:
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if TAG in op.attributes:
+            del op.attributes[TAG]
+        return ir.WalkResult.ADVANCE
+
+    module.walk(visit)
