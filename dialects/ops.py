@@ -41,7 +41,8 @@ def tensor(shape: list[int] | tuple[int, ...], element_type: ir.Type) -> ir.Rank
 
 
 def shape_str(shape: list[int] | tuple[int, ...]) -> str:
-    return "x".join(str(d) for d in shape) if shape else "scalar"
+    return "x".join("?" if ir.ShapedType.is_dynamic_size(d) else str(d) for d in shape) \
+        if shape else "scalar"
 
 
 def broadcast_shapes(*shapes: list[int]) -> list[int]:
@@ -132,9 +133,47 @@ def infer_gemm(types: TensorTypes, attrs: dict[str, Any]) -> list[ir.Type]:
     return [tensor([m, n], element)]
 
 
+def _dynamic_reshape(x: ir.RankedTensorType, target: list[int]) -> list[int]:
+    """The shape of a reshape of `x`, which has a dynamic size (`?`), into `target` (with at
+    most one `?` and one -1): the dynamic axis keeps its size (the sizes before and after it
+    have the same products in `x` and in the result; -1 stands for the one missing, or for
+    the dynamic size itself); ShapeError for any other reshape (a dynamic size merged with or
+    split from static ones is not one size any more)."""
+    dynamic = ir.ShapedType.get_dynamic_size()
+    axes = [a for a, d in enumerate(x.shape) if d == dynamic]
+    if len(axes) != 1 or target.count(dynamic) > 1 or target.count(-1) > 1 or any(
+            d < -1 and d != dynamic for d in target):
+        raise ShapeError(f"cannot reshape [{shape_str(x.shape)}] into [{shape_str(target)}]: "
+                         "a reshape keeps a dynamic size (?) at one axis, whole")
+    (axis,) = axes
+    before, after = math.prod(x.shape[:axis]), math.prod(x.shape[axis + 1:])
+    where = target.index(dynamic) if dynamic in target else target.index(-1) if -1 in target \
+        else None
+    if where is None:
+        raise ShapeError(f"cannot reshape [{shape_str(x.shape)}] into the static "
+                         f"[{shape_str(target)}]: its dynamic size (?) must stay")
+    result = list(target)
+    result[where] = dynamic
+    if -1 in result:  # (the one size missing before or after the dynamic axis)
+        missing = result.index(-1)
+        part = result[:where] if missing < where else result[where + 1:]
+        known = math.prod(d for d in part if d != -1)
+        whole = before if missing < where else after
+        if known == 0 or whole % known:
+            raise ShapeError(f"cannot reshape [{shape_str(x.shape)}] into "
+                             f"[{shape_str(target)}]")
+        result[missing] = whole // known
+    if math.prod(result[:where]) != before or math.prod(result[where + 1:]) != after:
+        raise ShapeError(f"cannot reshape [{shape_str(x.shape)}] into [{shape_str(target)}]: "
+                         "a reshape keeps a dynamic size (?) at one axis, whole")
+    return result
+
+
 def infer_reshape(types: TensorTypes, attrs: dict[str, Any]) -> list[ir.Type]:
     (x,) = types
     target = list(attrs["shape"])
+    if not x.has_static_shape:
+        return [tensor(_dynamic_reshape(x, target), x.element_type)]
     if any(d < -1 for d in target) or target.count(-1) > 1:
         raise ShapeError(f"invalid target shape {target}: sizes are >= 0, with at most one -1")
     size = math.prod(x.shape)

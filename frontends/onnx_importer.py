@@ -384,9 +384,12 @@ def import_model(
 DYNAMIC_OP_TYPES = frozenset({
     "Abs", "Add", "Cast", "Ceil", "Clip", "Div", "Dropout", "Elu", "Equal", "Erf", "Exp",
     "Floor", "Gelu", "Gemm", "Greater", "GreaterOrEqual", "HardSigmoid", "HardSwish",
-    "Identity", "LeakyRelu", "Less", "LessOrEqual", "Log", "MatMul", "Max", "Min", "Mish",
-    "Mul", "Neg", "Not", "Pow", "Reciprocal", "Relu", "Selu", "Sigmoid", "Sign", "Softplus",
-    "Softsign", "Sqrt", "Sub", "Tanh", "Where",
+    "Identity", "LayerNormalization", "LeakyRelu", "Less", "LessOrEqual", "Log",
+    "LogSoftmax", "MatMul", "Max", "Min", "Mish", "Mul", "Neg", "Not", "Pow", "Reciprocal",
+    "ReduceL1", "ReduceL2", "ReduceLogSumExp", "ReduceMax", "ReduceMean", "ReduceMin",
+    "ReduceProd", "ReduceSum", "ReduceSumSquare", "Relu", "Reshape", "Selu", "Sigmoid",
+    "Sign", "Softmax", "Softplus", "Softsign", "Sqrt", "Squeeze", "Sub", "Tanh", "Transpose",
+    "Unsqueeze", "Where", "Flatten",
 })
 
 

@@ -34,8 +34,9 @@ def mlp(dims=(48, 40, 24, 10), batch="batch", transpose=False):
                       helper.make_node("Add", [f"m{i}", f"b{i}"], [f"a{i}"]),
                       helper.make_node("Relu", [f"a{i}"], [f"h{i}"])]
             x = f"h{i}"
-    if transpose:
-        nodes.append(helper.make_node("Transpose", ["y"], ["t"], perm=[1, 0]))
+    if transpose:  # (an op without a dynamic form: a cumulative sum)
+        inits.append(numpy_helper.from_array(np.array(1, np.int64), "axis"))
+        nodes.append(helper.make_node("CumSum", ["y", "axis"], ["t"]))
     outputs = [helper.make_tensor_value_info("t" if transpose else "y", TensorProto.FLOAT,
                                              None)]
     graph = helper.make_graph(
@@ -118,9 +119,10 @@ def test_an_op_without_a_dynamic_form_compiles_per_shape():
     proto, weights = mlp(transpose=True)
     model = dlc.compile(proto, num_threads=1)
     assert model.function is None
-    assert "Transpose" in model.function_reason
+    assert "CumSum" in model.function_reason
     x = RNG.standard_normal((5, 48)).astype(np.float32)
-    np.testing.assert_allclose(model(x)[0], reference(x, weights).T, rtol=2e-5, atol=2e-5)
+    np.testing.assert_allclose(model(x)[0], np.cumsum(reference(x, weights), 1), rtol=2e-5,
+                               atol=2e-5)
 
 
 def test_the_setting_turns_it_off(monkeypatch):
@@ -190,3 +192,136 @@ def test_saved_model_file_runs(tmp_path):
     model = dlc.compile(str(path), num_threads=1)
     x = RNG.standard_normal((3, 48)).astype(np.float32)
     np.testing.assert_allclose(model(x)[0], reference(x, weights), rtol=2e-5, atol=2e-5)
+
+
+def _model(nodes, inputs, outputs, initializers, opset=17):
+    graph = helper.make_graph(nodes, "m", inputs, outputs,
+                              [numpy_helper.from_array(a, n) for n, a in initializers.items()])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+
+
+def test_reshapes_and_transposes_keep_the_size():
+    # Flatten [?, 1, 28, 28] -> [?, 784]; [0, 4, 32] splits the features; a transpose moves
+    # them; Unsqueeze/Squeeze; [0, -1] and [-1, 128] merge them back
+    w = (RNG.standard_normal((784, 128)) * 0.05).astype(np.float32)
+    w2 = (RNG.standard_normal((128, 10)) * 0.1).astype(np.float32)
+    nodes = [helper.make_node("Flatten", ["x"], ["f"], axis=1),
+             helper.make_node("MatMul", ["f", "w"], ["h"]),
+             helper.make_node("Relu", ["h"], ["r"]),
+             helper.make_node("Reshape", ["r", "s1"], ["r3"]),
+             helper.make_node("Transpose", ["r3"], ["t"], perm=[0, 2, 1]),
+             helper.make_node("Unsqueeze", ["t", "axis"], ["u"]),
+             helper.make_node("Squeeze", ["u", "axis"], ["sq"]),
+             helper.make_node("Reshape", ["sq", "s2"], ["r2"]),
+             helper.make_node("Reshape", ["r2", "s3"], ["r4"]),
+             helper.make_node("MatMul", ["r4", "w2"], ["o"]),
+             helper.make_node("Softmax", ["o"], ["y"])]
+    proto = _model(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT,
+                                                         ["batch", 1, 28, 28])],
+                   [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                   {"w": w, "w2": w2, "s1": np.array([0, 4, 32], np.int64),
+                    "s2": np.array([0, -1], np.int64), "s3": np.array([-1, 128], np.int64),
+                    "axis": np.array([1], np.int64)})
+    model = dlc.compile(proto, num_threads=1)
+    assert model.function is not None, model.function_reason
+    for batch in (1, 5, 70):
+        x = RNG.standard_normal((batch, 1, 28, 28)).astype(np.float32)
+        h = np.maximum(x.reshape(batch, 784) @ w, 0)
+        h = h.reshape(batch, 4, 32).transpose(0, 2, 1).reshape(batch, 128) @ w2
+        e = np.exp(h - h.max(-1, keepdims=True))
+        np.testing.assert_allclose(model(x)[0], e / e.sum(-1, keepdims=True), rtol=1e-5,
+                                   atol=1e-6)
+
+
+def test_a_reshape_merging_the_size_compiles_per_shape():
+    nodes = [helper.make_node("Reshape", ["x", "s"], ["f"]),
+             helper.make_node("Relu", ["f"], ["y"])]
+    proto = _model(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 8])],
+                   [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                   {"s": np.array([-1], np.int64)})
+    model = dlc.compile(proto, num_threads=1)
+    assert model.function is None
+    assert "keeps a dynamic size (?) at one axis" in model.function_reason
+    x = RNG.standard_normal((3, 8)).astype(np.float32)
+    np.testing.assert_allclose(model(x)[0], np.maximum(x.reshape(-1), 0))
+
+
+def test_row_normalizations_and_reductions():
+    # LayerNormalization, a residual FFN with Gelu, Softmax and ReduceMean over the features
+    hidden, inner = 32, 64
+    w1 = (RNG.standard_normal((hidden, inner)) * 0.1).astype(np.float32)
+    w2 = (RNG.standard_normal((inner, hidden)) * 0.1).astype(np.float32)
+    gamma = RNG.standard_normal(hidden).astype(np.float32)
+    beta = RNG.standard_normal(hidden).astype(np.float32)
+    nodes = [helper.make_node("LayerNormalization", ["x", "g", "b"], ["n"], axis=-1),
+             helper.make_node("MatMul", ["n", "w1"], ["h"]),
+             helper.make_node("Gelu", ["h"], ["a"]),
+             helper.make_node("MatMul", ["a", "w2"], ["o"]),
+             helper.make_node("Add", ["o", "x"], ["r"]),
+             helper.make_node("Softmax", ["r"], ["y"], axis=-1),
+             helper.make_node("ReduceMean", ["r", "axes"], ["m"], keepdims=1)]
+    proto = _model(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT,
+                                                         ["tokens", hidden])],
+                   [helper.make_tensor_value_info("y", TensorProto.FLOAT, None),
+                    helper.make_tensor_value_info("m", TensorProto.FLOAT, None)],
+                   {"w1": w1, "w2": w2, "g": gamma, "b": beta,
+                    "axes": np.array([1], np.int64)}, opset=20)
+    model = dlc.compile(proto, num_threads=1)
+    assert model.function is not None, model.function_reason
+    from math import erf, sqrt
+
+    gelu = np.vectorize(lambda v: 0.5 * v * (1 + erf(v / sqrt(2))))
+    for tokens in (1, 3, 9, 77):
+        x = RNG.standard_normal((tokens, hidden)).astype(np.float32)
+        mu, var = x.mean(-1, keepdims=True), x.var(-1, keepdims=True)
+        n = (x - mu) / np.sqrt(var + 1e-5) * gamma + beta
+        r = (gelu(n @ w1) @ w2 + x).astype(np.float32)
+        e = np.exp(r - r.max(-1, keepdims=True))
+        y, m = model(x)
+        np.testing.assert_allclose(y, e / e.sum(-1, keepdims=True), rtol=1e-4, atol=1e-6)
+        np.testing.assert_allclose(m, r.mean(-1, keepdims=True), rtol=1e-4, atol=1e-5)
+
+
+def test_a_reduction_over_the_size_compiles_per_shape():
+    nodes = [helper.make_node("ReduceSum", ["x", "axes"], ["y"], keepdims=0)]
+    proto = _model(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 8])],
+                   [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                   {"axes": np.array([0], np.int64)})
+    model = dlc.compile(proto, num_threads=1)
+    assert model.function is None
+    assert "reduces over a dynamic size" in model.function_reason
+    x = RNG.standard_normal((6, 8)).astype(np.float32)
+    np.testing.assert_allclose(model(x)[0], x.sum(0), rtol=1e-5)
+
+
+@pytest.mark.parametrize(("shape", "target", "expected"), [
+    ([-1, 1, 28, 28], [-1, 784], [-1, 784]),
+    ([-1, 128], [0, 4, 32], None),  # (0 is the importer's business: here a size of 0)
+    ([-1, 128], ["?", 4, 32], ["?", 4, 32]),
+    ([2, -1, 6], [2, "?", 2, 3], [2, "?", 2, 3]),
+    ([2, -1, 6], [-1, "?", 6], [2, "?", 6]),
+    ([-1, 8], [-1], None),
+    ([-1, 8], [4, 2], None),
+    ([-1, 8], ["?", 4], None),
+])
+def test_reshape_rule_of_a_dynamic_size(shape, target, expected):
+    from mlir import ir
+
+    from dlc.dialects import make_context
+    from dlc.dialects.core import ShapeError
+    from dlc.dialects.ops import infer_reshape
+
+    dynamic = ir.ShapedType.get_dynamic_size()
+
+    def sizes(values, first_is_dynamic):
+        return [dynamic if d == "?" or (first_is_dynamic and d == -1) else d for d in values]
+
+    with make_context(), ir.Location.unknown():
+        x = ir.RankedTensorType.get(sizes(shape, True), ir.F32Type.get())
+        attrs = {"shape": sizes(target, False)}
+        if expected is None:
+            with pytest.raises(ShapeError):
+                infer_reshape([x], attrs)
+        else:
+            (result,) = infer_reshape([x], attrs)
+            assert list(result.shape) == sizes(expected, True)

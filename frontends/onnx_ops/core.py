@@ -63,8 +63,20 @@ def import_flatten(n: NodeContext) -> list[ir.Value]:
         raise n.error(f"axis {axis} is out of range for a rank-{rank} input")
     axis = axis + rank if axis < 0 else axis
     shape = list(x.type.shape)
-    target = [math.prod(shape[:axis]), math.prod(shape[axis:])]
+    target = [_product(n, shape[:axis]), _product(n, shape[axis:])]
     return [n.build(ops.RESHAPE, [x], {"shape": target})]
+
+
+def _product(n: NodeContext, sizes: list[int]) -> int:
+    """The product of `sizes`; a dynamic size (`?`) times sizes of 1 is itself, times others
+    not one size: an error naming the node."""
+    dynamic = [d for d in sizes if ir.ShapedType.is_dynamic_size(d)]
+    if not dynamic:
+        return math.prod(sizes)
+    if len(dynamic) == 1 and all(d == 1 for d in sizes if d not in dynamic):
+        return dynamic[0]
+    raise n.error(f"flattens a dynamic size (?) with other sizes {sizes}, which a compile "
+                  "for every size does not take yet")
 
 
 def import_transpose(n: NodeContext) -> list[ir.Value]:

@@ -11,8 +11,9 @@ any other:
   splits off the last, partial, block);
 - the partial block (fewer than 64 rows) in blocks of `tail` (8) rows: a block of one row is
   the op on [1, K] (a vector-matrix product has its own schedule, as fast as a static
-  compile's), a larger one is padded to 8 rows (zero rows in, their results dropped: at most
-  6 padded rows are computed). The op is static in every case.
+  compile's), one of up to 4 rows is padded to 4 rows, a larger one to 8 (zero rows in,
+  their results dropped: at most 3 padded rows are computed). The op is static in every
+  case.
 
 Ops left dynamic (a dynamic reduction loop, two dynamic loops) keep the naive loop path and
 `NaivePathWarning` names the large ones. A static module is left unchanged.
@@ -175,28 +176,39 @@ def _dynamic(value: ir.Value) -> list[int]:
 
 
 def _split_tail(op: ir.Operation, loop: int, tail: int) -> None:
-    """Replace `op` (fewer than `tail` rows: its dynamic size) by `scf.if`: one row, the op on
-    [1, ...] slices; more, the op on operands padded to `tail` rows."""
+    """Replace `op` (at most `tail` rows: its dynamic size) by `scf.if`s choosing the op on
+    static operands by the rows: one row, [1, ...] slices; up to tail / 2 rows, operands
+    padded to tail / 2 rows; more, padded to `tail` (at most 3 rows in 4, or 3 in 8, padded)."""
     index = ir.IndexType.get()
+    tiers = [1, *([tail // 2] if tail // 2 > 1 else []), tail]
     # the block's result is inserted into the op's whole result (the tile loop's): each
     # branch inserts its own, and the `scf.if` yields the whole result, in place (yielding the
     # block's rows instead, the branches' buffers differ and the rows are copied once more)
     insert = _insert_of(op)
     anchor = insert if insert is not None else op
+    result_types = [r.type for r in anchor.results]
+
+    def clone(size: int) -> list[ir.Value]:
+        values = _static_clone(op, size, rows, pad=size > 1)
+        return [_reinserted(insert, values[0])] if insert is not None else values
+
+    def choose(sizes: list[int]) -> list[ir.Value]:
+        if len(sizes) == 1:
+            return clone(sizes[0])
+        bound = arith.ConstantOp(index, sizes[0]).result
+        branch = scf.IfOp(arith.cmpi(arith.CmpIPredicate.ule, rows, bound), result_types,
+                          has_else=True)
+        with ir.InsertionPoint(branch.then_block):
+            scf.YieldOp(clone(sizes[0]))
+        with ir.InsertionPoint(branch.else_block):
+            scf.YieldOp(choose(sizes[1:]))
+        return list(branch.results)
+
     with ir.InsertionPoint(anchor), op.location:
         source = next(v for v in op.operands if _dynamic(v))
         rows = tensor.dim(source, arith.ConstantOp(index, _dynamic(source)[0]).result)
-        one = arith.ConstantOp(index, 1).result
-        single = arith.cmpi(arith.CmpIPredicate.eq, rows, one)
-        result_types = [r.type for r in anchor.results]
-        branch = scf.IfOp(single, result_types, has_else=True)
-        for block, size, pad in ((branch.then_block, 1, False), (branch.else_block, tail, True)):
-            with ir.InsertionPoint(block):
-                values = _static_clone(op, size, rows, pad)
-                if insert is not None:
-                    values = [_reinserted(insert, values[0])]
-                scf.YieldOp(values)
-    for old, new in zip(anchor.results, branch.results):
+        chosen = choose(tiers)
+    for old, new in zip(anchor.results, chosen):
         old.replace_all_uses_with(new)
     if insert is not None:
         insert.erase()

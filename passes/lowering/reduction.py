@@ -45,6 +45,7 @@ from dlc.passes.lowering.builders import (
     elementwise,
     empty_like,
     filled,
+    sizes_of,
     generic,
     scalar,
 )
@@ -179,7 +180,9 @@ def expand_kept(value: ir.Value, result_type: ir.RankedTensorType, axes: list[in
     i64 = ir.IntegerType.get_signless(64)
     reassociation = ir.ArrayAttr.get(
         [ir.ArrayAttr.get([ir.IntegerAttr.get(i64, d) for d in g]) for g in groups])
-    return mtensor.ExpandShapeOp(result_type, value, reassociation, [],
+    sizes = sizes_of(list(result_type.shape))  # (a dynamic size: its run-time value)
+    return mtensor.ExpandShapeOp(result_type, value, reassociation,
+                                 [d for d in sizes if isinstance(d, ir.Value)],
                                  list(result_type.shape)).result
 
 
@@ -514,6 +517,15 @@ def lower_det(op: ir.OpView, rewriter) -> None:
         rewriter.replace_op(op, [dets])
 
 
+def _reduce_limit(op: ir.OpView) -> str | None:
+    """Why a reduction of a dynamic size has no lowering yet: over the dynamic size itself."""
+    (x,) = op.operands
+    axes = [int(a) for a in ir.DenseI64ArrayAttr(op.attributes["axes"])]
+    if any(ir.ShapedType.is_dynamic_size(x.type.shape[d]) for d in axes if 0 <= d < x.type.rank):
+        return "reduces over a dynamic size (?), which its lowering does not take yet"
+    return None
+
+
 PATTERNS = {
     reduction.REDUCE: lower_reduce,
     reduction.ARGREDUCE: lower_argreduce,
@@ -521,3 +533,5 @@ PATTERNS = {
     reduction.CUMULATIVE: lower_cumulative,
     reduction.DET: lower_det,
 }
+LIMITS = {reduction.REDUCE: _reduce_limit}
+DYNAMIC_OPS = (reduction.REDUCE,)

@@ -37,7 +37,8 @@ def lower_reshape(op: ir.OpView, rewriter) -> None:
     (x,) = op.operands
     result_type = op.results[0].type
     with rewriter.ip, op.location:
-        if (_feeds_contraction(op.results[0], EPILOGUE_DEPTH)
+        if (not result_type.has_static_shape  # (a dynamic size: `reshaped` gives its value)
+                or _feeds_contraction(op.results[0], EPILOGUE_DEPTH)
                 or _contraction_result(x, EPILOGUE_DEPTH)):
             value = reshaped(x, list(result_type.shape))
         else:
@@ -126,3 +127,4 @@ def lower_transpose(op: ir.OpView, rewriter) -> None:
 
 PATTERNS = {ops.CONSTANT: lower_constant, ops.RESHAPE: lower_reshape,
             ops.TRANSPOSE: lower_transpose}
+DYNAMIC_OPS = (ops.RESHAPE, ops.TRANSPOSE)

@@ -3,7 +3,7 @@
 
 // A linalg op of a dynamic size runs as static blocks: 64 rows in a loop peeled of its last,
 // partial, block; that one in blocks of 8 rows, each one row ([1, K]: the vector-matrix
-// schedule) or padded with zero rows to 8.
+// schedule) or padded with zero rows to 4 or to 8.
 
 // CHECK-LABEL: func.func @test_matmul
 // CHECK:         %[[N:.*]] = tensor.dim
@@ -14,13 +14,19 @@
 // CHECK:             scf.if
 // CHECK:               linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<1x64xf32>, tensor<64x32xf32>) outs(%{{.*}} : tensor<1x32xf32>)
 // CHECK:             } else {
-// CHECK:               linalg.fill
-// CHECK:               tensor.insert_slice %{{.*}} into %{{.*}}[0, 0] [%{{.*}}, 64] [1, 1] : tensor<?x64xf32> into tensor<8x64xf32>
-// CHECK:               linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<8x64xf32>, tensor<64x32xf32>) outs(%{{.*}} : tensor<8x32xf32>)
+// CHECK:               scf.if
+// CHECK:                 linalg.fill
+// CHECK:                 tensor.insert_slice %{{.*}} into %{{.*}}[0, 0] [%{{.*}}, 64] [1, 1] : tensor<?x64xf32> into tensor<4x64xf32>
+// CHECK:                 linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<4x64xf32>, tensor<64x32xf32>) outs(%{{.*}} : tensor<4x32xf32>)
+// CHECK:               } else {
+// CHECK:                 linalg.fill
+// CHECK:                 tensor.insert_slice %{{.*}} into %{{.*}}[0, 0] [%{{.*}}, 64] [1, 1] : tensor<?x64xf32> into tensor<8x64xf32>
+// CHECK:                 linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<8x64xf32>, tensor<64x32xf32>) outs(%{{.*}} : tensor<8x32xf32>)
 // CHECK-NOT:     linalg.matmul {{.*}}?x
 // SIZES-LABEL: func.func @test_matmul
 // SIZES:         step %c32
 // SIZES:         tensor<32x64xf32>
+// SIZES:         tensor<2x64xf32>
 // SIZES:         tensor<4x64xf32>
 func.func @test_matmul(%x: tensor<?x64xf32>) -> tensor<?x32xf32> {
   %c0 = arith.constant 0 : index
@@ -39,10 +45,10 @@ func.func @test_matmul(%x: tensor<?x64xf32>) -> tensor<?x32xf32> {
 // CHECK-LABEL: func.func @test_elementwise_and_reduction
 // CHECK:         linalg.generic {{.*}} ins(%{{.*}} : tensor<64x16xf32>)
 // CHECK:         } else {
-// CHECK-NEXT:      tensor.empty() : tensor<8x16xf32>
+// CHECK:           tensor.empty() : tensor<4x16xf32>
 // CHECK:           tensor.insert_slice
-// CHECK-NOT:       tensor.insert_slice {{.*}} into {{.*}} tensor<8x16xf32>
-// CHECK:           linalg.generic {{.*}} ins(%{{.*}} : tensor<8x16xf32>)
+// CHECK-NOT:       tensor.insert_slice {{.*}} into {{.*}} tensor<4x16xf32>
+// CHECK:           linalg.generic {{.*}} ins(%{{.*}} : tensor<4x16xf32>)
 // CHECK:         linalg.generic {{.*}} iterator_types = ["reduction", "parallel"]{{.*}} ins(%{{.*}} : tensor<?x16xf32>)
 #id = affine_map<(d0, d1) -> (d0, d1)>
 #col = affine_map<(d0, d1) -> (d1)>
