@@ -45,9 +45,9 @@ from dlc.passes.lowering.builders import (
     elementwise,
     empty_like,
     filled,
-    sizes_of,
     generic,
     scalar,
+    sizes_of,
 )
 from dlc.passes.lowering.storage import source_types
 
