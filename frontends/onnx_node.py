@@ -81,7 +81,9 @@ def check_result_sizes(value: ir.Value, what: str) -> None:
         onnx_type = next((k for k, d in ONNX_DTYPES.items() if d == dtype), None)
         itemsize = max(1, (getattr(element, "width", 8) + 7) // 8)
         name = onnx.TensorProto.DataType.Name(onnx_type).lower() if onnx_type else str(element)
-        problem = size_problem(list(t.shape), itemsize, name)
+        # (a dynamic size is checked at each call, by the runtime: counted as 1 here)
+        problem = size_problem([1 if ir.ShapedType.is_dynamic_size(d) else d for d in t.shape],
+                               itemsize, name)
         if problem is not None:
             raise ModelValidationError(f"{what} computes a result that {problem}")
 

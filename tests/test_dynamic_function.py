@@ -325,3 +325,20 @@ def test_reshape_rule_of_a_dynamic_size(shape, target, expected):
         else:
             (result,) = infer_reshape([x], attrs)
             assert list(result.shape) == sizes(expected, True)
+
+
+def test_an_op_left_dynamic_is_named():
+    # [n, n]: two loops over the size, which dlc-block-dynamic does not cut: the naive path,
+    # named by NaivePathWarning (still correct)
+    from dlc.passes.buffer.profile import NaivePathWarning
+
+    proto = _model([helper.make_node("Relu", ["x"], ["y"])],
+                   [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", "n"])],
+                   [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], {})
+    with pytest.warns(NaivePathWarning, match="Relu.*dynamic size"):
+        model = dlc.compile(proto, num_threads=1)
+    assert model.function is not None
+    x = RNG.standard_normal((5, 5)).astype(np.float32)
+    np.testing.assert_allclose(model(x)[0], np.maximum(x, 0))
+    with pytest.raises(InputError):
+        model(RNG.standard_normal((5, 4)).astype(np.float32))

@@ -224,9 +224,33 @@ def _generalized_spaces(module: ir.Operation, chosen: list[int], count: int) -> 
 
 
 def warn_naive(module: ir.Operation, min_volume: int) -> None:
-    """Warn (NaivePathWarning) about each large op left on the naive path."""
+    """Warn (NaivePathWarning) about each large op left on the naive path, and each of a
+    dynamic size (whose size is unknown: any may be large)."""
     for naive in naive_ops(module, min_volume):
         warnings.warn(naive.message(min_volume), NaivePathWarning, stacklevel=2)
+    for op in dynamic_naive_ops(module):
+        nodes = ", ".join(f"'{n}'" for n in node_names(op.location)) or "(no node name)"
+        shapes = " x ".join("x".join("?" if ir.ShapedType.is_dynamic_size(d) else str(d)
+                                     for d in v.type.shape) or "scalar"
+                            for v in op.operands if isinstance(v.type, ir.ShapedType))
+        warnings.warn(f"{op.name} of node {nodes} ({shapes}) has a dynamic size (?) that "
+                      "dlc-block-dynamic did not cut into static blocks (a reduction over it, "
+                      "or several loops over it): it runs as naive loops, a performance cliff "
+                      "when the size is large", NaivePathWarning, stacklevel=2)
+
+
+def dynamic_naive_ops(module: ir.Operation) -> list[ir.Operation]:
+    """The top-level linalg ops of a function compiled with a dynamic size that still have
+    it (no schedule family takes them: the naive path)."""
+    found = []
+    for function in _functions(module):
+        for op in function.regions[0].blocks[0].operations:
+            op = op.operation
+            if _is_structured(op) and op.name != "linalg.fill" and any(
+                    isinstance(v.type, ir.ShapedType) and not v.type.has_static_shape
+                    for v in [*op.operands, *op.results]):
+                found.append(op)
+    return found
 
 
 # ---------------------------------------------------------------------------- instrumentation
