@@ -58,7 +58,8 @@ def test_options_give_the_same_model_as_keywords():
     assert lowered.ir("linalg") == by_options.ir("linalg")
 
 
-def test_a_specialization_carries_the_dynamic_models_options():
+def test_a_specialization_carries_the_dynamic_models_options(monkeypatch):
+    monkeypatch.setenv("DLC_DYNAMIC_FUNCTION", "0")  # (specializations, not one compile)
     model = dlc.compile(relu(), options=CompileOptions(opt_level=1, num_threads=1))
     x = random_array([5, 3], np.float32)
     np.testing.assert_array_equal(model(x)[0], np.maximum(x, 0))
@@ -67,6 +68,15 @@ def test_a_specialization_carries_the_dynamic_models_options():
     assert specialization.options.opt_level == 1 and specialization.options.threads == 1
     assert specialization.options.input_shapes == {"x": [5, 3]}
     assert "linalg.generic" in specialization.ir("linalg")  # (released, lowered again)
+
+
+def test_the_one_compile_for_every_size_carries_the_options():
+    model = dlc.compile(relu(), options=CompileOptions(opt_level=1, num_threads=1))
+    assert model.function is not None and model.compiles == 1
+    assert model.function.options.opt_level == 1 and model.function.options.threads == 1
+    assert "dlc-block-dynamic" not in model.function.pipeline  # (an -O2 pass)
+    x = random_array([5, 3], np.float32)
+    np.testing.assert_array_equal(model(x)[0], np.maximum(x, 0))
 
 
 def test_a_disk_hit_lowers_its_ir_again_without_machine_code(cache_dir):

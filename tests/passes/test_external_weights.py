@@ -139,12 +139,14 @@ def test_specializations_share_one_copy_of_each_weight(monkeypatch) -> None:
     assert external_weights.shared_bytes() <= held - W.nbytes - T.nbytes
 
 
-def test_a_specialization_from_the_disk_cache_releases_its_ir(cache_dir: Path) -> None:
+def test_a_specialization_from_the_disk_cache_releases_its_ir(cache_dir: Path,
+                                                             monkeypatch) -> None:
     """A DynamicModel's specialization that the disk cache already holds is loaded from it
     (its weights are the mapped entry, no MLIR context to release): the same results. Its
     `release_ir` asked a loaded shared object for the weight table's address, which only the
     JIT's functions could give (AttributeError in CI, whose cache held the LLM tests'
     specializations from an earlier run)."""
+    monkeypatch.setenv("DLC_DYNAMIC_FUNCTION", "0")  # (specializations, not one compile)
     nodes = [helper.make_node("MatMul", ["x", "w"], ["h"]),
              helper.make_node("Add", ["h", "b"], ["y"])]
     proto = make_model(nodes, {"x": (np.float32, ["batch", 64])}, ["y"],
