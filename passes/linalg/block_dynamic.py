@@ -8,12 +8,15 @@ any other:
 
 - a loop over the dynamic size in blocks of `block` (64) rows, each block the op on static
   slices ([64, K] x [K, N]: `transform.structured.tile_using_for`, then `transform.loop.peel`
-  splits off the last, partial, block);
+  splits off the last, partial, block). A producer whose one use is an input of such an op
+  is computed in the same blocks (`fuse_into_containing_op`, with the fill of its init): a
+  matmul and its bias-and-activation consumer are one block loop, which the schedules fuse
+  as in a static function (an FFN at 384 tokens: 1.08 -> 1.01x its static compile);
 - the partial block (fewer than 64 rows) in blocks of `tail` (8) rows: a block of one row is
   the op on [1, K] (a vector-matrix product has its own schedule, as fast as a static
-  compile's), one of up to 4 rows is padded to 4 rows, a larger one to 8 (zero rows in,
-  their results dropped: at most 3 padded rows are computed). The op is static in every
-  case.
+  compile's), a whole one is the op on [8, K], one of up to 4 rows is padded to 4 rows, a
+  larger one to 8 (zero rows in, their results dropped: at most 3 padded rows are
+  computed). The op is static in every case.
 
 Ops left dynamic (a dynamic reduction loop, two dynamic loops) keep the naive loop path and
 `NaivePathWarning` names the large ones. A static module is left unchanged.
@@ -106,10 +109,17 @@ class BlockDynamic(ModulePass):
         if not found:
             return
         i64 = ir.IntegerType.get_signless(64)
-        lines = []
-        for index, (op, loop) in enumerate(found):
+        for index, (op, _) in enumerate(found):
             op.attributes[TAG] = ir.IntegerAttr.get(i64, index)
-            lines += self._lines(op, loop, index)
+        fills = {}
+        for index, (op, _) in enumerate(found):
+            fill = _fill_of(op)
+            if fill is not None:
+                fills[index] = len(found) + len(fills)
+                fill.attributes[TAG] = ir.IntegerAttr.get(i64, fills[index])
+        lines = []
+        for group in _groups(found):
+            lines += self._lines(group, fills)
         script = ir.Module.parse(_script(lines))
         try:
             interpreter.apply_named_sequence(module, script.body.operations[0], script)
@@ -123,27 +133,100 @@ class BlockDynamic(ModulePass):
         finally:
             _untag(module)
 
-    def _lines(self, op: ir.Operation, loop: int, index: int) -> list[str]:
-        loops = _maps(op)[0].n_dims
-        lines = [(f"%b{index} = transform.structured.match attributes "
-                  f"{{{TAG} = {index} : i64}} in %root : ({ANY}) -> {ANY}")]
-        p = f"%b{index}"
-        blocks = ", ".join(str(self.block if d == loop else 0) for d in range(loops))
-        tails = ", ".join(str(self.tail if d == loop else 0) for d in range(loops))
+    def _lines(self, group: list[tuple[int, int, int]], fills: dict[int, int]) -> list[str]:
+        """The script of one group: (index, loop, loop count) of its root, then of the
+        producers fused into the root's blocks (each before its own producers)."""
+        def match(index: int, where: str) -> str:
+            return (f"transform.structured.match attributes {{{TAG} = {index} : i64}} in "
+                    f"{where} : ({ANY}) -> {ANY}")
+
+        def sizes(loop: int, count: int, size: int) -> str:
+            return ", ".join(str(size if d == loop else 0) for d in range(count))
+
+        (root, loop, count), *producers = group
+        p = f"%g{root}"
+        lines = [f"{p} = {match(root, '%root')}",
+                 (f"{p}_t, {p}_l0 = transform.structured.tile_using_for {p} tile_sizes "
+                  f"[{sizes(loop, count, self.block)}] : ({ANY}) -> ({ANY}, {ANY})")]
+        loop_handle = f"{p}_l0"
+        for step, index in enumerate(_fusion_order(producers, fills)):
+            lines += [f"{p}_p{step} = {match(index, '%root')}",
+                      (f"{p}_f{step}, {p}_l{step + 1} = transform.structured."
+                       f"fuse_into_containing_op {p}_p{step} into {loop_handle} "
+                       f": ({ANY}, {ANY}) -> ({ANY}, {ANY})")]
+            loop_handle = f"{p}_l{step + 1}"
         lines += [
-            (f"{p}_t, {p}_l = transform.structured.tile_using_for {p} tile_sizes [{blocks}] "
-             f": ({ANY}) -> ({ANY}, {ANY})"),
-            f"{p}_c = transform.cast {p}_l : {ANY} to !transform.op<\"scf.for\">",
+            f"{p}_c = transform.cast {loop_handle} : {ANY} to !transform.op<\"scf.for\">",
             (f"{p}_main, {p}_rest = transform.loop.peel {p}_c : (!transform.op<\"scf.for\">) "
              f"-> ({ANY}, {ANY})"),
-            (f"{p}_r = transform.structured.match attributes {{{TAG} = {index} : i64}} in "
-             f"{p}_rest : ({ANY}) -> {ANY}"),
-            # (not peeled: the bounds of the inner loop compose with the outer one's, and
-            # peeling leaves its blocks dynamic; each is sliced or padded: `_split_tail`)
-            (f"{p}_rt, {p}_rl = transform.structured.tile_using_for {p}_r tile_sizes [{tails}] "
-             f": ({ANY}) -> ({ANY}, {ANY})"),
         ]
+        # the partial block: each op in blocks of `tail` rows of its own (not peeled: the
+        # bounds of the inner loop compose with the outer one's, and peeling leaves its blocks
+        # dynamic; each is sliced or padded: `_split_tail`)
+        for index, op_loop, op_count in group:
+            q = f"{p}_r{index}"
+            lines += [f"{q} = {match(index, f'{p}_rest')}",
+                      (f"{q}_t, {q}_l = transform.structured.tile_using_for {q} tile_sizes "
+                       f"[{sizes(op_loop, op_count, self.tail)}] : ({ANY}) -> ({ANY}, {ANY})")]
         return lines
+
+
+def _fusion_order(producers: list[tuple[int, int, int]], fills: dict[int, int]) -> list[int]:
+    """The tags to fuse into a group's loop, each after its consumer: the producers, each
+    followed by the fill of its init."""
+    order = []
+    for index, _, _ in producers:
+        order.append(index)
+        if index in fills:
+            order.append(fills[index])
+    return order
+
+
+def _fill_of(op: ir.Operation) -> ir.Operation | None:
+    """The `linalg.fill` whose result is `op`'s init and nothing else's."""
+    inits = list(op.operands)[len(op.operands) - len(op.results):]
+    for value in inits:
+        owner = value.owner
+        owner = owner.operation if hasattr(owner, "operation") else owner
+        if isinstance(owner, ir.Operation) and owner.name == "linalg.fill" and len(
+                list(value.uses)) == 1:
+            return owner
+    return None
+
+
+def _groups(found: list[tuple[ir.Operation, int]]) -> list[list[tuple[int, int, int]]]:
+    """The blocked ops in groups run in one loop: a producer whose one use is an input of a
+    blocked consumer in the same block joins its consumer's group (its rows are computed in
+    the consumer's row blocks, no intermediate of the whole size); each group is (index, loop,
+    loop count) of its root (the last op), then of its producers, consumers first."""
+    index_of = {op: i for i, (op, _) in enumerate(found)}
+    group_of: dict[int, int] = {}
+    groups: dict[int, list[tuple[int, int, int]]] = {}
+    for i in reversed(range(len(found))):
+        op, loop = found[i]
+        entry = (i, loop, _maps(op)[0].n_dims)
+        consumer = _single_input_consumer(op)
+        j = index_of.get(consumer) if consumer is not None else None
+        if j is not None and j in group_of and consumer.parent == op.parent:
+            group_of[i] = group_of[j]
+            groups[group_of[j]].append(entry)
+        else:
+            group_of[i] = i
+            groups[i] = [entry]
+    return [groups[root] for root in sorted(groups)]
+
+
+def _single_input_consumer(op: ir.Operation) -> ir.Operation | None:
+    """The op reading `op`'s one result, when it is its one use and an input (not an init)."""
+    if len(op.results) != 1:
+        return None
+    uses = list(op.results[0].uses)
+    if len(uses) != 1:
+        return None
+    user = uses[0].owner
+    user = user.operation if hasattr(user, "operation") else user
+    inputs = len(user.operands) - len(user.results)
+    return user if uses[0].operand_number < inputs else None
 
 
 def _script(lines: list[str]) -> str:
@@ -177,10 +260,14 @@ def _dynamic(value: ir.Value) -> list[int]:
 
 def _split_tail(op: ir.Operation, loop: int, tail: int) -> None:
     """Replace `op` (at most `tail` rows: its dynamic size) by `scf.if`s choosing the op on
-    static operands by the rows: one row, [1, ...] slices; up to tail / 2 rows, operands
-    padded to tail / 2 rows; more, padded to `tail` (at most 3 rows in 4, or 3 in 8, padded)."""
+    static operands by the rows: one row or `tail` rows, [1, ...] or [tail, ...] slices; up
+    to tail / 2 rows, operands padded to tail / 2 rows; more, padded to `tail` (at most 3
+    rows in 4, or 3 in 8, padded)."""
     index = ir.IndexType.get()
-    tiers = [1, *([tail // 2] if tail // 2 > 1 else []), tail]
+    # (rows at most `bound` -> the op at `size` rows, padded or not); a whole tail block is
+    # the op on its slices, no copy
+    tiers = [(1, 1, False), *([(tail // 2, tail // 2, True)] if tail // 2 > 1 else []),
+             (tail - 1, tail, True), (tail, tail, False)]
     # the block's result is inserted into the op's whole result (the tile loop's): each
     # branch inserts its own, and the `scf.if` yields the whole result, in place (yielding the
     # block's rows instead, the branches' buffers differ and the rows are copied once more)
@@ -188,20 +275,21 @@ def _split_tail(op: ir.Operation, loop: int, tail: int) -> None:
     anchor = insert if insert is not None else op
     result_types = [r.type for r in anchor.results]
 
-    def clone(size: int) -> list[ir.Value]:
-        values = _static_clone(op, size, rows, pad=size > 1)
+    def clone(size: int, pad: bool) -> list[ir.Value]:
+        values = _static_clone(op, size, rows, pad)
         return [_reinserted(insert, values[0])] if insert is not None else values
 
-    def choose(sizes: list[int]) -> list[ir.Value]:
-        if len(sizes) == 1:
-            return clone(sizes[0])
-        bound = arith.ConstantOp(index, sizes[0]).result
-        branch = scf.IfOp(arith.cmpi(arith.CmpIPredicate.ule, rows, bound), result_types,
+    def choose(tiers: list[tuple[int, int, bool]]) -> list[ir.Value]:
+        (bound, size, pad), *others = tiers
+        if not others:
+            return clone(size, pad)
+        limit = arith.ConstantOp(index, bound).result
+        branch = scf.IfOp(arith.cmpi(arith.CmpIPredicate.ule, rows, limit), result_types,
                           has_else=True)
         with ir.InsertionPoint(branch.then_block):
-            scf.YieldOp(clone(sizes[0]))
+            scf.YieldOp(clone(size, pad))
         with ir.InsertionPoint(branch.else_block):
-            scf.YieldOp(choose(sizes[1:]))
+            scf.YieldOp(choose(others))
         return list(branch.results)
 
     with ir.InsertionPoint(anchor), op.location:

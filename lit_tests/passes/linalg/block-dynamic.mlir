@@ -72,6 +72,33 @@ func.func @test_elementwise_and_reduction(%x: tensor<?x16xf32>) -> (tensor<?x16x
   return %r, %s : tensor<?x16xf32>, tensor<16xf32>
 }
 
+// A producer whose one use is an input of a blocked op runs in its blocks: the matmul (and
+// the fill of its accumulator) in the relu's loop, static [64, ...] ops in one block.
+// CHECK-LABEL: func.func @test_fused_producer
+// CHECK:         scf.for %{{.*}} step %c64
+// CHECK-NEXT:      tensor.extract_slice
+// CHECK:           linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<64x32xf32>)
+// CHECK:           linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<64x64xf32>, tensor<64x32xf32>) outs(%{{.*}} : tensor<64x32xf32>)
+// CHECK:           linalg.generic {{.*}} ins(%{{.*}} : tensor<64x32xf32>)
+// CHECK:           tensor.insert_slice
+// CHECK-NEXT:      scf.yield
+func.func @test_fused_producer(%x: tensor<?x64xf32>) -> tensor<?x32xf32> {
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant 0.0 : f32
+  %w = arith.constant dense<0.5> : tensor<64x32xf32>
+  %n = tensor.dim %x, %c0 : tensor<?x64xf32>
+  %e = tensor.empty(%n) : tensor<?x32xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<?x32xf32>) -> tensor<?x32xf32>
+  %m = linalg.matmul ins(%x, %w : tensor<?x64xf32>, tensor<64x32xf32>) outs(%f : tensor<?x32xf32>) -> tensor<?x32xf32>
+  %e2 = tensor.empty(%n) : tensor<?x32xf32>
+  %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%m : tensor<?x32xf32>) outs(%e2 : tensor<?x32xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %y = arith.maximumf %in, %zero : f32
+    linalg.yield %y : f32
+  } -> tensor<?x32xf32>
+  return %r : tensor<?x32xf32>
+}
+
 // A static function is left unchanged.
 // CHECK-LABEL: func.func @test_static
 // CHECK-NOT:     scf.for
