@@ -41,6 +41,8 @@ def infer_concat(types: TensorTypes, attrs: dict[str, Any]) -> list[ir.Type]:
                                      if i != axis):
             listed = ", ".join(f"[{shape_str(s)}]" for s in shapes)
             raise ShapeError(f"operand shapes {listed} differ outside axis {axis}")
+    if any(ir.ShapedType.is_dynamic_size(s[axis]) for s in shapes):
+        raise ShapeError(f"concat along axis {axis}, a dynamic size (?): not one size")
     result = list(shapes[0])
     result[axis] = sum(s[axis] for s in shapes)
     return [tensor(result, element)]

@@ -342,3 +342,27 @@ def test_an_op_left_dynamic_is_named():
     np.testing.assert_allclose(model(x)[0], np.maximum(x, 0))
     with pytest.raises(InputError):
         model(RNG.standard_normal((5, 4)).astype(np.float32))
+
+
+def test_embeddings_and_concat():
+    # ids [n] -> Gather from a [100, 16] table, Concat with dense features [n, 8] (axis 1),
+    # MatMul, Relu: a recommender's tower; an id out of range is an IndexOutOfRangeError
+    table = RNG.standard_normal((100, 16)).astype(np.float32)
+    w = (RNG.standard_normal((24, 12)) * 0.2).astype(np.float32)
+    nodes = [helper.make_node("Gather", ["table", "ids"], ["e"], axis=0),
+             helper.make_node("Concat", ["e", "dense"], ["c"], axis=1),
+             helper.make_node("MatMul", ["c", "w"], ["h"]),
+             helper.make_node("Relu", ["h"], ["y"])]
+    proto = _model(nodes, [helper.make_tensor_value_info("ids", TensorProto.INT64, ["n"]),
+                           helper.make_tensor_value_info("dense", TensorProto.FLOAT, ["n", 8])],
+                   [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                   {"table": table, "w": w})
+    model = dlc.compile(proto, num_threads=1)
+    assert model.function is not None, model.function_reason
+    for n in (1, 6, 67):
+        ids = RNG.integers(-100, 100, n).astype(np.int64)
+        dense = RNG.standard_normal((n, 8)).astype(np.float32)
+        expected = np.maximum(np.concatenate([table[ids], dense], 1) @ w, 0)
+        np.testing.assert_allclose(model(ids, dense)[0], expected, rtol=1e-5, atol=1e-6)
+    with pytest.raises(dlc.IndexOutOfRangeError, match="100"):
+        model(np.array([3, 100], np.int64), np.zeros((2, 8), np.float32))

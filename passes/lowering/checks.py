@@ -189,8 +189,10 @@ def emit(op: ir.Operation, indices: ir.Value, bounds: Sequence[int]) -> None:
     def nest(ivs: list[ir.Value], args: list[ir.Value]) -> list[ir.Value]:
         if len(ivs) == len(shape):
             return step(ivs, *args)
-        loop = scf.ForOp(_const(0, index), _const(shape[len(ivs)], index), _const(1, index),
-                         args)
+        extent = shape[len(ivs)]
+        bound = tensor.dim(indices, _const(len(ivs), index)) \
+            if ir.ShapedType.is_dynamic_size(extent) else _const(extent, index)
+        loop = scf.ForOp(_const(0, index), bound, _const(1, index), args)
         with ir.InsertionPoint(loop.body):
             scf.YieldOp(nest([*ivs, loop.induction_variable], list(loop.inner_iter_args)))
         return list(loop.results)

@@ -371,3 +371,15 @@ PATTERNS = {
     indexing.ONE_HOT: lower_one_hot,
     indexing.TOPK: lower_topk,
 }
+
+
+def _gather_limit(op: ir.OpView) -> str | None:
+    """Why a gather of a dynamic size has no lowering yet: from data of a dynamic size."""
+    data = op.operands[0]
+    if not data.type.has_static_shape:
+        return "gathers from data of a dynamic size (?), which its lowering does not take yet"
+    return None
+
+
+LIMITS = {indexing.GATHER: _gather_limit}
+DYNAMIC_OPS = (indexing.GATHER,)

@@ -23,6 +23,7 @@ from dlc.passes.lowering.builders import (
     filled,
     generic,
     scalar,
+    sizes_of,
 )
 
 
@@ -32,8 +33,13 @@ def _ints(op: ir.OpView, name: str) -> list[int]:
 
 def _insert(source: ir.Value, dest: ir.Value, offsets: list[int]) -> ir.Value:
     shape = list(source.type.shape)
-    return tensor.InsertSliceOp(source, dest, [], [], [], offsets, shape,
+    return tensor.InsertSliceOp(source, dest, [], _dynamic_sizes(shape), [], offsets, shape,
                                 [1] * len(shape)).result
+
+
+def _dynamic_sizes(shape: list[int]) -> list[ir.Value]:
+    """The run-time values of the dynamic sizes of `shape` (`builders.sizes_of`)."""
+    return [d for d in sizes_of(shape) if isinstance(d, ir.Value)]
 
 
 def _axis(op: ir.Operation) -> int:
@@ -129,8 +135,9 @@ def lower_concat(op: ir.OpView, rewriter) -> bool | None:
                 offset += size
             if level is not levels[-1]:
                 part = level.results[0].type
-                prefix = tensor.ExtractSliceOp(part, value, [], [], [], [0] * part.rank,
-                                               list(part.shape), [1] * part.rank).result
+                prefix = tensor.ExtractSliceOp(part, value, [], _dynamic_sizes(list(part.shape)),
+                                               [], [0] * part.rank, list(part.shape),
+                                               [1] * part.rank).result
         if level is levels[-1]:
             rewriter.replace_op(op, [value])
         else:
@@ -276,3 +283,4 @@ PATTERNS = {
     movement.PAD: lower_pad,
     movement.TRILU: lower_trilu,
 }
+DYNAMIC_OPS = (movement.CONCAT,)
