@@ -382,7 +382,7 @@ def import_model(
 # ops whose lowering takes one (`dlc.passes.lowering.dynamic_ops`), and computes nothing at
 # import from a size that may be dynamic.
 DYNAMIC_OP_TYPES = frozenset({
-    "Abs", "Add", "Cast", "Ceil", "Clip", "Concat", "Div", "Dropout", "Elu", "Equal", "Erf",
+    "Abs", "Add", "Cast", "Ceil", "Clip", "Concat", "Constant", "Div", "Dropout", "Elu", "Equal", "Erf",
     "Exp", "Floor", "Gather", "Gelu", "Gemm", "Greater", "GreaterOrEqual", "HardSigmoid", "HardSwish",
     "Identity", "LayerNormalization", "LeakyRelu", "Less", "LessOrEqual", "Log",
     "LogSoftmax", "MatMul", "Max", "Min", "Mish", "Mul", "Neg", "Not", "Pow", "Reciprocal",

@@ -12,11 +12,15 @@ any other:
   is computed in the same blocks (`fuse_into_containing_op`, with the fill of its init): a
   matmul and its bias-and-activation consumer are one block loop, which the schedules fuse
   as in a static function (an FFN at 384 tokens: 1.08 -> 1.01x its static compile);
-- the partial block (fewer than 64 rows) in blocks of `tail` (8) rows: a block of one row is
-  the op on [1, K] (a vector-matrix product has its own schedule, as fast as a static
-  compile's), a whole one is the op on [8, K], one of up to 4 rows is padded to 4 rows, a
-  larger one to 8 (zero rows in, their results dropped: at most 3 padded rows are
-  computed). The op is static in every case.
+- the partial block (fewer than 64 rows) as blocks of 32, 16 and 8 rows, each run when its
+  bit of the count is set (100 rows: 64, 32, then 4), then the last rows (fewer than
+  `tail`, 8): one row is the op on [1, K] (a vector-matrix product has its own schedule, as
+  fast as a static compile's), up to 4 rows are padded to 4 rows, more to 8 (zero rows in,
+  their results dropped: at most 3 padded rows are computed). Each writes its rows of the
+  result in place (`scf.if`s yielding the whole result: a branch yielding its own rows was
+  copied by bufferization, with run-time ownership whose deallocation does not lower). The
+  op is static in every case; the price is compile time: each op is compiled at 7 sizes
+  (an FFN 768-3072-768: 5 s against 0.5 s for one static size).
 
 Ops left dynamic (a dynamic reduction loop, two dynamic loops) keep the naive loop path and
 `NaivePathWarning` names the large ones. A static module is left unchanged.
@@ -123,8 +127,8 @@ class BlockDynamic(ModulePass):
         script = ir.Module.parse(_script(lines))
         try:
             interpreter.apply_named_sequence(module, script.body.operations[0], script)
-            for op, loop in _tails(module):
-                _split_tail(op, loop, self.tail)
+            for op, _ in _tails(module):
+                _split_rest(op, self.block, self.tail)
             script = ir.Module.parse(_script([]))
             interpreter.apply_named_sequence(module, script.body.operations[0], script)
         except (ValueError, ir.MLIRError) as error:
@@ -160,14 +164,13 @@ class BlockDynamic(ModulePass):
             (f"{p}_main, {p}_rest = transform.loop.peel {p}_c : (!transform.op<\"scf.for\">) "
              f"-> ({ANY}, {ANY})"),
         ]
-        # the partial block: each op in blocks of `tail` rows of its own (not peeled: the
-        # bounds of the inner loop compose with the outer one's, and peeling leaves its blocks
-        # dynamic; each is sliced or padded: `_split_tail`)
+        # the partial block: each op of the group in a loop of its own (one iteration), into
+        # whose result it inserts its rows: `_split_rest` computes them in place there
         for index, op_loop, op_count in group:
             q = f"{p}_r{index}"
             lines += [f"{q} = {match(index, f'{p}_rest')}",
                       (f"{q}_t, {q}_l = transform.structured.tile_using_for {q} tile_sizes "
-                       f"[{sizes(op_loop, op_count, self.tail)}] : ({ANY}) -> ({ANY}, {ANY})")]
+                       f"[{sizes(op_loop, op_count, self.block)}] : ({ANY}) -> ({ANY}, {ANY})")]
         return lines
 
 
@@ -258,49 +261,158 @@ def _dynamic(value: ir.Value) -> list[int]:
         if isinstance(t, ir.RankedTensorType) else []
 
 
-def _split_tail(op: ir.Operation, loop: int, tail: int) -> None:
-    """Replace `op` (at most `tail` rows: its dynamic size) by `scf.if`s choosing the op on
-    static operands by the rows: one row or `tail` rows, [1, ...] or [tail, ...] slices; up
-    to tail / 2 rows, operands padded to tail / 2 rows; more, padded to `tail` (at most 3
-    rows in 4, or 3 in 8, padded)."""
+def _split_rest(op: ir.Operation, block: int, tail: int) -> None:
+    """Replace `op` (the rows after the last whole block: fewer than `block`, its dynamic
+    size) by static ops: the rows in blocks of block/2, block/4... down to `tail` rows, each
+    run when its bit of the count is set (100 rows: 64, then 32, then 4), then the last
+    rows (fewer than `tail`): one row, the op on [1, ...] slices; up to tail/2 rows,
+    operands padded to tail/2 rows; more, padded to `tail` (at most 3 padded rows). Each
+    writes its rows into the tensor `op`'s result is inserted into (its loop's), in place:
+    the `scf.if`s yield that tensor (yielding the block's rows instead, the branches'
+    buffers differ, and bufferization copies them, with run-time ownership its deallocation
+    cannot lower)."""
     index = ir.IndexType.get()
-    # (rows at most `bound` -> the op at `size` rows, padded or not); a whole tail block is
-    # the op on its slices, no copy
-    tiers = [(1, 1, False), *([(tail // 2, tail // 2, True)] if tail // 2 > 1 else []),
-             (tail - 1, tail, True), (tail, tail, False)]
-    # the block's result is inserted into the op's whole result (the tile loop's): each
-    # branch inserts its own, and the `scf.if` yields the whole result, in place (yielding the
-    # block's rows instead, the branches' buffers differ and the rows are copied once more)
     insert = _insert_of(op)
-    anchor = insert if insert is not None else op
-    result_types = [r.type for r in anchor.results]
-
-    def clone(size: int, pad: bool) -> list[ir.Value]:
-        values = _static_clone(op, size, rows, pad)
-        return [_reinserted(insert, values[0])] if insert is not None else values
-
-    def choose(tiers: list[tuple[int, int, bool]]) -> list[ir.Value]:
-        (bound, size, pad), *others = tiers
-        if not others:
-            return clone(size, pad)
-        limit = arith.ConstantOp(index, bound).result
-        branch = scf.IfOp(arith.cmpi(arith.CmpIPredicate.ule, rows, limit), result_types,
-                          has_else=True)
-        with ir.InsertionPoint(branch.then_block):
-            scf.YieldOp(clone(size, pad))
-        with ir.InsertionPoint(branch.else_block):
-            scf.YieldOp(choose(others))
-        return list(branch.results)
-
-    with ir.InsertionPoint(anchor), op.location:
+    if insert is None:
+        raise PassFailure(f"dlc-block-dynamic: the rows of {op.name} are not inserted into "
+                          "a loop's result")
+    with ir.InsertionPoint(insert), op.location:
         source = next(v for v in op.operands if _dynamic(v))
-        rows = tensor.dim(source, arith.ConstantOp(index, _dynamic(source)[0]).result)
-        chosen = choose(tiers)
-    for old, new in zip(anchor.results, chosen):
-        old.replace_all_uses_with(new)
-    if insert is not None:
-        insert.erase()
+        axis = _dynamic(source)[0]
+        rows = tensor.dim(source, arith.ConstantOp(index, axis).result)
+
+        def const(value: int) -> ir.Value:
+            return arith.ConstantOp(index, value).result
+
+        base = _offsets(insert)
+        acc = insert.operands[1]
+        result_axes = _dynamic(op.results[0])
+
+        def place(offset: ir.Value) -> list:
+            """The offsets in `acc` of the rows at `offset` of `op`'s result."""
+            return [arith.addi(_value(b), offset) if a in result_axes else b
+                    for a, b in enumerate(base)]
+
+        def stage(condition: ir.Value, acc: ir.Value, build) -> ir.Value:
+            branch = scf.IfOp(condition, [acc.type], has_else=True)
+            with ir.InsertionPoint(branch.then_block):
+                scf.YieldOp([build(acc)])
+            with ir.InsertionPoint(branch.else_block):
+                scf.YieldOp([acc])
+            return branch.results[0]
+
+        offset = const(0)
+        size = block // 2
+        while size >= tail:
+            bit = arith.andi(rows, const(size))
+            taken = arith.cmpi(arith.CmpIPredicate.ne, bit, const(0))
+            acc = stage(taken, acc, lambda acc, size=size, at=offset: _piece(
+                op, acc, at, place(at), size, size, pad=False))
+            offset = arith.addi(offset, bit)
+            size //= 2
+        left = arith.subi(rows, offset)
+        tiers = [(1, 1, False), *([(tail // 2, tail // 2, True)] if tail // 2 > 1 else []),
+                 (tail - 1, tail, True)]
+
+        def last(acc: ir.Value, tiers=tiers) -> ir.Value:
+            (bound, size, pad), *others = tiers
+            if not others:
+                return _piece(op, acc, offset, place(offset), size, left, pad)
+            fits = arith.cmpi(arith.CmpIPredicate.ule, left, const(bound))
+            branch = scf.IfOp(fits, [acc.type], has_else=True)
+            with ir.InsertionPoint(branch.then_block):
+                scf.YieldOp([_piece(op, acc, offset, place(offset), size, left, pad)])
+            with ir.InsertionPoint(branch.else_block):
+                scf.YieldOp([last(acc, others)])
+            return branch.results[0]
+
+        acc = stage(arith.cmpi(arith.CmpIPredicate.ne, left, const(0)), acc, last)
+    insert.results[0].replace_all_uses_with(acc)
+    insert.erase()
     op.erase()
+
+
+def _value(offset) -> ir.Value:
+    return offset if isinstance(offset, ir.Value) else \
+        arith.ConstantOp(ir.IndexType.get(), offset).result
+
+
+def _offsets(insert: ir.Operation) -> list:
+    """The offsets of a `tensor.insert_slice` (ints and Values)."""
+    static = [int(v) for v in ir.DenseI64ArrayAttr(insert.attributes["static_offsets"])]
+    dynamic = iter(list(insert.operands)[2:2 + sum(ir.ShapedType.is_dynamic_size(v)
+                                                   for v in static)])
+    return [next(dynamic) if ir.ShapedType.is_dynamic_size(v) else v for v in static]
+
+
+def _piece(op: ir.Operation, acc: ir.Value, offset: ir.Value, at: list, size: int,
+           count: ir.Value | int, pad: bool) -> ir.Value:
+    """`acc` with the rows [offset, offset + count) of `op`'s result, written at offsets `at`
+    (its rows' place in `acc`), computed by a clone of `op` of `size` rows: its inputs' rows
+    sliced (count == size) or padded with zeros to `size` (count < size), its init the rows of
+    `acc` (the result of an op whose init is the slice of `acc` it is inserted into)."""
+    inits = len(op.operands) - len(op.results)
+    result_axes = _dynamic(op.results[0])
+    rows_at = [s if a in result_axes else d for a, (s, d) in enumerate(
+        zip([size] * acc.type.rank, op.results[0].type.shape))]
+    operands = []
+    for position, value in enumerate(op.operands):
+        axes = _dynamic(value)
+        if not axes:
+            operands.append(value)
+            continue
+        shape = [size if a in axes else d for a, d in enumerate(value.type.shape)]
+        if position >= inits:  # the init: the rows of `acc`
+            value, offsets = acc, at
+            shape = rows_at
+        else:
+            offsets = [offset if a in axes else 0 for a in range(len(shape))]
+        if not pad:
+            operands.append(_slice(value, offsets, shape))
+            continue
+        if not _read(op, position):  # (an init the op only writes: not copied)
+            operands.append(tensor.EmptyOp(shape, value.type.element_type).result)
+            continue
+        rows_axes = axes if position < inits else result_axes
+        counts = [count if a in rows_axes else s for a, s in enumerate(shape)]
+        zero = arith.ConstantOp(value.type.element_type, _zero_attr(value.type.element_type))
+        padded = linalg.fill(zero.result, outs=[tensor.EmptyOp(shape, value.type.element_type)])
+        operands.append(_insert(_slice(value, offsets, counts), padded,
+                                [0] * len(shape), counts))
+    clone = op.clone()
+    for position, value in enumerate(operands):
+        clone.operands[position] = value
+    result = clone.results[0]
+    result.set_type(ir.RankedTensorType.get(rows_at, result.type.element_type))
+    if TAG in clone.attributes:
+        del clone.attributes[TAG]
+    counts = [(count if pad else size) if a in result_axes else d
+              for a, d in enumerate(rows_at)]
+    if pad:
+        result = _slice(result, [0] * len(rows_at), counts)
+    return _insert(result, acc, at, counts)
+
+
+def _mixed(values: list) -> tuple[list[ir.Value], list[int]]:
+    """(the dynamic values, the static list with `?` for them) of a list of ints and Values."""
+    dynamic = ir.ShapedType.get_dynamic_size()
+    return ([v for v in values if isinstance(v, ir.Value)],
+            [dynamic if isinstance(v, ir.Value) else v for v in values])
+
+
+def _slice(value: ir.Value, offsets: list, sizes: list) -> ir.Value:
+    offset_values, static_offsets = _mixed(offsets)
+    size_values, static_sizes = _mixed(sizes)
+    result = ir.RankedTensorType.get(static_sizes, value.type.element_type)
+    return tensor.extract_slice(result, value, offset_values, size_values, [], static_offsets,
+                                static_sizes, [1] * len(sizes))
+
+
+def _insert(value: ir.Value, dest: ir.Value, offsets: list, sizes: list) -> ir.Value:
+    offset_values, static_offsets = _mixed(offsets)
+    size_values, static_sizes = _mixed(sizes)
+    return tensor.insert_slice(value, dest, offset_values, size_values, [], static_offsets,
+                               static_sizes, [1] * len(sizes))
 
 
 def _insert_of(op: ir.Operation) -> ir.Operation | None:
@@ -315,61 +427,6 @@ def _insert_of(op: ir.Operation) -> ir.Operation | None:
     if user.name != "tensor.insert_slice" or uses[0].operand_number != 0:
         return None
     return user
-
-
-def _reinserted(insert: ir.Operation, value: ir.Value) -> ir.Value:
-    """`insert` (a tensor.insert_slice) again, of `value`."""
-    clone = insert.clone()
-    clone.operands[0] = value
-    return clone.results[0]
-
-
-def _static_clone(op: ir.Operation, size: int, rows: ir.Value, pad: bool) -> list[ir.Value]:
-    """A clone of `op` whose dynamic sizes are `size` (its operands sliced to it, or padded
-    with zeros), and its results as `op`'s types (the first `rows` rows)."""
-    operands = []
-    for position, value in enumerate(op.operands):
-        axes = _dynamic(value)
-        if not axes:
-            operands.append(value)
-            continue
-        shape = [size if a in axes else d for a, d in enumerate(value.type.shape)]
-        static = ir.RankedTensorType.get(shape, value.type.element_type)
-        if pad and not _read(op, position):  # (an init the op only writes: not copied)
-            operands.append(tensor.EmptyOp(shape, static.element_type).result)
-            continue
-        if not pad:
-            operands.append(tensor.extract_slice(
-                static, value, [], [], [], [0] * len(shape), shape, [1] * len(shape)))
-            continue
-        zero = arith.ConstantOp(value.type.element_type, _zero_attr(value.type.element_type))
-        padded = linalg.fill(zero.result, outs=[tensor.EmptyOp(shape, static.element_type)])
-        sizes = [rows if a in axes else d for a, d in enumerate(value.type.shape)]
-        dynamic_sizes = [s for s in sizes if isinstance(s, ir.Value)]
-        static_sizes = [ir.ShapedType.get_dynamic_size() if isinstance(s, ir.Value) else s
-                        for s in sizes]
-        operands.append(tensor.insert_slice(value, padded, [], dynamic_sizes, [],
-                                            [0] * len(shape), static_sizes, [1] * len(shape)))
-    clone = op.clone()
-    for position, value in enumerate(operands):
-        clone.operands[position] = value
-    results = []
-    for result in clone.results:
-        axes = _dynamic(result)
-        shape = [size if a in axes else d for a, d in enumerate(result.type.shape)]
-        old_type = result.type
-        result.set_type(ir.RankedTensorType.get(shape, old_type.element_type))
-        # (its first `rows` rows, in both branches: their buffers then have one static
-        # layout, and the copy of the `scf.if`'s result into its destination is rows of
-        # memcpy, `dlc-lower-copies`; a cast would give it dynamic strides, a copy per element)
-        sizes = [rows if a in axes else d for a, d in enumerate(old_type.shape)]
-        results.append(tensor.extract_slice(
-            old_type, result, [], [s for s in sizes if isinstance(s, ir.Value)], [],
-            [0] * len(shape), [ir.ShapedType.get_dynamic_size() if isinstance(s, ir.Value)
-                               else s for s in sizes], [1] * len(shape)))
-    if TAG in clone.attributes:
-        del clone.attributes[TAG]
-    return results
 
 
 def _read(op: ir.Operation, position: int) -> bool:

@@ -2,15 +2,23 @@
 // RUN: dlc-opt %s -p 'builtin.module(dlc-block-dynamic{block=32 tail=4})' | FileCheck %s --check-prefix=SIZES
 
 // A linalg op of a dynamic size runs as static blocks: 64 rows in a loop peeled of its last,
-// partial, block; that one in blocks of 8 rows, each one row ([1, K]: the vector-matrix
-// schedule) or padded with zero rows to 4 or to 8.
+// partial, block; that one as a block of 32 rows, 16, 8 (each when its bit of the count is
+// set), then one row ([1, K]: the vector-matrix schedule) or the last rows padded with zero
+// rows to 4 or to 8. Each writes its rows of the result in place.
 
 // CHECK-LABEL: func.func @test_matmul
 // CHECK:         %[[N:.*]] = tensor.dim
 // CHECK:         scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c64
 // CHECK:           linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<64x64xf32>, tensor<64x32xf32>) outs(%{{.*}} : tensor<64x32xf32>)
 // CHECK:         scf.for %{{.*}} = %{{.*}} to %[[N]] step %c64
-// CHECK:           scf.for %{{.*}} step %c8
+// CHECK:           arith.andi %{{.*}}, %c32
+// CHECK:           scf.if
+// CHECK:             linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<32x64xf32>, tensor<64x32xf32>) outs(%{{.*}} : tensor<32x32xf32>)
+// CHECK:           arith.andi %{{.*}}, %c16
+// CHECK:             linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<16x64xf32>, tensor<64x32xf32>)
+// CHECK:           arith.andi %{{.*}}, %c8
+// CHECK:             linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<8x64xf32>, tensor<64x32xf32>)
+// CHECK:           scf.if
 // CHECK:             scf.if
 // CHECK:               linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<1x64xf32>, tensor<64x32xf32>) outs(%{{.*}} : tensor<1x32xf32>)
 // CHECK:             } else {
@@ -26,8 +34,11 @@
 // SIZES-LABEL: func.func @test_matmul
 // SIZES:         step %c32
 // SIZES:         tensor<32x64xf32>
-// SIZES:         tensor<2x64xf32>
+// SIZES:         tensor<16x64xf32>
+// SIZES:         tensor<8x64xf32>
 // SIZES:         tensor<4x64xf32>
+// SIZES:         tensor<1x64xf32>
+// SIZES:         tensor<2x64xf32>
 func.func @test_matmul(%x: tensor<?x64xf32>) -> tensor<?x32xf32> {
   %c0 = arith.constant 0 : index
   %zero = arith.constant 0.0 : f32
@@ -44,8 +55,8 @@ func.func @test_matmul(%x: tensor<?x64xf32>) -> tensor<?x32xf32> {
 // large).
 // CHECK-LABEL: func.func @test_elementwise_and_reduction
 // CHECK:         linalg.generic {{.*}} ins(%{{.*}} : tensor<64x16xf32>)
-// CHECK:         } else {
-// CHECK:           tensor.empty() : tensor<4x16xf32>
+// CHECK:           } else {
+// CHECK:             tensor.empty() : tensor<4x16xf32>
 // CHECK:           tensor.insert_slice
 // CHECK-NOT:       tensor.insert_slice {{.*}} into {{.*}} tensor<4x16xf32>
 // CHECK:           linalg.generic {{.*}} ins(%{{.*}} : tensor<4x16xf32>)
