@@ -544,6 +544,8 @@ def _run_stages(module: ir.Module, options: CompileOptions, until: str, timer: T
         texts = stage_pipelines(options.opt_level, options.threads)
     for stage, text in texts.items():
         with timer.span(stage):
+            if stage == "llvm":
+                _check_lowerable(module)
             if text:
                 run_stage(module, stage, text, timer)
             with timer.span("(snapshot for ir())"):
@@ -551,6 +553,29 @@ def _run_stages(module: ir.Module, options: CompileOptions, until: str, timer: T
         if stage == until:
             break
     return snapshots
+
+
+def _check_lowerable(module: ir.Module) -> None:
+    """CompileError when the bufferized module stores to a memref of i1: MLIR's MemRefToLLVM
+    asserts (the process aborts) on sub-byte stores; bufferization's deallocation writes them
+    when a buffer's ownership is only known at run time (dlc's bool tensors are stored as i8:
+    only a schedule or rewrite that leaves such a buffer makes one)."""
+    found: list[tuple[ir.Type, ir.Location]] = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if op.name == "memref.store":
+            element = ir.MemRefType(op.operands[1].type).element_type
+            if isinstance(element, ir.IntegerType) and element.width < 8:
+                found.append((element, op.location))
+                return ir.WalkResult.INTERRUPT
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit)
+    if found:
+        element, location = found[0]
+        raise CompileError(f"stage 'llvm' would fail: a store to a memref of {element} at "
+                           f"{location} (a buffer whose ownership bufferization could only "
+                           "decide at run time), which MLIR's MemRefToLLVM cannot lower")
 
 
 def verify_each() -> bool:

@@ -366,3 +366,23 @@ def test_embeddings_and_concat():
         np.testing.assert_allclose(model(ids, dense)[0], expected, rtol=1e-5, atol=1e-6)
     with pytest.raises(dlc.IndexOutOfRangeError, match="100"):
         model(np.array([3, 100], np.int64), np.zeros((2, 8), np.float32))
+
+
+def test_an_i1_store_is_a_compile_error_not_an_abort():
+    # bufferization's deallocation helper stores i1 flags when ownership is decided at run
+    # time; MLIR's MemRefToLLVM asserts on them (the process aborts): refused before
+    from mlir import ir
+
+    from dlc.compiler import CompileError, _check_lowerable
+    from dlc.dialects import make_context
+
+    text = """func.func @main(%m: memref<4xi1>, %v: i1) {
+      %c0 = arith.constant 0 : index
+      memref.store %v, %m[%c0] : memref<4xi1>
+      return
+    }"""
+    with make_context():
+        module = ir.Module.parse(text)
+        with pytest.raises(CompileError, match="memref of i1"):
+            _check_lowerable(module)
+        _check_lowerable(ir.Module.parse(text.replace("xi1", "xi8").replace(": i1", ": i8")))
