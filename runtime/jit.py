@@ -147,6 +147,10 @@ class NativeFunction:
         # a function compiled with a dynamic size: its signature names it (`batch`), and a
         # call sets every descriptor's sizes from the call's shapes
         self.dynamic = any(isinstance(d, str) for spec in specs for d in spec.shape)
+        # (the descriptors whose sizes a call sets, and the shape each has now)
+        self._dynamic_slots = [i for i, spec in enumerate(specs)
+                               if any(isinstance(d, str) for d in spec.shape)]
+        self._shapes: list[tuple[int, ...] | None] = [None] * len(specs)
         self._status: ctypes.Array | None = None
         _LIVE_LOCKS.add(self)
 
@@ -174,8 +178,12 @@ class NativeFunction:
             return self.signature.trim(outputs)
         if sizes is None:
             sizes = self.signature.bind_symbols([a.shape for a in inputs])
-        outputs = [np.empty(self.signature.output_shape(shape, sizes), dtype)
-                   for shape, dtype in self._output_layouts]
+        try:
+            outputs = [np.empty(tuple(d if d.__class__ is int else sizes[d] for d in shape),
+                                dtype) for shape, dtype in self._output_layouts]
+        except KeyError:  # (a size no input names: the error message)
+            outputs = [np.empty(self.signature.output_shape(shape, sizes), dtype)
+                       for shape, dtype in self._output_layouts]
         arrays = (*inputs, *outputs)
         self.call_addresses([address(a) for a in arrays], [a.shape for a in arrays])
         return self.signature.trim(outputs)
@@ -191,8 +199,11 @@ class NativeFunction:
             for descriptor, address in zip(self._descriptors, addresses, strict=True):
                 descriptor.allocated = descriptor.aligned = address
             if shapes is not None:
-                for descriptor, shape in zip(self._descriptors, shapes, strict=True):
-                    _set_shape(descriptor, shape)
+                for slot in self._dynamic_slots:
+                    shape = shapes[slot]
+                    if self._shapes[slot] != shape:  # (a new shape: sizes and strides)
+                        _set_shape(self._descriptors[slot], shape)
+                        self._shapes[slot] = shape
             if self._status is not None:
                 self._status[0] = self._status[1] = 0
             self._invoke()

@@ -137,10 +137,38 @@ class Signature:
         arrays = self.arrange(args, kwargs or {})
         return [self._check(spec, value) for spec, value in zip(self.inputs, arrays)]
 
+    @cached_property
+    def _binding(self) -> tuple[tuple[int, tuple[tuple[int, int], ...],
+                                      tuple[tuple[int, str], ...]], ...]:
+        """Per input: its rank, its fixed sizes (axis, size) and named ones (axis, name)."""
+        return tuple((len(spec.shape),
+                      tuple((a, d) for a, d in enumerate(spec.shape) if isinstance(d, int)),
+                      tuple((a, d) for a, d in enumerate(spec.shape)
+                            if isinstance(d, str) and d != "?"))
+                     for spec in self.inputs)
+
     def bind_symbols(self, shapes: Sequence[Sequence[int]]) -> dict[str, int]:
         """The size of each named dimension in a call whose inputs have `shapes` (in signature
         order), checking ranks and fixed sizes, and that the inputs which share a
         name agree on its size: InputError naming both inputs otherwise."""
+        sizes: dict[str, int] = {}
+        if len(shapes) == len(self._binding):  # (the common call: checked quickly; any
+            for (rank, fixed, named), shape in zip(self._binding, shapes):  # mismatch is
+                if len(shape) != rank:  # reported by the full check below)
+                    break
+                if any(shape[a] != d for a, d in fixed):
+                    break
+                for axis, name in named:
+                    if sizes.setdefault(name, shape[axis]) != shape[axis]:
+                        break
+                else:
+                    continue
+                break
+            else:
+                return sizes
+        return self._bind_symbols(shapes)
+
+    def _bind_symbols(self, shapes: Sequence[Sequence[int]]) -> dict[str, int]:
         sizes: dict[str, tuple[int, str, int]] = {}  # name -> (size, input, axis) seen first
         for spec, shape in zip(self.inputs, shapes, strict=True):
             if len(shape) != len(spec.shape) or any(
