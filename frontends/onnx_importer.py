@@ -573,11 +573,13 @@ def _check_output_shapes(graph: onnx.GraphProto, results: Sequence[ir.Value]) ->
             continue
         declared = [d.dim_value if d.HasField("dim_value") else d.dim_param or "?"
                     for d in tensor_type.shape.dim]
-        computed = list(ir.RankedTensorType(value.type).shape)
+        computed = ["?" if ir.ShapedType.is_dynamic_size(d) else d
+                    for d in ir.RankedTensorType(value.type).shape]
         bound = selection.bound_of(value)
         bounded = bound[1] if bound else -1  # (its size there is at most the computed one)
         if len(declared) == len(computed) and all(
-                isinstance(d, str) or d == c or (axis == bounded and d <= c)
+                isinstance(d, str) or d == c or (axis == bounded and isinstance(c, int)
+                                                   and d <= c)
                 for axis, (d, c) in enumerate(zip(declared, computed))):
             continue
         if bound:

@@ -386,3 +386,22 @@ def test_an_i1_store_is_a_compile_error_not_an_abort():
         with pytest.raises(CompileError, match="memref of i1"):
             _check_lowerable(module)
         _check_lowerable(ir.Module.parse(text.replace("xi1", "xi8").replace(": i1", ": i8")))
+
+
+def test_conformance_rows_mode_compiles_node_cases_once():
+    # `dlc conformance --dynamic-rows`: the leading size of the inputs sharing it becomes one
+    # name, outputs computed; the cases whose ops take it compile once and still pass
+    from dlc.testing import conformance
+
+    cases = {c.name: c for c in conformance.in_scope_cases()
+             if c.name in ("test_add", "test_softmax_example", "test_softmax_axis_0",
+                           "test_matmul_2d")}
+    rows = {name: conformance.dynamic_rows_case(case) for name, case in cases.items()}
+    dims = rows["test_add"].model.graph.input[0].type.tensor_type.shape.dim
+    assert dims[0].dim_param == "n" and dims[1].dim_value == 4
+    outcomes = {name: conformance.run_case(case) for name, case in rows.items()}
+    assert all(o.status == "pass" for o in outcomes.values()), outcomes
+    assert outcomes["test_add"].detail == "dynamic"
+    assert outcomes["test_softmax_example"].detail == "dynamic"
+    assert outcomes["test_matmul_2d"].detail == "dynamic"
+    assert outcomes["test_softmax_axis_0"].detail == ""  # (a reduction over the size)
