@@ -246,6 +246,11 @@ def _dynamic_function(model, error: DynamicShapesError, options: CompileOptions
             compiled = compile_imported_cached(context, imported, options, start, timer)
     except DlcError as failure:  # (per call shape instead: the same compiler, static)
         return None, f"its compile with a dynamic size failed: {failure}"
+    except (ValueError, TypeError, IndexError, KeyError, ArithmeticError) as failure:
+        # (an importer or pattern that computed from a dynamic size as from a static one:
+        # a bug of the dynamic path, which must not fail a model the static path compiles)
+        return None, (f"its compile with a dynamic size failed: {type(failure).__name__}: "
+                      f"{failure}")
     compiled.timings = timer.result()
     return compiled, None
 

@@ -405,3 +405,62 @@ def test_conformance_rows_mode_compiles_node_cases_once():
     assert outcomes["test_softmax_example"].detail == "dynamic"
     assert outcomes["test_matmul_2d"].detail == "dynamic"
     assert outcomes["test_softmax_axis_0"].detail == ""  # (a reduction over the size)
+
+
+@pytest.mark.parametrize(("op", "shape", "expected"), [
+    ("Unsqueeze", (3, 4, 5), lambda x: x[None]),
+    ("Flatten", (3, 2, 2, 5), lambda x: x.reshape(x.shape[0], -1)),
+])
+def test_a_reshape_returned_as_it_is(op, shape, expected):
+    # its shape is built at run time (tensor.from_elements of the size) into a buffer; the
+    # kernel outliner rebuilt the reshape at its kernel's entry, before the buffer was
+    # written: garbage sizes, wrong results or a segfault (conformance --dynamic-rows)
+    inits, inputs = {}, ["x"]
+    attributes = {}
+    if op == "Unsqueeze":
+        inits["axes"] = np.array([0], np.int64)
+        inputs.append("axes")
+    else:
+        attributes["axis"] = 1
+    proto = _model([helper.make_node(op, inputs, ["y"], **attributes)],
+                   [helper.make_tensor_value_info("x", TensorProto.FLOAT,
+                                                  ["n", *shape[1:]])],
+                   [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
+    model = dlc.compile(proto, num_threads=1)
+    assert model.function is not None, model.function_reason
+    for n in (1, shape[0], 9):
+        x = RNG.standard_normal((n, *shape[1:])).astype(np.float32)
+        np.testing.assert_array_equal(model(x)[0], expected(x))
+
+
+def test_a_static_size_0_is_left_whole():
+    # upstream's tiling asserts on an op with an empty loop: such ops are not blocked
+    proto = _model([helper.make_node("ReduceSum", ["x", "axes"], ["y"], keepdims=1)],
+                   [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 0, 4])],
+                   [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                   {"axes": np.array([1], np.int64)})
+    model = dlc.compile(proto, num_threads=1)
+    assert model.function is not None, model.function_reason
+    np.testing.assert_array_equal(model(np.zeros((3, 0, 4), np.float32))[0],
+                                  np.zeros((3, 1, 4), np.float32))
+
+
+def test_a_failure_of_the_dynamic_path_compiles_per_shape(monkeypatch):
+    # a pattern that computes from a dynamic size as from a static one raises: the model
+    # still compiles, per shape, with the reason
+    from dlc.passes.lowering import unary
+
+    def broken(op, rewriter):
+        raise ValueError("a broken pattern")
+
+    monkeypatch.setitem(unary.PATTERNS, unary.UNARY, broken)
+    from dlc.passes import lowering
+
+    lowering.all_patterns.cache_clear()
+    try:
+        model = dlc.compile(mlp()[0], num_threads=1)
+        assert model.function is None
+        assert "ValueError" in model.function_reason
+    finally:
+        monkeypatch.undo()
+        lowering.all_patterns.cache_clear()

@@ -246,9 +246,11 @@ def dynamic_naive_ops(module: ir.Operation) -> list[ir.Operation]:
     for function in _functions(module):
         for op in function.regions[0].blocks[0].operations:
             op = op.operation
+            shaped = [v.type for v in [*op.operands, *op.results]
+                      if isinstance(v.type, ir.ShapedType)]
             if _is_structured(op) and op.name != "linalg.fill" and any(
-                    isinstance(v.type, ir.ShapedType) and not v.type.has_static_shape
-                    for v in [*op.operands, *op.results]):
+                    not t.has_static_shape for t in shaped) and not any(
+                    d == 0 for t in shaped for d in t.shape):  # (size 0: no work)
                 found.append(op)
     return found
 

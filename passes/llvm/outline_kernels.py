@@ -40,6 +40,20 @@ VIEWS = ("memref.view", "memref.expand_shape", "memref.collapse_shape", "memref.
 PURE = ("arith.constant", "ub.poison", "memref.get_global", *VIEWS)  # (erased in main unused)
 
 
+def _view(op: ir.Operation) -> bool:
+    """Whether `op` is a view a kernel rebuilds at its entry: one of VIEWS, but not a
+    `memref.reshape` whose shape is a buffer the function writes (not a constant global): its
+    sizes are read when it runs, after the stores (a function of a dynamic size builds its
+    reshapes' shapes at run time; rebuilt at the kernel's entry, it read them unwritten)."""
+    if op.name not in VIEWS:
+        return False
+    if op.name != "memref.reshape":
+        return True
+    shape = op.operands[1]
+    owner = shape.owner.operation if isinstance(shape, ir.OpResult) else None
+    return owner is not None and owner.name == "memref.get_global"
+
+
 def _cloneable(value: ir.Value) -> bool:
     """A constant the kernel gets a copy of: an op without operands or regions (arith.constant,
     ub.poison) whose results are no buffers."""
@@ -72,7 +86,7 @@ class _Kernel:
         if value in self._local:
             return self._local[value]
         owner = value.owner.operation if isinstance(value, ir.OpResult) else None
-        if owner is not None and (_cloneable(value) or owner.name in VIEWS):
+        if owner is not None and (_cloneable(value) or _view(owner)):
             # (a view's buffers are rebuilt too; its offsets and sizes are arguments, even
             # constant ones: they are what differs between a model's identical layers)
             operands = [self.local(v) if isinstance(v.type, ir.MemRefType) else self.argument(v)
@@ -158,7 +172,7 @@ def _groups(operations: list[ir.Operation]) -> list[list[ir.Operation]]:
         if op.regions:
             end()
             groups.append([op])
-        elif op.name in PURE:
+        elif op.name in PURE and (op.name not in VIEWS or _view(op)):
             if any(value in produced for value in op.operands):
                 end()
         elif op.name in KEPT:
