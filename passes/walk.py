@@ -55,3 +55,14 @@ def trip_counts(loop: ir.Operation) -> list[int] | None:
         return None
     lows, highs, steps = bounds[:rank], bounds[rank:2 * rank], bounds[2 * rank:]
     return [max(0, -(-(h - lo) // s)) for lo, h, s in zip(lows, highs, steps, strict=True)]
+
+
+def untag(root: ir.Operation, name: str) -> None:
+    """Remove the attribute `name` from every op under `root` (a pass's marks for its
+    transform script)."""
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if name in op.attributes:
+            del op.attributes[name]
+        return ir.WalkResult.ADVANCE
+
+    root.walk(visit)

@@ -35,6 +35,7 @@ from mlir.dialects import arith, func, linalg, scf, tensor
 from mlir.dialects.transform import interpreter
 
 from dlc.passes.registry import ModulePass, PassFailure, register
+from dlc.passes.walk import untag
 
 TAG = "dlc.block"
 ANY = "!transform.any_op"
@@ -138,7 +139,7 @@ class BlockDynamic(ModulePass):
             raise PassFailure(f"dlc-block-dynamic: the blocking script failed: {error}") \
                 from None
         finally:
-            _untag(module)
+            untag(module, TAG)
 
     def _lines(self, group: list[tuple[int, int, int]], fills: dict[int, int]) -> list[str]:
         """The script of one group: (index, loop, loop count) of its root, then of the
@@ -222,17 +223,24 @@ def _groups(found: list[tuple[ir.Operation, int]]) -> list[list[tuple[int, int, 
     return [groups[root] for root in sorted(groups)]
 
 
-def _single_input_consumer(op: ir.Operation) -> ir.Operation | None:
-    """The op reading `op`'s one result, when it is its one use and an input (not an init)."""
+def _one_use(op: ir.Operation) -> tuple[ir.Operation, int] | None:
+    """(the op using `op`'s one result, the operand number) when it is its one use."""
     if len(op.results) != 1:
         return None
     uses = list(op.results[0].uses)
     if len(uses) != 1:
         return None
     user = uses[0].owner
-    user = user.operation if hasattr(user, "operation") else user
-    inputs = len(user.operands) - len(user.results)
-    return user if uses[0].operand_number < inputs else None
+    return (user.operation if hasattr(user, "operation") else user), uses[0].operand_number
+
+
+def _single_input_consumer(op: ir.Operation) -> ir.Operation | None:
+    """The op reading `op`'s one result, when it is its one use and an input (not an init)."""
+    use = _one_use(op)
+    if use is None:
+        return None
+    user, number = use
+    return user if number < len(user.operands) - len(user.results) else None
 
 
 def _script(lines: list[str]) -> str:
@@ -420,16 +428,10 @@ def _insert(value: ir.Value, dest: ir.Value, offsets: list, sizes: list) -> ir.V
 
 def _insert_of(op: ir.Operation) -> ir.Operation | None:
     """The `tensor.insert_slice` of `op`'s one result when it is its one use, else None."""
-    if len(op.results) != 1:
+    use = _one_use(op)
+    if use is None or use[0].name != "tensor.insert_slice" or use[1] != 0:
         return None
-    uses = list(op.results[0].uses)
-    if len(uses) != 1:
-        return None
-    user = uses[0].owner
-    user = user.operation if hasattr(user, "operation") else user
-    if user.name != "tensor.insert_slice" or uses[0].operand_number != 0:
-        return None
-    return user
+    return use[0]
 
 
 def _read(op: ir.Operation, position: int) -> bool:
@@ -446,11 +448,3 @@ def _zero_attr(element: ir.Type) -> ir.Attribute:
         return ir.IntegerAttr.get(element, 0)
     return ir.FloatAttr.get(element, 0.0)
 
-
-def _untag(module: ir.Operation) -> None:
-    def visit(op: ir.Operation) -> ir.WalkResult:
-        if TAG in op.attributes:
-            del op.attributes[TAG]
-        return ir.WalkResult.ADVANCE
-
-    module.walk(visit)

@@ -54,7 +54,7 @@ from dlc.passes.codegen import target as cpu_target
 from dlc.passes.codegen.family import FAMILIES, Threshold, wants_epilogue
 from dlc.passes.codegen.script import Lines, transform_script
 from dlc.passes.registry import ModulePass, PassFailure, register
-from dlc.passes.walk import trip_counts
+from dlc.passes.walk import trip_counts, untag
 from dlc.timings import step
 from dlc.tuning import apply as tuning_apply
 
@@ -153,7 +153,7 @@ class Schedule(ModulePass):
                 _one_by_one(module, schedules)
         finally:
             saved.erase()
-            _untag(module)
+            untag(module, TAG)
 
 
 def _prepare(found: list[tuple[ir.Operation, object, object]]) -> list[Lines]:
@@ -274,11 +274,3 @@ def _restore(module: ir.Operation, saved: ir.Operation) -> None:
     for op in list(saved.regions[0].blocks[0].operations):
         body.append(op)
 
-
-def _untag(module: ir.Operation) -> None:
-    def visit(op: ir.Operation) -> ir.WalkResult:
-        if TAG in op.attributes:
-            del op.attributes[TAG]
-        return ir.WalkResult.ADVANCE
-
-    module.walk(visit)
