@@ -379,7 +379,9 @@ def lower(
 ) -> LoweredModel:
     """Import `model` and run the stages of `opt_level` up to and including `stage` only:
     no machine code is generated and the compile cache is not used. The arguments are
-    `compile`'s; `.ir()` is the IR after `stage`, `.ir(earlier)` after an earlier stage."""
+    `compile`'s; `.ir()` is the IR after `stage`, `.ir(earlier)` after an earlier stage. A
+    model with dynamic sizes needs `input_shapes`, unless it compiles once for every size
+    (`DynamicModel.function`): its IR then has the size dynamic (`tensor<?x784xf32>`)."""
     if stage not in STAGES:
         raise ArgumentError(f"unknown stage {stage!r}; stages are {', '.join(STAGES)}")
     options = merge(options, opt_level=opt_level, input_shapes=input_shapes,
@@ -388,8 +390,29 @@ def lower(
     timer = Timer(memory=options.timings)
     with timer.active():
         context = make_context()
-        imported = import_source(model, context, options, timer)
+        try:
+            imported = import_source(model, context, options, timer)
+        except DlcError as error:  # (a model that compiles once: its IR with the size `?`)
+            imported = _dynamic_import(model, error, context, options, timer)
         return lower_imported(context, imported, options, stage, timer)
+
+
+def _dynamic_import(model, error: DlcError, context: ir.Context, options: CompileOptions,
+                    timer: Timer) -> ImportedModel:
+    """The import with its one dynamic size of a model that `error` (a DynamicShapesError)
+    found dynamic, when it compiles once (`dynamic_import_reason`); else `error` again."""
+    from dlc.frontends.onnx_importer import (
+        DynamicShapesError,
+        dynamic_import_reason,
+        import_model,
+    )
+
+    if not isinstance(error, DynamicShapesError) or not settings.DYNAMIC_FUNCTION.get() or \
+            dynamic_import_reason(error.proto, error.symbolic) is not None:
+        raise error
+    with timer.span("import"):
+        return import_model(model, context, options.input_shapes, options.constants,
+                            dynamic=True)
 
 
 def lower_imported(context: ir.Context, imported: ImportedModel, options: CompileOptions,

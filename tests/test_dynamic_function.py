@@ -464,3 +464,13 @@ def test_a_failure_of_the_dynamic_path_compiles_per_shape(monkeypatch):
     finally:
         monkeypatch.undo()
         lowering.all_patterns.cache_clear()
+
+
+def test_lower_shows_the_ir_of_the_one_compile():
+    # dlc.lower / `dlc compile --emit` of a model that compiles once: its IR with the size
+    # dynamic, no input_shapes needed; a model that does not still asks for them
+    proto, _ = mlp()
+    linalg = dlc.lower(proto, "linalg").ir()
+    assert "tensor<?x48xf32>" in linalg and "scf.for" in linalg
+    with pytest.raises(dlc.FrontendError, match="input_shapes"):
+        dlc.lower(mlp(transpose=True)[0], "linalg")
