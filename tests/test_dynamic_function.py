@@ -474,3 +474,13 @@ def test_lower_shows_the_ir_of_the_one_compile():
     assert "tensor<?x48xf32>" in linalg and "scf.for" in linalg
     with pytest.raises(dlc.FrontendError, match="input_shapes"):
         dlc.lower(mlp(transpose=True)[0], "linalg")
+
+
+def test_two_threads():
+    # the blocks' static ops are scheduled for the threads (scf.forall on OpenMP) as any
+    proto, weights = mlp()
+    model = dlc.compile(proto, num_threads=2)
+    assert model.function is not None and model.function.options.threads == 2
+    for batch in (1, 9, 130):
+        x = RNG.standard_normal((batch, 48)).astype(np.float32)
+        np.testing.assert_allclose(model(x)[0], reference(x, weights), rtol=2e-5, atol=2e-5)
