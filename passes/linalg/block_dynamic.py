@@ -23,7 +23,9 @@ any other:
   (an FFN 768-3072-768: 5 s against 0.5 s for one static size).
 
 Ops left dynamic (a dynamic reduction loop, two dynamic loops) keep the naive loop path and
-`NaivePathWarning` names the large ones. A static module is left unchanged.
+`NaivePathWarning` names each (its size unknown, any may be large); ops with a static size 0
+are left whole (they compute nothing; upstream's tiling asserts on their empty loops). A
+static module is left unchanged.
 """
 
 from __future__ import annotations
