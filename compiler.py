@@ -410,9 +410,12 @@ def _dynamic_import(model, error: DlcError, context: ir.Context, options: Compil
     if not isinstance(error, DynamicShapesError) or not settings.DYNAMIC_FUNCTION.get() or \
             dynamic_import_reason(error.proto, error.symbolic) is not None:
         raise error
-    with timer.span("import"):
-        return import_model(model, context, options.input_shapes, options.constants,
-                            dynamic=True)
+    try:
+        with timer.span("import"):
+            return import_model(model, context, options.input_shapes, options.constants,
+                                dynamic=True)
+    except DlcError:  # (then the IR is built for one shape: `error` says how to give it)
+        raise error from None
 
 
 def lower_imported(context: ir.Context, imported: ImportedModel, options: CompileOptions,

@@ -257,8 +257,10 @@ def symbolic_model() -> onnx.ModelProto:
                       initializers={"b": np.arange(3, dtype=np.float32)})
 
 
-def test_symbolic_dims_need_input_shapes_to_lower(symbolic_model):
-    # (dlc.compile compiles it per call shape: tests/test_dynamic.py)
+def test_symbolic_dims_need_input_shapes_to_lower(symbolic_model, monkeypatch):
+    # (dlc.compile compiles it per call shape: tests/test_dynamic.py; with its one size
+    # compiled once, dlc.lower shows that IR: tests/test_dynamic_function.py)
+    monkeypatch.setenv("DLC_DYNAMIC_FUNCTION", "0")
     with pytest.raises(dlc.FrontendError, match=r"graph input 'x' has a dynamic size 'batch' "
                                                 r"at axis 0.*input_shapes=\{'x': \[\.\.\.\]\}"):
         dlc.lower(symbolic_model, "dlc")
