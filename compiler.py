@@ -228,11 +228,9 @@ def _dynamic_function(model, error: DynamicShapesError, options: CompileOptions
                       ) -> tuple[CompiledModel | None, str | None]:
     """The one compile of an ONNX model for every value of its one dynamic size, when its
     ops all take it (`onnx_importer.dynamic_import_reason`), else (None, why not)."""
-    from dlc.frontends.onnx_importer import dynamic_import_reason, import_model
+    from dlc.frontends.onnx_importer import import_model
 
-    if not settings.DYNAMIC_FUNCTION.get():
-        return None, "$DLC_DYNAMIC_FUNCTION=0"
-    reason = dynamic_import_reason(error.proto, error.symbolic)
+    reason = _dynamic_reason(error)
     if reason is not None:
         return None, reason
     start = time.perf_counter()
@@ -253,6 +251,16 @@ def _dynamic_function(model, error: DynamicShapesError, options: CompileOptions
                       f"{failure}")
     compiled.timings = timer.result()
     return compiled, None
+
+
+def _dynamic_reason(error: DynamicShapesError) -> str | None:
+    """Why the model `error` found dynamic does not compile once for every size (the
+    setting, or `onnx_importer.dynamic_import_reason`), or None when it may."""
+    from dlc.frontends.onnx_importer import dynamic_import_reason
+
+    if not settings.DYNAMIC_FUNCTION.get():
+        return "$DLC_DYNAMIC_FUNCTION=0"
+    return dynamic_import_reason(error.proto, error.symbolic)
 
 
 def _rows_planner(signature: Signature, import_at) -> Callable[[Sequence], object]:
@@ -401,14 +409,9 @@ def _dynamic_import(model, error: DlcError, context: ir.Context, options: Compil
                     timer: Timer) -> ImportedModel:
     """The import with its one dynamic size of a model that `error` (a DynamicShapesError)
     found dynamic, when it compiles once (`dynamic_import_reason`); else `error` again."""
-    from dlc.frontends.onnx_importer import (
-        DynamicShapesError,
-        dynamic_import_reason,
-        import_model,
-    )
+    from dlc.frontends.onnx_importer import DynamicShapesError, import_model
 
-    if not isinstance(error, DynamicShapesError) or not settings.DYNAMIC_FUNCTION.get() or \
-            dynamic_import_reason(error.proto, error.symbolic) is not None:
+    if not isinstance(error, DynamicShapesError) or _dynamic_reason(error) is not None:
         raise error
     try:
         with timer.span("import"):

@@ -286,9 +286,8 @@ class DynamicModel:
             return call_with_tensors(self, args, kwargs)
         arrays = self.signature.check_dtypes(args, kwargs)
         shapes = tuple(a.shape for a in arrays)
-        if self.function is not None:
-            function = self.function._function
-            return function.run(arrays, function.signature.bind_symbols(shapes))
+        if self.function is not None:  # (it binds the sizes: checks the shapes)
+            return self.function._function.run(arrays)
         compiled = self._compiled.recall(shapes)
         if compiled is None:  # (a shape seen before fits the signature: checked then)
             self.signature.bind_symbols(shapes)

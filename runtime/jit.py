@@ -145,11 +145,10 @@ class NativeFunction:
         self._descriptors = [_static_descriptor(spec) for spec in specs]
         self._output_layouts = [(spec.shape, spec.dtype) for spec in signature.outputs]
         # a function compiled with a dynamic size: its signature names it (`batch`), and a
-        # call sets every descriptor's sizes from the call's shapes
-        self.dynamic = any(isinstance(d, str) for spec in specs for d in spec.shape)
-        # (the descriptors whose sizes a call sets, and the shape each has now)
+        # call sets the sizes of the descriptors that have it (each keeps its shape until then)
         self._dynamic_slots = [i for i, spec in enumerate(specs)
                                if any(isinstance(d, str) for d in spec.shape)]
+        self.dynamic = bool(self._dynamic_slots)
         self._shapes: list[tuple[int, ...] | None] = [None] * len(specs)
         self._status: ctypes.Array | None = None
         _LIVE_LOCKS.add(self)
@@ -178,12 +177,8 @@ class NativeFunction:
             return self.signature.trim(outputs)
         if sizes is None:
             sizes = self.signature.bind_symbols([a.shape for a in inputs])
-        try:
-            outputs = [np.empty(tuple(d if d.__class__ is int else sizes[d] for d in shape),
-                                dtype) for shape, dtype in self._output_layouts]
-        except KeyError:  # (a size no input names: the error message)
-            outputs = [np.empty(self.signature.output_shape(shape, sizes), dtype)
-                       for shape, dtype in self._output_layouts]
+        outputs = [np.empty(self.signature.output_shape(shape, sizes), dtype)
+                   for shape, dtype in self._output_layouts]
         arrays = (*inputs, *outputs)
         self.call_addresses([address(a) for a in arrays], [a.shape for a in arrays])
         return self.signature.trim(outputs)

@@ -194,7 +194,7 @@ class Signature:
                      ) -> tuple[int, ...]:
         """An output's `shape` (ints and names) with each name's size in `sizes`."""
         try:
-            return tuple(d if isinstance(d, int) else sizes[d] for d in shape)
+            return tuple(d if d.__class__ is int else sizes[d] for d in shape)
         except KeyError as error:
             raise InputError(f"the output size {error} is not a size of the inputs "
                              f"(signature {self})") from None

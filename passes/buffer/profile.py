@@ -37,6 +37,7 @@ from mlir import ir
 from mlir.dialects import arith, func, memref
 from mlir.passmanager import PassManager
 
+from dlc.dialects.ops import shape_str
 from dlc.passes.registry import ModulePass, register
 
 MODE = "dlc.profile"
@@ -230,9 +231,8 @@ def warn_naive(module: ir.Operation, min_volume: int) -> None:
         warnings.warn(naive.message(min_volume), NaivePathWarning, stacklevel=2)
     for op in dynamic_naive_ops(module):
         nodes = ", ".join(f"'{n}'" for n in node_names(op.location)) or "(no node name)"
-        shapes = " x ".join("x".join("?" if ir.ShapedType.is_dynamic_size(d) else str(d)
-                                     for d in v.type.shape) or "scalar"
-                            for v in op.operands if isinstance(v.type, ir.ShapedType))
+        shapes = " x ".join(shape_str(v.type.shape) for v in op.operands
+                            if isinstance(v.type, ir.ShapedType))
         warnings.warn(f"{op.name} of node {nodes} ({shapes}) has a dynamic size (?) that "
                       "dlc-block-dynamic did not cut into static blocks (a reduction over it, "
                       "or several loops over it): it runs as naive loops, a performance cliff "

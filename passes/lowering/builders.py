@@ -16,9 +16,9 @@ PARALLEL = linalg.IteratorType.parallel
 REDUCTION = linalg.IteratorType.reduction
 
 
-# The run-time value (index) of the one dynamic size (`?`) of the function being lowered: a
-# function lowered with dynamic sizes has a single one (`dlc-to-linalg` checks), so every `?`
-# of every tensor it builds is that value.
+# The run-time value (index) of the one dynamic size (`?`) of the function being lowered: every
+# `?` of a function is that one size (dlc-to-linalg's rule; the runtime checks that a call's
+# inputs agree on it), so every `?` of every tensor its lowering builds is that value.
 _DYNAMIC_SIZE: ContextVar[ir.Value | None] = ContextVar("dynamic_size", default=None)
 
 
