@@ -13,6 +13,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 import dlc
 from dlc.errors import InputError
+from dlc.passes.buffer.profile import NaivePathWarning
 
 RNG = np.random.default_rng(7)
 
@@ -282,16 +283,32 @@ def test_row_normalizations_and_reductions():
         np.testing.assert_allclose(m, r.mean(-1, keepdims=True), rtol=1e-4, atol=1e-5)
 
 
-def test_a_reduction_over_the_size_compiles_per_shape():
-    nodes = [helper.make_node("ReduceSum", ["x", "axes"], ["y"], keepdims=0)]
+def test_a_mean_over_the_size_compiles_per_shape():
+    nodes = [helper.make_node("ReduceMean", ["x", "axes"], ["y"], keepdims=0)]
     proto = _model(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 8])],
-                   [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
-                   {"axes": np.array([0], np.int64)})
+                   [helper.make_tensor_value_info("y", TensorProto.FLOAT, [8])],
+                   {"axes": np.array([0], np.int64)}, opset=18)
     model = dlc.compile(proto, num_threads=1)
     assert model.function is None
-    assert "reduces over a dynamic size" in model.function_reason
+    assert "averages over a dynamic size" in model.function_reason
     x = RNG.standard_normal((6, 8)).astype(np.float32)
-    np.testing.assert_allclose(model(x)[0], x.sum(0), rtol=1e-5)
+    np.testing.assert_allclose(model(x)[0], x.mean(0), rtol=1e-5)
+
+
+@pytest.mark.parametrize("fn", ["ReduceSum", "ReduceMax"])
+def test_a_sum_or_max_over_the_size_compiles_once(fn):
+    # a reduction over the size is a dynamic loop (warned: dlc-block-dynamic leaves it)
+    nodes = [helper.make_node(fn, ["x", "axes"], ["y"], keepdims=0)]
+    proto = _model(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 8])],
+                   [helper.make_tensor_value_info("y", TensorProto.FLOAT, [8])],
+                   {"axes": np.array([0], np.int64)}, opset=18)
+    with pytest.warns(NaivePathWarning, match="dynamic size"):
+        model = dlc.compile(proto, num_threads=1)
+    assert model.function is not None, model.function_reason
+    reference = np.sum if fn == "ReduceSum" else np.max
+    for rows in (1, 5, 70):
+        x = RNG.standard_normal((rows, 8)).astype(np.float32)
+        np.testing.assert_allclose(model(x)[0], reference(x, 0), rtol=1e-5, atol=1e-6)
 
 
 @pytest.mark.parametrize(("shape", "target", "expected"), [
@@ -330,7 +347,6 @@ def test_reshape_rule_of_a_dynamic_size(shape, target, expected):
 def test_an_op_left_dynamic_is_named():
     # [n, n]: two loops over the size, which dlc-block-dynamic does not cut: the naive path,
     # named by NaivePathWarning (still correct)
-    from dlc.passes.buffer.profile import NaivePathWarning
 
     proto = _model([helper.make_node("Relu", ["x"], ["y"])],
                    [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", "n"])],
@@ -395,7 +411,7 @@ def test_conformance_rows_mode_compiles_node_cases_once():
 
     cases = {c.name: c for c in conformance.in_scope_cases()
              if c.name in ("test_add", "test_softmax_example", "test_softmax_axis_0",
-                           "test_matmul_2d")}
+                           "test_matmul_2d", "test_reduce_mean_default_axes_keepdims_example")}
     rows = {name: conformance.dynamic_rows_case(case) for name, case in cases.items()}
     dims = rows["test_add"].model.graph.input[0].type.tensor_type.shape.dim
     assert dims[0].dim_param == "n" and dims[1].dim_value == 4
@@ -404,7 +420,8 @@ def test_conformance_rows_mode_compiles_node_cases_once():
     assert outcomes["test_add"].detail == "dynamic"
     assert outcomes["test_softmax_example"].detail == "dynamic"
     assert outcomes["test_matmul_2d"].detail == "dynamic"
-    assert outcomes["test_softmax_axis_0"].detail == ""  # (a reduction over the size)
+    assert outcomes["test_softmax_axis_0"].detail == "dynamic"  # (a softmax over the size)
+    assert outcomes["test_reduce_mean_default_axes_keepdims_example"].detail == ""  # (a mean)
 
 
 @pytest.mark.parametrize(("op", "shape", "expected"), [

@@ -211,8 +211,9 @@ def _gemm_epilogue(acc, c, alpha: float, beta: float, result_type, element) -> i
 
 
 def _dynamic_limit(op: ir.OpView) -> str | None:
-    """Why a matmul with a dynamic size has no lowering yet: only A's rows (or a leading axis
-    that flattens into them alone) may be dynamic, against a static 2-D B."""
+    """Why a matmul with a dynamic size has no lowering yet: a dynamic batch dimension (the
+    rows, the contraction and the columns may be dynamic: attention's [S, D] x [D, S] and
+    [S, S] x [S, D]), or a 1-D operand."""
     a, b = (v.type for v in op.operands)
     if a.has_static_shape and b.has_static_shape:
         return None
@@ -220,9 +221,12 @@ def _dynamic_limit(op: ir.OpView) -> str | None:
     if (a.rank >= 2 and b.rank >= 2 and b.has_static_shape and _batch_of_ones(op.operands[1])
             and not ir.ShapedType.is_dynamic_size(a.shape[-1])
             and all(ir.ShapedType.is_dynamic_size(d) for d in leading) and len(leading) <= 1):
+        return None  # (the rows of a matmul by a static B: dlc-block-dynamic blocks them)
+    if a.rank >= 2 and b.rank >= 2 and all(
+            not ir.ShapedType.is_dynamic_size(d) for d in [*a.shape[:-2], *b.shape[:-2]]):
         return None
-    return "has a dynamic size (?) outside the rows of its left operand, which its " \
-        "lowering does not take yet"
+    return "has a dynamic batch dimension (?) or a 1-D operand, which its lowering does " \
+        "not take yet"
 
 
 PATTERNS = {ops.MATMUL: lower_matmul, ops.GEMM: lower_gemm}

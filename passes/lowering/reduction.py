@@ -219,6 +219,8 @@ PRE: dict[str, Callable[[Kind, ir.Value], ir.Value]] = {
 }
 
 # fn -> the final transform of an accumulated value (count: the number of reduced elements)
+# (the fns of POST that read the count, a constant: not over a dynamic size, `_reduce_limit`)
+POST_COUNTS = ("mean",)
 POST: dict[str, Callable[[Kind, ir.Value, int], ir.Value]] = {
     "mean": lambda k, acc, count: k.divide_by(acc, count),
     "l2": lambda k, acc, count: k.sqrt(acc),
@@ -518,11 +520,13 @@ def lower_det(op: ir.OpView, rewriter) -> None:
 
 
 def _reduce_limit(op: ir.OpView) -> str | None:
-    """Why a reduction of a dynamic size has no lowering yet: over the dynamic size itself."""
+    """Why a reduction of a dynamic size has no lowering yet: a mean over the dynamic size
+    (its count is the lowering's constant)."""
     (x,) = op.operands
     axes = [int(a) for a in ir.DenseI64ArrayAttr(op.attributes["axes"])]
-    if any(ir.ShapedType.is_dynamic_size(x.type.shape[d]) for d in axes if 0 <= d < x.type.rank):
-        return "reduces over a dynamic size (?), which its lowering does not take yet"
+    if any(ir.ShapedType.is_dynamic_size(x.type.shape[d]) for d in axes if 0 <= d < x.type.rank) \
+            and ir.StringAttr(op.attributes["fn"]).value in POST_COUNTS:
+        return "averages over a dynamic size (?), which its lowering does not take yet"
     return None
 
 

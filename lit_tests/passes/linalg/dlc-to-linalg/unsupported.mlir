@@ -13,15 +13,19 @@ func.func @test_dynamic_shape(%a: tensor<?x3xf32>) -> tensor<?x3xf32> {
 
 func.func @test_two_dynamic_ops(%a: tensor<?x4xf32>, %b: tensor<4x4xf32>, %c: tensor<4xf32>) -> tensor<?x4xf32> {
   // Static ops and the dynamic ops whose lowering takes a dynamic size are fine (a
-  // transpose); a matmul whose contraction is dynamic is not, nor a reduction over the size.
+  // transpose, a matmul whose contraction is dynamic, a sum over the size); a matmul with a
+  // dynamic batch is not, nor a mean over the size (its count is a constant of the lowering).
   %s = "dlc.relu"(%c) : (tensor<4xf32>) -> tensor<4xf32>
   %0 = "dlc.add"(%a, %s) : (tensor<?x4xf32>, tensor<4xf32>) -> tensor<?x4xf32>
   %1 = "dlc.transpose"(%0) {perm = array<i64: 1, 0>} : (tensor<?x4xf32>) -> tensor<4x?xf32>
-  // expected-error @below {{'dlc.reduce' op reduces over a dynamic size (?)}}
   %r = "dlc.reduce"(%0) {fn = "sum", axes = array<i64: 0>, keepdims = 0} : (tensor<?x4xf32>) -> tensor<4xf32>
-  // expected-error @below {{'dlc.matmul' op has a dynamic size (?) outside the rows of its left operand}}
+  // expected-error @below {{'dlc.reduce' op averages over a dynamic size (?)}}
+  %m = "dlc.reduce"(%0) {fn = "mean", axes = array<i64: 0>, keepdims = 0} : (tensor<?x4xf32>) -> tensor<4xf32>
   %2 = "dlc.matmul"(%1, %0) : (tensor<4x?xf32>, tensor<?x4xf32>) -> tensor<4x4xf32>
   %3 = "dlc.matmul"(%0, %2) : (tensor<?x4xf32>, tensor<4x4xf32>) -> tensor<?x4xf32>
+  %4 = "dlc.reshape"(%3) {shape = array<i64: -9223372036854775808, 2, 2>} : (tensor<?x4xf32>) -> tensor<?x2x2xf32>
+  // expected-error @below {{'dlc.matmul' op has a dynamic batch dimension (?) or a 1-D operand}}
+  %5 = "dlc.matmul"(%4, %4) : (tensor<?x2x2xf32>, tensor<?x2x2xf32>) -> tensor<?x2x2xf32>
   return %3 : tensor<?x4xf32>
 }
 
