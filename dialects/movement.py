@@ -1,4 +1,4 @@
-"""Data-movement `dlc` ops: concat, slice, broadcast, pad and trilu.
+"""Data-movement `dlc` ops: concat, slice, broadcast, pad, trilu and iota.
 
 `dlc.concat` is binary: IRDL binds every element of a variadic operand to one type, so a
 variadic concat could only join tensors of equal shapes. N inputs are a chain of concats
@@ -54,6 +54,8 @@ def infer_slice(types: TensorTypes, attrs: dict[str, Any]) -> list[ir.Type]:
     for what, values in (("starts", starts), ("sizes", sizes), ("steps", steps)):
         _check_rank(what, values, x.rank)
     for axis, (start, size, step, dim) in enumerate(zip(starts, sizes, steps, x.shape)):
+        if ir.ShapedType.is_dynamic_size(dim) and (start, size, step) == (0, dim, 1):
+            continue  # (a dynamic size (?) kept whole)
         if step == 0 or size < 0:
             raise ShapeError(f"axis {axis}: steps must be non-zero and sizes >= 0 "
                              f"(step {step}, size {size})")
@@ -62,6 +64,15 @@ def infer_slice(types: TensorTypes, attrs: dict[str, Any]) -> list[ir.Type]:
             raise ShapeError(f"axis {axis}: elements {start} to {last} (step {step}) are out "
                              f"of bounds for size {dim}")
     return [tensor(sizes, x.element_type)]
+
+
+def infer_iota(types: TensorTypes, attrs: dict[str, Any]) -> list[ir.Type]:
+    shape, axis, dtype = list(attrs["shape"]), attrs["axis"], attrs["dtype"]
+    if not 0 <= axis < len(shape):
+        raise ShapeError(f"axis {axis} is out of range for shape [{shape_str(shape)}]")
+    if not isinstance(dtype, (ir.IntegerType, ir.FloatType)):
+        raise ShapeError(f"an iota of {dtype}: an integer or float type expected")
+    return [tensor(shape, dtype)]
 
 
 def infer_broadcast(types: TensorTypes, attrs: dict[str, Any]) -> list[ir.Type]:
@@ -109,6 +120,10 @@ SLICE = define(OpDef("slice", ("x",), infer_slice,
                      "y[i] = x[starts + i * steps] for i < sizes, per axis (steps may be < 0)"))
 BROADCAST = define(OpDef("broadcast", ("x",), infer_broadcast, {"shape": "ints"},
                          "numpy broadcast of x to shape"))
+IOTA = define(OpDef("iota", (), infer_iota,
+                    {"shape": "ints", "axis": "int", "start": "int", "step": "int", "dtype": "type"},
+                    "y[i] = start + step * i[axis], of `shape` (an arange along one axis, of a "
+                    "dynamic size's length where the importer knows no constant)"))
 PAD = define(OpDef("pad", ("x", "value?"), infer_pad, {"mode": "str", "pads": "ints"},
                    "pad (pads = befores then afters) with value (default 0), or by "
                    "reflect/edge/wrap"))

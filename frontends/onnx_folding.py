@@ -77,6 +77,16 @@ def fold_gather(inputs, attrs, opset):
     return [np.take(x, indices, axis=axis)]
 
 
+def fold_gather_elements(inputs, attrs, opset):
+    x, indices = inputs[0], inputs[1].astype(np.int64)
+    axis = attrs.get("axis", 0)
+    axis = axis + x.ndim if axis < 0 else axis
+    if x.ndim != indices.ndim:
+        raise ValueError(f"indices of rank {indices.ndim} for data of rank {x.ndim}")
+    indices = np.where(indices < 0, indices + x.shape[axis], indices)
+    return [np.take_along_axis(x, indices, axis=axis)]
+
+
 def fold_concat(inputs, attrs, opset):
     return [np.concatenate([i for i in inputs if i is not None], axis=attrs["axis"])]
 
@@ -222,6 +232,7 @@ FOLDERS: dict[str, Folder] = {
     "Squeeze": fold_squeeze,
     "Slice": fold_slice,
     "Gather": fold_gather,
+    "GatherElements": fold_gather_elements,
     "Concat": fold_concat,
     "Cast": fold_cast,
     "CastLike": fold_cast_like,

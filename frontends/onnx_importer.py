@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextvars
 import math
+from collections import ChainMap
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,7 +32,7 @@ from mlir import ir
 from mlir.dialects import func
 from onnx import helper, numpy_helper
 
-from dlc.dialects import ShapeError, build, ops, selection
+from dlc.dialects import ShapeError, build, movement, ops, selection
 from dlc.frontends.common import ImportedModel
 from dlc.frontends.onnx_folding import fold, foldable
 from dlc.frontends.onnx_node import (
@@ -45,6 +46,14 @@ from dlc.frontends.onnx_node import (
 from dlc.frontends.onnx_ops import importers
 from dlc.frontends.onnx_ops.movement import range_size
 from dlc.frontends.onnx_ops.selection import check_not_bounded
+from dlc.frontends.onnx_symbolic import (
+    Probed,
+    arange,
+    as_shape,
+    broadcast_constant,
+    evaluate,
+    shape_value,
+)
 from dlc.frontends.validate import (
     check_tensor_size,
     load_external_data,
@@ -380,16 +389,18 @@ def import_model(
 
 # The ONNX ops imported with a dynamic size (`import_model(dynamic=True)`): each becomes dlc
 # ops whose lowering takes one (`dlc.passes.lowering.dynamic_ops`), and computes nothing at
-# import from a size that may be dynamic.
+# import from a size that may be dynamic (Shape, Size and the shape computations on them:
+# `onnx_symbolic`; a Slice refuses a dynamic axis).
 DYNAMIC_OP_TYPES = frozenset({
-    "Abs", "Add", "Cast", "Ceil", "Clip", "Concat", "Constant", "Div", "Dropout", "Elu", "Equal", "Erf",
-    "Exp", "Floor", "Gather", "Gelu", "Gemm", "Greater", "GreaterOrEqual", "HardSigmoid", "HardSwish",
-    "Identity", "LayerNormalization", "LeakyRelu", "Less", "LessOrEqual", "Log",
-    "LogSoftmax", "MatMul", "Max", "Min", "Mish", "Mul", "Neg", "Not", "Pow", "Reciprocal",
-    "ReduceL1", "ReduceL2", "ReduceLogSumExp", "ReduceMax", "ReduceMean", "ReduceMin",
-    "ReduceProd", "ReduceSum", "ReduceSumSquare", "Relu", "Reshape", "Selu", "Sigmoid",
-    "Sign", "Softmax", "Softplus", "Softsign", "Sqrt", "Squeeze", "Sub", "Tanh", "Transpose",
-    "Unsqueeze", "Where", "Flatten",
+    "Abs", "Add", "And", "Cast", "Ceil", "Clip", "Concat", "Constant", "ConstantOfShape", "Div",
+    "Dropout", "Elu", "Equal", "Erf", "Exp", "Expand", "Flatten", "Floor", "Gather", "GatherElements", "Gelu",
+    "Gemm", "Greater", "GreaterOrEqual", "HardSigmoid", "HardSwish", "Identity",
+    "LayerNormalization", "LeakyRelu", "Less", "LessOrEqual", "Log", "LogSoftmax", "MatMul",
+    "Max", "Min", "Mish", "Mul", "Neg", "Not", "Or", "Pow", "Range", "Reciprocal", "ReduceL1",
+    "ReduceL2", "ReduceLogSumExp", "ReduceMax", "ReduceMean", "ReduceMin", "ReduceProd",
+    "ReduceSum", "ReduceSumSquare", "Relu", "Reshape", "Selu", "Shape", "Sigmoid", "Sign",
+    "Size", "Slice", "Softmax", "Split", "Softplus", "Softsign", "Sqrt", "Squeeze", "Sub", "Tanh",
+    "Transpose", "Unsqueeze", "Where",
 })
 
 
@@ -460,6 +471,7 @@ def _import_model(
         block = function.add_entry_block()
         values: dict[str, ir.Value] = dict(zip((v.name for v in inputs), block.arguments))
         constants: dict[str, np.ndarray] = {}
+        probed: dict[str, Probed] | None = {} if dynamic else None
         with ir.InsertionPoint(block):
             for name, tensor in initializers.items():
                 array = tensor if isinstance(tensor, np.ndarray) else \
@@ -473,7 +485,11 @@ def _import_model(
                 constants[name] = _constant_view(value, array) if tensor is not array \
                     else array
             for index, node in enumerate(graph.node):
-                _import_node(node, index, opset, values, constants)
+                _import_node(node, index, opset, values, constants, probed)
+            for output in graph.output:  # (a shape computed from the size, returned)
+                if probed and output.name in probed and output.name not in values:
+                    values[output.name] = _materialized(output.name, probed[output.name],
+                                                        "(graph output)", "output")
             missing = [o.name for o in graph.output if o.name not in values]
             if missing:
                 raise FrontendError(f"graph outputs {missing} are produced by no node")
@@ -593,14 +609,35 @@ def _check_output_shapes(graph: onnx.GraphProto, results: Sequence[ir.Value]) ->
             f"{computed}; fix the output's declared shape (or make its sizes symbolic)")
 
 
+# the inputs an op reads as a shape, which may be computed from a dynamic size (a Probed:
+# `onnx_symbolic.as_shape`); a Probed at any other input is data (`_materialized`)
+SHAPE_INPUTS = {"Reshape": (1,), "Expand": (1,)}
+
+
 def _import_node(node: onnx.NodeProto, index: int, opset: int, values: dict[str, ir.Value],
-                 constants: dict[str, np.ndarray]) -> None:
+                 constants: dict[str, np.ndarray],
+                 probed: dict[str, Probed] | None = None) -> None:
+    """Import one node into `values` (and `constants`, where it folds). `probed`: the values
+    computed from the one dynamic size of a dynamic import (`onnx_symbolic`), else None."""
     node_name = node.name or f"{node.op_type}_{index}"  # (the caller's model is not changed)
+    if probed is not None and _probe(node, node_name, opset, values, constants, probed):
+        return
     operands: list[ir.Value | None] = []
-    for name in node.input:
+    shapes: dict[str, np.ndarray] = {}  # (a Probed read as a shape)
+    for position, name in enumerate(node.input):
         if not name:
             operands.append(None)
             continue
+        if probed is not None and name in probed and name not in values:
+            if position in SHAPE_INPUTS.get(node.op_type, ()):
+                try:
+                    shapes[name] = as_shape(probed[name], "shape")
+                except ValueError as error:
+                    raise FrontendError(f"node '{node_name}' ({node.op_type}): {error}") \
+                        from None
+                operands.append(None)
+                continue
+            values[name] = _materialized(name, probed[name], node_name, node.op_type)
         if name not in values:
             raise FrontendError(f"node '{node_name}' ({node.op_type}): input '{name}' is "
                                 "produced by no earlier node, initializer or graph input")
@@ -611,7 +648,7 @@ def _import_node(node: onnx.NodeProto, index: int, opset: int, values: dict[str,
         inputs=operands,
         attributes={a.name: helper.get_attribute_value(a) for a in node.attribute},
         opset=opset,
-        constants=constants,
+        constants=ChainMap(shapes, constants) if shapes else constants,
         location=ir.Location.name(node_name),
         scope=values,
     )
@@ -625,6 +662,86 @@ def _import_node(node: onnx.NodeProto, index: int, opset: int, values: dict[str,
             values[name] = value
     if node.op_type == "Constant" and node.output:
         constants[node.output[0]] = constant_value(context)
+
+
+def _probe(node: onnx.NodeProto, node_name: str, opset: int, values: dict[str, ir.Value],
+           constants: dict[str, np.ndarray], probed: dict[str, Probed]) -> bool:
+    """Import a node of shape computations on the dynamic size (`onnx_symbolic`): a Shape or
+    Size of a dynamic value, or a node of the folders whose inputs are constants and at least
+    one Probed. Its outputs are Probed, or constants where they do not depend on the size.
+    False for any other node."""
+    attributes = {a.name: helper.get_attribute_value(a) for a in node.attribute}
+    first = values.get(node.input[0]) if node.input and node.input[0] not in probed else None
+    if node.op_type in ("Shape", "Size") and first is not None and \
+            not first.type.has_static_shape:
+        shape = list(first.type.shape)
+        outputs: list[np.ndarray | Probed] = [
+            shape_value(shape, attributes.get("start"), attributes.get("end"))
+            if node.op_type == "Shape" else
+            Probed(tuple(np.array(math.prod(int(d) for d in a), np.int64)
+                         for a in shape_value(shape).arrays))]
+    elif node.op_type in ("Shape", "Size") and node.input and node.input[0] in probed:
+        arrays = probed[node.input[0]].arrays
+        outputs = [Probed(tuple(
+            np.array(a.shape[attributes.get("start"):attributes.get("end")], np.int64)
+            if node.op_type == "Shape" else np.array(a.size, np.int64) for a in arrays))]
+        outputs = [outputs[0].constant() if outputs[0].constant() is not None else outputs[0]]
+    elif any(name in probed for name in node.input) and all(
+            not name or name in probed or name in constants for name in node.input):
+        inputs = [probed.get(name, constants.get(name)) if name else None
+                  for name in node.input]
+        try:
+            found = evaluate(node.op_type, inputs, attributes, opset)
+        except Exception as error:  # noqa: BLE001 (malformed shapes: say which node)
+            raise FrontendError(f"node '{node_name}' ({node.op_type}): cannot evaluate it on "
+                                f"the dynamic size's shape values: {error}") from None
+        if found is None or not all(_expressible(v) for v in found):
+            return False  # (imported as ops: a gather of table rows by an arange of the size)
+        outputs = found
+    else:
+        return False
+    location = ir.Location.name(node_name)
+    for name, value in zip(node.output, outputs):
+        if not name:
+            continue
+        if isinstance(value, Probed):
+            probed[name] = value
+        else:
+            constants[name] = value
+            values[name] = build(ops.CONSTANT, [], {"value": dense(value)}, loc=location)
+    return True
+
+
+def _expressible(value: np.ndarray | Probed) -> bool:
+    """Whether a value computed at the probe sizes may stay one: a constant, a shape (an
+    integer vector or scalar), or data `_materialized` builds; a gather of a table's rows
+    by an arange of the size is none of these (rows [0, size) of the table), and is
+    imported as the op it is."""
+    if not isinstance(value, Probed):
+        return True
+    if value.arrays[0].ndim <= 1 and value.arrays[0].dtype.kind in "iu":
+        return True
+    return broadcast_constant(value) is not None or arange(value) is not None
+
+
+def _materialized(name: str, value: Probed, node_name: str, op_type: str) -> ir.Value:
+    """A value computed from the dynamic size, read as data: a constant broadcast along the
+    size, or an arange along it (`dlc.iota`); FrontendError for any other."""
+    location = ir.Location.name(name)
+    found = broadcast_constant(value)
+    if found is not None:
+        part, dims = found
+        one = build(ops.CONSTANT, [], {"value": dense(part)}, loc=location)
+        return build(movement.BROADCAST, [one], {"shape": dims}, loc=location)
+    ramp = arange(value)
+    if ramp is not None:
+        dims, axis, start, step = ramp
+        dtype = dense(value.arrays[0].reshape(-1)[:1]).type.element_type
+        return build(movement.IOTA, [], {"shape": dims, "axis": axis, "start": start,
+                                         "step": step, "dtype": dtype}, loc=location)
+    raise FrontendError(f"node '{node_name}' ({op_type}): its input '{name}' is computed from "
+                        "the dynamic size as data that is neither a constant broadcast along "
+                        "it nor an arange of it, which the dynamic import does not take yet")
 
 
 def _grown_shape(n: NodeContext, inputs: list[np.ndarray | None]

@@ -501,3 +501,87 @@ def test_two_threads():
     for batch in (1, 9, 130):
         x = RNG.standard_normal((batch, 48)).astype(np.float32)
         np.testing.assert_allclose(model(x)[0], reference(x, weights), rtol=2e-5, atol=2e-5)
+
+
+def _attention_block(tmp_path, mask: bool):
+    # a PyTorch transformer block (position embeddings of an arange of the size;
+    # x.view(b, n, heads, -1): Shape -> Gather -> Concat -> Reshape; attention; LayerNorm;
+    # GELU FFN) exported with a dynamic sequence
+    torch = pytest.importorskip("torch")
+
+    class Block(torch.nn.Module):
+        def __init__(self, d=32, heads=2):
+            super().__init__()
+            self.heads, self.qkv, self.o = heads, torch.nn.Linear(d, 3 * d), torch.nn.Linear(d, d)
+            self.norm = torch.nn.LayerNorm(d)
+            self.ff = torch.nn.Sequential(torch.nn.Linear(d, 64), torch.nn.GELU(),
+                                          torch.nn.Linear(64, d))
+            self.positions = torch.nn.Embedding(128, d)
+
+        def forward(self, x, keep):
+            b, n, d = x.shape
+            x = x + self.positions(torch.arange(n))  # (an arange of the size: dlc.iota)
+            q, k, v = (t.view(b, n, self.heads, d // self.heads).transpose(1, 2)
+                       for t in self.qkv(x).split(d, -1))
+            scores = q @ k.transpose(-1, -2) / 4.0
+            if mask:  # (an arange of the size compared with the mask's positions)
+                positions = torch.arange(n).view(1, 1, 1, n)
+                scores = scores.masked_fill((positions >= keep.sum()).expand_as(scores), -1e9)
+            y = (torch.softmax(scores, -1) @ v).transpose(1, 2).reshape(b, n, d)
+            x = self.norm(x + self.o(y))
+            return x + self.ff(x)
+
+    torch.manual_seed(0)
+    path = tmp_path / "block.onnx"
+    example = (torch.randn(1, 5, 32), torch.ones(1, 5))
+    import warnings
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(Block().eval(), example, str(path), dynamo=False, opset_version=17,
+                          input_names=["x", "keep"], output_names=["y"],
+                          dynamic_axes={"x": {1: "seq"}, "keep": {1: "seq"}, "y": {1: "seq"}})
+    return path
+
+
+@pytest.mark.parametrize("mask", [False, True])
+def test_an_exported_attention_block_compiles_once(tmp_path, mask):
+    # the shape computations on the size are evaluated at probe sizes (onnx_symbolic); the
+    # [S, S] attention ops run as warned dynamic loops; partial blocks of an iota count from
+    # their rows' offset (a clone counting from 0 gave wrong rows after the first 8)
+    ort = pytest.importorskip("onnxruntime")
+    path = _attention_block(tmp_path, mask)
+    with pytest.warns(NaivePathWarning):
+        model = dlc.compile(path, num_threads=1)
+    assert model.function is not None, model.function_reason
+    session = ort.InferenceSession(str(path))
+    for n in (1, 3, 9, 12, 24, 70):
+        keep = np.ones((1, n), np.float32)
+        keep[0, n - n // 3:] = 0
+        x = RNG.standard_normal((1, n, 32)).astype(np.float32)
+        feeds = {i.name: {"x": x, "keep": keep}[i.name] for i in session.get_inputs()}
+        expected = session.run(None, feeds)[0]
+        np.testing.assert_allclose(model(*feeds.values())[0], expected, rtol=1e-4, atol=1e-5)
+
+
+def test_probed_shape_values():
+    from mlir import ir
+
+    from dlc.frontends import onnx_symbolic as sym
+
+    dynamic = ir.ShapedType.get_dynamic_size()
+    shape = sym.shape_value([1, dynamic, 64])
+    assert sym.as_shape(shape, "shape").tolist() == [1, dynamic, 64]
+    (doubled,) = sym.evaluate("Mul", [shape, np.array(2, np.int64)], {}, 17)
+    with pytest.raises(ValueError, match="not the size itself"):
+        sym.as_shape(doubled, "shape")
+    (heads,) = sym.evaluate("Gather", [shape, np.array(2, np.int64)], {"axis": 0}, 17)
+    assert isinstance(heads, np.ndarray) and int(heads) == 64  # (a constant: no size in it)
+    (seq,) = sym.evaluate("Gather", [shape, np.array(1, np.int64)], {"axis": 0}, 17)
+    (ones,) = sym.evaluate("ConstantOfShape", [sym.Probed(tuple(
+        a.reshape(1) for a in seq.arrays))], {}, 17)
+    part, dims = sym.broadcast_constant(ones)
+    assert dims == [dynamic] and part.tolist() == [0.0]
+    (ramp,) = sym.evaluate("Range", [np.array(3, np.int64), seq, np.array(1, np.int64)], {}, 17)
+    assert sym.arange(ramp) is None  # (3 + i for i < size - 3: not of the size's length)
+    (ramp,) = sym.evaluate("Range", [np.array(0, np.int64), seq, np.array(1, np.int64)], {}, 17)
+    assert sym.arange(ramp) == ([dynamic], 0, 0, 1)

@@ -118,6 +118,9 @@ def import_slice(n: NodeContext) -> Values:
     for axis, start, end, step in zip(axes, starts, ends, steps):
         if step == 0:
             raise n.error(f"step 0 on axis {axis}")
+        if ir.ShapedType.is_dynamic_size(shape[axis]):
+            raise n.error(f"slices axis {axis}, of a dynamic size (?), which dlc does not "
+                          "take yet")
         # numpy's (and onnx.reference's) clamping of out-of-range and INT_MAX bounds
         picked = range(*slice(int(start), int(end), int(step)).indices(shape[axis]))
         first[axis] = picked.start if len(picked) else 0

@@ -395,6 +395,7 @@ def _piece(op: ir.Operation, acc: ir.Value, offset: ir.Value, at: list, size: in
     clone = op.clone()
     for position, value in enumerate(operands):
         clone.operands[position] = value
+    _shift_indices(clone, op.results[0], offset)
     result = clone.results[0]
     result.set_type(ir.RankedTensorType.get(rows_at, result.type.element_type))
     if TAG in clone.attributes:
@@ -404,6 +405,29 @@ def _piece(op: ir.Operation, acc: ir.Value, offset: ir.Value, at: list, size: in
     if pad:
         result = _slice(result, [0] * len(rows_at), counts)
     return _insert(result, acc, at, counts)
+
+
+def _shift_indices(clone: ir.Operation, result: ir.Value, offset: ir.Value) -> None:
+    """A clone of size rows at `offset` of the op's rows: its body's `linalg.index` of the
+    rows' loop (an iota, a mask) counts from `offset`, not from 0."""
+    maps = _maps(clone)
+    if maps is None:
+        return
+    output = maps[len(clone.operands) - len(clone.results)]
+    loops = {output.results[a].position for a in _dynamic(result)
+             if isinstance(output.results[a], ir.AffineDimExpr)}
+    i64 = ir.IntegerType.get_signless(64)
+    for region in clone.regions:
+        for block in region.blocks:
+            for inner in list(block.operations):
+                if inner.operation.name != "linalg.index" or \
+                        ir.IntegerAttr(inner.attributes["dim"]).value not in loops:
+                    continue
+                with ir.InsertionPoint(inner), inner.location:
+                    fresh = linalg.IndexOp(ir.IntegerAttr.get(i64, ir.IntegerAttr(
+                        inner.attributes["dim"]).value)).result
+                    inner.results[0].replace_all_uses_with(arith.addi(fresh, offset))
+                inner.erase()
 
 
 def _mixed(values: list) -> tuple[list[ir.Value], list[int]]:

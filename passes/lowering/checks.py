@@ -107,7 +107,7 @@ def prepare(module: ir.Operation) -> list[tuple[ir.Location, str]]:
         operand, bounds, what = _bounds(op)
         indices = op.operands[operand]
         constant = constant_array(indices)
-        if constant is not None:
+        if constant is not None and all(b >= 0 for b in bounds):  # (not a dynamic size)
             values = constant.astype(np.int64)
             found = out_of_range(values, bounds) if values.size else None
             if found is not None:
@@ -159,9 +159,10 @@ def _const(value: int, type_: ir.Type) -> ir.Value:
     return arith.ConstantOp(type_, value).result
 
 
-def emit(op: ir.Operation, indices: ir.Value, bounds: Sequence[int]) -> None:
-    """Check `indices` before `op` (at the current insertion point and location): one bound,
-    or one per component of the last axis. Does nothing for an op `prepare` did not number."""
+def emit(op: ir.Operation, indices: ir.Value, bounds: Sequence[int | ir.Value]) -> None:
+    """Check `indices` before `op` (at the current insertion point and location): one bound
+    (an index value where it is a dynamic size), or one per component of the last axis. Does
+    nothing for an op `prepare` did not number."""
     if ID_ATTRIBUTE not in op.attributes:
         return
     check = _int(op, ID_ATTRIBUTE)
@@ -174,7 +175,8 @@ def emit(op: ir.Operation, indices: ir.Value, bounds: Sequence[int]) -> None:
     def step(ivs: list[ir.Value], flag: ir.Value, first: ir.Value) -> list[ir.Value]:
         raw = tensor.extract(indices, ivs)
         value = raw if ir.IntegerType(raw.type).width == 64 else arith.extsi(i64, raw)
-        bound = _const(bounds[0], i64)
+        bound = arith.index_cast(i64, bounds[0]) if isinstance(bounds[0], ir.Value) \
+            else _const(bounds[0], i64)
         for component in range(1, len(bounds)):  # (the ND ops: a bound per tuple component)
             is_it = arith.cmpi(arith.CmpIPredicate.eq, ivs[-1], _const(component, index))
             bound = arith.select(is_it, _const(bounds[component], i64), bound)

@@ -33,13 +33,17 @@ def index_const(value: int) -> ir.Value:
     return arith.ConstantOp(ir.IndexType.get(), value).result
 
 
-def safe_index(raw: ir.Value, size: int) -> ir.Value:
-    # i = raw < 0 ? raw + size : raw, then clamped into [0, size - 1]
+def safe_index(raw: ir.Value, size: int | ir.Value) -> ir.Value:
+    # i = raw < 0 ? raw + size : raw, then clamped into [0, size - 1] (size: an index value
+    # where it is dynamic)
     index = arith.index_cast(ir.IndexType.get(), raw) if raw.type != ir.IndexType.get() else raw
-    zero, size_value = index_const(0), index_const(size)
+    zero = index_const(0)
+    size_value = size if isinstance(size, ir.Value) else index_const(size)
+    last = arith.maxsi(arith.subi(size_value, index_const(1)), zero) \
+        if isinstance(size, ir.Value) else index_const(max(size - 1, 0))
     wrapped = arith.select(arith.cmpi(arith.CmpIPredicate.slt, index, zero),
                            arith.addi(index, size_value), index)
-    return arith.maxsi(arith.minsi(wrapped, index_const(max(size - 1, 0))), zero)
+    return arith.maxsi(arith.minsi(wrapped, last), zero)
 
 
 def loop_index(dim: int) -> ir.Value:
@@ -138,6 +142,8 @@ def lower_gather(op: ir.OpView, rewriter) -> None:
         return tensor.extract(data, position)
 
     with rewriter.ip, op.location:
+        if ir.ShapedType.is_dynamic_size(size):  # (data of the dynamic size along the axis)
+            size = tensor.dim(data, index_const(axis))
         checks.emit(op, indices, [size])
         maps = [dims_map(rank, list(range(axis, axis + q))), dims_map(rank, list(range(rank)))]
         value = generic([indices], empty_like(result_type), maps, [PARALLEL] * rank, body)
@@ -373,13 +379,4 @@ PATTERNS = {
 }
 
 
-def _gather_limit(op: ir.OpView) -> str | None:
-    """Why a gather of a dynamic size has no lowering yet: from data of a dynamic size."""
-    data = op.operands[0]
-    if not data.type.has_static_shape:
-        return "gathers from data of a dynamic size (?), which its lowering does not take yet"
-    return None
-
-
-LIMITS = {indexing.GATHER: _gather_limit}
 DYNAMIC_OPS = (indexing.GATHER,)

@@ -156,9 +156,9 @@ def lower_slice(op: ir.OpView, rewriter) -> None:
     with rewriter.ip, op.location:
         if 0 in result_type.shape:  # nothing to read (and an offset at the end would not verify)
             value = tensor.EmptyOp(list(result_type.shape), result_type.element_type).result
-        elif all(s > 0 for s in steps):
-            value = tensor.ExtractSliceOp(result_type, x, [], [], [], starts,
-                                          list(result_type.shape), steps).result
+        elif all(s > 0 for s in steps):  # (a dynamic size is kept whole: `infer_slice`)
+            value = tensor.ExtractSliceOp(result_type, x, [], _dynamic_sizes(
+                list(result_type.shape)), [], starts, list(result_type.shape), steps).result
         else:
             # first cut the region read (positive steps done, reversed axes kept whole), so
             # that every axis the generic reads as plain `d` has the result's size
@@ -199,6 +199,30 @@ def lower_broadcast(op: ir.OpView, rewriter) -> None:
                                      dimensions=list(range(added)))
         else:
             value = elementwise([x], result_type, lambda element: element)
+        rewriter.replace_op(op, [as_value(value)])
+
+
+def lower_iota(op: ir.OpView, rewriter) -> None:
+    # dlc.iota {axis, start, step} -> linalg.generic {start + step * linalg.index(axis)}
+    result_type = op.results[0].type
+    axis = ir.IntegerAttr(op.attributes["axis"]).value
+    start = ir.IntegerAttr(op.attributes["start"]).value
+    step = ir.IntegerAttr(op.attributes["step"]).value
+    element = result_type.element_type
+    rank = result_type.rank
+    i64 = ir.IntegerType.get_signless(64)
+
+    def body(_out):
+        position = arith.index_cast(i64, linalg.IndexOp(ir.IntegerAttr.get(i64, axis)).result)
+        value = arith.addi(arith.constant(i64, start),
+                           arith.muli(position, arith.constant(i64, step)))
+        if isinstance(element, ir.IntegerType):
+            return value if element.width == 64 else arith.trunci(element, value)
+        return arith.sitofp(element, value)
+
+    with rewriter.ip, op.location:
+        value = generic([], empty_like(result_type), [ir.AffineMap.get_identity(rank)],
+                        [PARALLEL] * rank, body)
         rewriter.replace_op(op, [as_value(value)])
 
 
@@ -282,5 +306,6 @@ PATTERNS = {
     movement.BROADCAST: lower_broadcast,
     movement.PAD: lower_pad,
     movement.TRILU: lower_trilu,
+    movement.IOTA: lower_iota,
 }
-DYNAMIC_OPS = (movement.CONCAT,)
+DYNAMIC_OPS = (movement.CONCAT, movement.BROADCAST, movement.SLICE, movement.IOTA)
