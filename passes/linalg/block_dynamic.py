@@ -41,6 +41,7 @@ from dlc.passes.walk import untag
 
 TAG = "dlc.block"
 ANY = "!transform.any_op"
+ROUNDS = 4  # (the blocked loops of one op: rows, columns, then a reduction)
 
 
 def _maps(op: ir.Operation) -> list[ir.AffineMap] | None:
@@ -50,12 +51,11 @@ def _maps(op: ir.Operation) -> list[ir.AffineMap] | None:
         return None
 
 
-def dynamic_loop(op: ir.Operation) -> int | None:
-    """The one loop of linalg op `op` over a dynamic size when it is parallel (it indexes the
-    result); else None (no dynamic size, several, one inside an index expression, or a
-    reduction over it)."""
+def dynamic_loops(op: ir.Operation) -> tuple[list[int], list[int]] | None:
+    """(the parallel, the reduction) loops of linalg op `op` over a dynamic size, each in
+    loop order; None when a dynamic size is inside an index expression (a window)."""
     maps = _maps(op)
-    if maps is None or len(maps) != len(op.operands):
+    if maps is None or len(maps) != len(op.operands) or not op.results:
         return None
     dynamic = set()
     for operand, indexing in zip(op.operands, maps):
@@ -66,13 +66,27 @@ def dynamic_loop(op: ir.Operation) -> int | None:
             if not isinstance(expr, ir.AffineDimExpr):
                 return None
             dynamic.add(ir.AffineDimExpr(expr).position)
-    if len(dynamic) != 1:
-        return None
-    (loop,) = dynamic
     outputs = maps[len(maps) - len(op.results):]
-    parallel = any(isinstance(e, ir.AffineDimExpr) and ir.AffineDimExpr(e).position == loop
-                   for m in outputs for e in m.results)
-    return loop if parallel and op.results else None
+    parallel = {ir.AffineDimExpr(e).position for m in outputs for e in m.results
+                if isinstance(e, ir.AffineDimExpr)}
+    return sorted(dynamic & parallel), sorted(dynamic - parallel)
+
+
+def dynamic_loop(op: ir.Operation) -> tuple[int, bool] | None:
+    """(the loop of linalg op `op` this pass blocks, whether it is a reduction): its
+    outermost parallel loop over a dynamic size (rows: attention's [S, S] ops are blocked by
+    rows, then each block by columns), else a reduction over one when it is the only
+    dynamic loop (a softmax's sum, attention's [S, S] x [S, D]); None for no dynamic size,
+    one inside an index expression, or several reductions over one."""
+    loops = dynamic_loops(op)
+    if loops is None:
+        return None
+    parallel, reductions = loops
+    if parallel:
+        return parallel[0], False
+    if len(reductions) == 1:
+        return reductions[0], True
+    return None
 
 
 def _structured(op: ir.Operation) -> bool:
@@ -80,8 +94,9 @@ def _structured(op: ir.Operation) -> bool:
                                                               "linalg.index")
 
 
-def blocked_ops(module: ir.Operation) -> list[tuple[ir.Operation, int]]:
-    """(op, its dynamic loop) of each linalg op this pass blocks, in program order."""
+def blocked_ops(module: ir.Operation) -> list[tuple[ir.Operation, int, bool]]:
+    """(op, its blocked loop, whether a reduction) of each linalg op this pass blocks now,
+    in program order (`dynamic_loop`)."""
     found = []
 
     def visit(op: ir.Operation) -> ir.WalkResult:
@@ -93,7 +108,7 @@ def blocked_ops(module: ir.Operation) -> list[tuple[ir.Operation, int]]:
                 d == 0 for t in shaped for d in t.shape):
             loop = dynamic_loop(op)
             if loop is not None:
-                found.append((op, loop))
+                found.append((op, *loop))
         return ir.WalkResult.ADVANCE
 
     for top in module.regions[0].blocks[0].operations:
@@ -115,37 +130,51 @@ class BlockDynamic(ModulePass):
         if self.block < 1 or self.tail < 2 or self.block % self.tail:
             raise PassFailure(f"dlc-block-dynamic: block ({self.block}) must be a multiple of "
                               f"tail ({self.tail}), tail >= 2")
-        found = blocked_ops(module)
-        if not found:
-            return
+        # each round blocks one loop of each op: an op with two dynamic loops (attention's
+        # [S, S] scores) is blocked by rows, then each of its blocks by columns
+        for _ in range(ROUNDS):
+            found = blocked_ops(module)
+            if not found:
+                return
+            try:
+                self._round(module, found)
+            finally:
+                untag(module, TAG)
+
+    def _round(self, module: ir.Operation, found: list[tuple[ir.Operation, int, bool]]) -> None:
         i64 = ir.IntegerType.get_signless(64)
-        for index, (op, _) in enumerate(found):
+        for index, (op, _, _) in enumerate(found):
             op.attributes[TAG] = ir.IntegerAttr.get(i64, index)
         fills = {}
-        for index, (op, _) in enumerate(found):
-            fill = _fill_of(op)
+        for index, (op, _, reduction) in enumerate(found):
+            fill = _fill_of(op) if not reduction else None
             if fill is not None:
                 fills[index] = len(found) + len(fills)
                 fill.attributes[TAG] = ir.IntegerAttr.get(i64, fills[index])
         lines = []
         for group in _groups(found):
-            lines += self._lines(group, fills)
+            lines += self._lines(group, fills, found[group[0][0]][2])
         script = ir.Module.parse(_script(lines))
+        loops = {index: (loop, reduction) for index, (_, loop, reduction) in enumerate(found)}
         try:
             interpreter.apply_named_sequence(module, script.body.operations[0], script)
-            for op, _ in _tails(module):
-                _split_rest(op, self.block, self.tail)
+            for op, loop, reduction in _tails(module, loops):
+                if reduction:
+                    _split_reduction(op, loop, self.block)
+                else:
+                    _split_rest(op, loop, self.block, self.tail)
             script = ir.Module.parse(_script([]))
             interpreter.apply_named_sequence(module, script.body.operations[0], script)
         except (ValueError, ir.MLIRError) as error:
             raise PassFailure(f"dlc-block-dynamic: the blocking script failed: {error}") \
                 from None
-        finally:
-            untag(module, TAG)
 
-    def _lines(self, group: list[tuple[int, int, int]], fills: dict[int, int]) -> list[str]:
+    def _lines(self, group: list[tuple[int, int, int]], fills: dict[int, int],
+               reduction: bool) -> list[str]:
         """The script of one group: (index, loop, loop count) of its root, then of the
-        producers fused into the root's blocks (each before its own producers)."""
+        producers fused into the root's blocks (each before its own producers). A reduction
+        is a group of its own: its blocks accumulate into its result, and the partial block
+        (`_split_reduction`) is left in the peeled loop."""
         def match(index: int, where: str) -> str:
             return (f"transform.structured.match attributes {{{TAG} = {index} : i64}} in "
                     f"{where} : ({ANY}) -> {ANY}")
@@ -170,6 +199,8 @@ class BlockDynamic(ModulePass):
             (f"{p}_main, {p}_rest = transform.loop.peel {p}_c : (!transform.op<\"scf.for\">) "
              f"-> ({ANY}, {ANY})"),
         ]
+        if reduction:
+            return lines
         # the partial block: each op of the group in a loop of its own (one iteration), into
         # whose result it inserts its rows: `_split_rest` computes them in place there
         for index, op_loop, op_count in group:
@@ -203,26 +234,55 @@ def _fill_of(op: ir.Operation) -> ir.Operation | None:
     return None
 
 
-def _groups(found: list[tuple[ir.Operation, int]]) -> list[list[tuple[int, int, int]]]:
+def _groups(found: list[tuple[ir.Operation, int, bool]]) -> list[list[tuple[int, int, int]]]:
     """The blocked ops in groups run in one loop: a producer whose one use is an input of a
-    blocked consumer in the same block joins its consumer's group (its rows are computed in
-    the consumer's row blocks, no intermediate of the whole size); each group is (index, loop,
-    loop count) of its root (the last op), then of its producers, consumers first."""
-    index_of = {op: i for i, (op, _) in enumerate(found)}
+    blocked consumer in the same block, read along the consumer's blocked loop at the axes
+    of its own, joins its consumer's group (its rows are computed in the consumer's row
+    blocks, no intermediate of the whole size); each group is (index, loop, loop count) of
+    its root (the last op), then of its producers, consumers first. Reductions are groups of
+    their own."""
+    index_of = {op: i for i, (op, _, _) in enumerate(found)}
     group_of: dict[int, int] = {}
     groups: dict[int, list[tuple[int, int, int]]] = {}
     for i in reversed(range(len(found))):
-        op, loop = found[i]
+        op, loop, reduction = found[i]
         entry = (i, loop, _maps(op)[0].n_dims)
         consumer = _single_input_consumer(op)
         j = index_of.get(consumer) if consumer is not None else None
-        if j is not None and j in group_of and consumer.parent == op.parent:
+        if not reduction and j is not None and j in group_of and consumer.parent == op.parent \
+                and not found[j][2] and _aligned(op, loop, consumer, found[j][1]):
             group_of[i] = group_of[j]
             groups[group_of[j]].append(entry)
         else:
             group_of[i] = i
             groups[i] = [entry]
     return [groups[root] for root in sorted(groups)]
+
+
+def _aligned(producer: ir.Operation, loop: int, consumer: ir.Operation, consumer_loop: int
+             ) -> bool:
+    """Whether `consumer` reads `producer`'s result along its blocked loop exactly at the
+    axes the producer's blocked loop writes."""
+    (use,) = list(producer.results[0].uses)
+    written = _loop_axes(producer, len(producer.operands) - 1, loop)
+    return bool(written) and written == _loop_axes(consumer, use.operand_number, consumer_loop)
+
+
+def _loop_axes(op: ir.Operation, position: int, loop: int) -> list[int]:
+    """The axes of operand `position` of linalg op `op` indexed by its loop `loop`."""
+    maps = _maps(op)
+    if maps is None:
+        return []
+    return [axis for axis, expr in enumerate(maps[position].results)
+            if isinstance(expr, ir.AffineDimExpr) and ir.AffineDimExpr(expr).position == loop]
+
+
+def _extent(value: ir.Value, axis: int) -> int | ir.Value:
+    """The size of `value` at `axis`: an int, or its run-time value (`tensor.dim`)."""
+    size = value.type.shape[axis]
+    if not ir.ShapedType.is_dynamic_size(size):
+        return size
+    return tensor.dim(value, arith.ConstantOp(ir.IndexType.get(), axis).result)
 
 
 def _one_use(op: ir.Operation) -> tuple[ir.Operation, int] | None:
@@ -263,18 +323,27 @@ def _script(lines: list[str]) -> str:
     ])
 
 
-def _tails(module: ir.Operation) -> list[tuple[ir.Operation, int]]:
-    """The blocked ops still of a dynamic size: the last rows, fewer than a tail block."""
-    return [(op, loop) for op, loop in blocked_ops(module) if TAG in op.attributes]
+def _tails(module: ir.Operation, loops: dict[int, tuple[int, bool]]
+           ) -> list[tuple[ir.Operation, int, bool]]:
+    """The ops blocked this round (tagged; `loops`: the loop of each tag) whose blocked loop
+    is still of a dynamic size: the partial blocks."""
+    found = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if TAG in op.attributes and _structured(op):
+            loop, reduction = loops[ir.IntegerAttr(op.attributes[TAG]).value]
+            if any(ir.ShapedType.is_dynamic_size(v.type.shape[a])
+                   for position, v in enumerate(op.operands)
+                   if isinstance(v.type, ir.ShapedType)
+                   for a in _loop_axes(op, position, loop)):
+                found.append((op, loop, reduction))
+        return ir.WalkResult.ADVANCE
+
+    module.walk(visit)
+    return found
 
 
-def _dynamic(value: ir.Value) -> list[int]:
-    t = value.type
-    return [axis for axis, size in enumerate(t.shape) if ir.ShapedType.is_dynamic_size(size)] \
-        if isinstance(t, ir.RankedTensorType) else []
-
-
-def _split_rest(op: ir.Operation, block: int, tail: int) -> None:
+def _split_rest(op: ir.Operation, loop: int, block: int, tail: int) -> None:
     """Replace `op` (the rows after the last whole block: fewer than `block`, its dynamic
     size) by static ops: the rows in blocks of block/2, block/4... down to `tail` rows, each
     run when its bit of the count is set (100 rows: 64, then 32, then 4), then the last
@@ -290,16 +359,16 @@ def _split_rest(op: ir.Operation, block: int, tail: int) -> None:
         raise PassFailure(f"dlc-block-dynamic: the rows of {op.name} are not inserted into "
                           "a loop's result")
     with ir.InsertionPoint(insert), op.location:
-        source = next(v for v in op.operands if _dynamic(v))
-        axis = _dynamic(source)[0]
-        rows = tensor.dim(source, arith.ConstantOp(index, axis).result)
+        position, axis = next((p, a[0]) for p, a in (
+            (p, _loop_axes(op, p, loop)) for p in range(len(op.operands))) if a)
+        rows = tensor.dim(op.operands[position], arith.ConstantOp(index, axis).result)
 
         def const(value: int) -> ir.Value:
             return arith.ConstantOp(index, value).result
 
         base = _offsets(insert)
         acc = insert.operands[1]
-        result_axes = _dynamic(op.results[0])
+        result_axes = _loop_axes(op, len(op.operands) - 1, loop)
 
         def place(offset: ir.Value) -> list:
             """The offsets in `acc` of the rows at `offset` of `op`'s result."""
@@ -320,7 +389,7 @@ def _split_rest(op: ir.Operation, block: int, tail: int) -> None:
             bit = arith.andi(rows, const(size))
             taken = arith.cmpi(arith.CmpIPredicate.ne, bit, const(0))
             acc = stage(taken, acc, lambda acc, size=size, at=offset: _piece(
-                op, acc, at, place(at), size, size, pad=False))
+                op, loop, acc, at, place(at), size, size, pad=False))
             offset = arith.addi(offset, bit)
             size //= 2
         left = arith.subi(rows, offset)
@@ -330,11 +399,11 @@ def _split_rest(op: ir.Operation, block: int, tail: int) -> None:
         def last(acc: ir.Value, tiers=tiers) -> ir.Value:
             (bound, size, pad), *others = tiers
             if not others:
-                return _piece(op, acc, offset, place(offset), size, left, pad)
+                return _piece(op, loop, acc, offset, place(offset), size, left, pad)
             fits = arith.cmpi(arith.CmpIPredicate.ule, left, const(bound))
             branch = scf.IfOp(fits, [acc.type], has_else=True)
             with ir.InsertionPoint(branch.then_block):
-                scf.YieldOp([_piece(op, acc, offset, place(offset), size, left, pad)])
+                scf.YieldOp([_piece(op, loop, acc, offset, place(offset), size, left, pad)])
             with ir.InsertionPoint(branch.else_block):
                 scf.YieldOp([last(acc, others)])
             return branch.results[0]
@@ -358,23 +427,24 @@ def _offsets(insert: ir.Operation) -> list:
     return [next(dynamic) if ir.ShapedType.is_dynamic_size(v) else v for v in static]
 
 
-def _piece(op: ir.Operation, acc: ir.Value, offset: ir.Value, at: list, size: int,
+def _piece(op: ir.Operation, loop: int, acc: ir.Value, offset: ir.Value, at: list, size: int,
            count: ir.Value | int, pad: bool) -> ir.Value:
-    """`acc` with the rows [offset, offset + count) of `op`'s result, written at offsets `at`
-    (its rows' place in `acc`), computed by a clone of `op` of `size` rows: its inputs' rows
-    sliced (count == size) or padded with zeros to `size` (count < size), its init the rows of
-    `acc` (the result of an op whose init is the slice of `acc` it is inserted into)."""
+    """`acc` with the rows [offset, offset + count) of `op`'s result (along its loop
+    `loop`), written at offsets `at` (its rows' place in `acc`), computed by a clone of `op`
+    of `size` rows: its inputs' rows sliced (count == size) or padded with zeros to `size`
+    (count < size), its init the rows of `acc` (the result of an op whose init is the slice
+    of `acc` it is inserted into). Its other dynamic sizes (columns) stay dynamic."""
     inits = len(op.operands) - len(op.results)
-    result_axes = _dynamic(op.results[0])
-    rows_at = [s if a in result_axes else d for a, (s, d) in enumerate(
-        zip([size] * acc.type.rank, op.results[0].type.shape))]
+    result_axes = _loop_axes(op, len(op.operands) - 1, loop)
+    init = op.operands[inits]
+    rows_at = [size if a in result_axes else _extent(init, a) for a in range(acc.type.rank)]
     operands = []
     for position, value in enumerate(op.operands):
-        axes = _dynamic(value)
-        if not axes:
+        axes = _loop_axes(op, position, loop) if position < inits else result_axes
+        if not axes or not isinstance(value.type, ir.RankedTensorType):
             operands.append(value)
             continue
-        shape = [size if a in axes else d for a, d in enumerate(value.type.shape)]
+        shape = [size if a in axes else _extent(value, a) for a in range(value.type.rank)]
         if position >= inits:  # the init: the rows of `acc`
             value, offsets = acc, at
             shape = rows_at
@@ -386,8 +456,7 @@ def _piece(op: ir.Operation, acc: ir.Value, offset: ir.Value, at: list, size: in
         if not _read(op, position):  # (an init the op only writes: not copied)
             operands.append(tensor.EmptyOp(shape, value.type.element_type).result)
             continue
-        rows_axes = axes if position < inits else result_axes
-        counts = [count if a in rows_axes else s for a, s in enumerate(shape)]
+        counts = [count if a in axes else s for a, s in enumerate(shape)]
         zero = arith.ConstantOp(value.type.element_type, _zero_attr(value.type.element_type))
         padded = linalg.fill(zero.result, outs=[tensor.EmptyOp(shape, value.type.element_type)])
         operands.append(_insert(_slice(value, offsets, counts), padded,
@@ -395,9 +464,9 @@ def _piece(op: ir.Operation, acc: ir.Value, offset: ir.Value, at: list, size: in
     clone = op.clone()
     for position, value in enumerate(operands):
         clone.operands[position] = value
-    _shift_indices(clone, op.results[0], offset)
+    _shift_indices(clone, loop, offset)
     result = clone.results[0]
-    result.set_type(ir.RankedTensorType.get(rows_at, result.type.element_type))
+    result.set_type(ir.RankedTensorType.get(_mixed(rows_at)[1], result.type.element_type))
     if TAG in clone.attributes:
         del clone.attributes[TAG]
     counts = [(count if pad else size) if a in result_axes else d
@@ -407,25 +476,69 @@ def _piece(op: ir.Operation, acc: ir.Value, offset: ir.Value, at: list, size: in
     return _insert(result, acc, at, counts)
 
 
-def _shift_indices(clone: ir.Operation, result: ir.Value, offset: ir.Value) -> None:
-    """A clone of size rows at `offset` of the op's rows: its body's `linalg.index` of the
-    rows' loop (an iota, a mask) counts from `offset`, not from 0."""
-    maps = _maps(clone)
-    if maps is None:
-        return
-    output = maps[len(clone.operands) - len(clone.results)]
-    loops = {output.results[a].position for a in _dynamic(result)
-             if isinstance(output.results[a], ir.AffineDimExpr)}
+def _split_reduction(op: ir.Operation, loop: int, block: int) -> None:
+    """Replace `op`, the partial block (fewer than `block` elements, a dynamic size) of a
+    reduction over its loop `loop`, by static pieces accumulating into its init in turn:
+    block/2, block/4... 1 elements (32 ... 1), each run when its bit of the count is set. No padding: the
+    identity of the op's combination is not known here."""
+    index = ir.IndexType.get()
+    inits = len(op.operands) - len(op.results)
+    if len(op.results) != 1:
+        raise PassFailure(f"dlc-block-dynamic: a reduction {op.name} of several results")
+    with ir.InsertionPoint(op), op.location:
+        position, axis = next((p, a[0]) for p, a in (
+            (p, _loop_axes(op, p, loop)) for p in range(inits)) if a)
+        count = tensor.dim(op.operands[position], arith.ConstantOp(index, axis).result)
+
+        def const(value: int) -> ir.Value:
+            return arith.ConstantOp(index, value).result
+
+        acc = op.operands[inits]
+        offset = const(0)
+        size = block // 2
+        while size >= 1:
+            bit = arith.andi(count, const(size))
+            taken = arith.cmpi(arith.CmpIPredicate.ne, bit, const(0))
+            branch = scf.IfOp(taken, [acc.type], has_else=True)
+            with ir.InsertionPoint(branch.then_block):
+                operands = []
+                for p, value in enumerate(op.operands):
+                    axes = _loop_axes(op, p, loop) if p < inits else []
+                    if not axes:
+                        operands.append(acc if p == inits else value)
+                        continue
+                    shape = [size if a in axes else _extent(value, a)
+                             for a in range(value.type.rank)]
+                    operands.append(_slice(value, [offset if a in axes else 0
+                                                   for a in range(len(shape))], shape))
+                clone = op.clone()
+                for p, value in enumerate(operands):
+                    clone.operands[p] = value
+                _shift_indices(clone, loop, offset)
+                if TAG in clone.attributes:
+                    del clone.attributes[TAG]
+                scf.YieldOp([clone.results[0]])
+            with ir.InsertionPoint(branch.else_block):
+                scf.YieldOp([acc])
+            acc = branch.results[0]
+            offset = arith.addi(offset, bit)
+            size //= 2
+    op.results[0].replace_all_uses_with(acc)
+    op.erase()
+
+
+def _shift_indices(clone: ir.Operation, loop: int, offset: ir.Value) -> None:
+    """A clone of the elements at `offset` of the op's loop `loop`: its body's
+    `linalg.index` of that loop (an iota, a mask) counts from `offset`, not from 0."""
     i64 = ir.IntegerType.get_signless(64)
     for region in clone.regions:
         for block in region.blocks:
             for inner in list(block.operations):
                 if inner.operation.name != "linalg.index" or \
-                        ir.IntegerAttr(inner.attributes["dim"]).value not in loops:
+                        ir.IntegerAttr(inner.attributes["dim"]).value != loop:
                     continue
                 with ir.InsertionPoint(inner), inner.location:
-                    fresh = linalg.IndexOp(ir.IntegerAttr.get(i64, ir.IntegerAttr(
-                        inner.attributes["dim"]).value)).result
+                    fresh = linalg.IndexOp(ir.IntegerAttr.get(i64, loop)).result
                     inner.results[0].replace_all_uses_with(arith.addi(fresh, offset))
                 inner.erase()
 

@@ -51,8 +51,8 @@ func.func @test_matmul(%x: tensor<?x64xf32>) -> tensor<?x32xf32> {
 }
 
 // An elementwise op's padded tail does not copy its init (it only writes it); a reduction
-// over the dynamic size is left alone (the naive path, which NaivePathWarning names when
-// large).
+// over the dynamic size runs in blocks of 64 accumulating into its result, then its partial
+// block as 32, 16, 8, 4, 2 and 1 rows (each when its bit of the count is set), no padding.
 // CHECK-LABEL: func.func @test_elementwise_and_reduction
 // CHECK:         linalg.generic {{.*}} ins(%{{.*}} : tensor<64x16xf32>)
 // CHECK:           } else {
@@ -60,7 +60,14 @@ func.func @test_matmul(%x: tensor<?x64xf32>) -> tensor<?x32xf32> {
 // CHECK:           tensor.insert_slice
 // CHECK-NOT:       tensor.insert_slice {{.*}} into {{.*}} tensor<4x16xf32>
 // CHECK:           linalg.generic {{.*}} ins(%{{.*}} : tensor<4x16xf32>)
-// CHECK:         linalg.generic {{.*}} iterator_types = ["reduction", "parallel"]{{.*}} ins(%{{.*}} : tensor<?x16xf32>)
+// CHECK:         scf.for
+// CHECK:           linalg.generic {{.*}} iterator_types = ["reduction", "parallel"]{{.*}} ins(%{{.*}} : tensor<64x16xf32>) outs(%{{.*}} : tensor<16xf32>)
+// CHECK:         scf.for
+// CHECK:           scf.if
+// CHECK:             linalg.generic {{.*}} iterator_types = ["reduction", "parallel"]{{.*}} ins(%{{.*}} : tensor<32x16xf32>)
+// CHECK-COUNT-4:     linalg.generic {{.*}} iterator_types = ["reduction", "parallel"]
+// CHECK:             linalg.generic {{.*}} iterator_types = ["reduction", "parallel"]{{.*}} ins(%{{.*}} : tensor<1x16xf32>)
+// CHECK-NOT:     tensor<?x16xf32>) outs(%{{.*}} : tensor<16xf32>)
 #id = affine_map<(d0, d1) -> (d0, d1)>
 #col = affine_map<(d0, d1) -> (d1)>
 func.func @test_elementwise_and_reduction(%x: tensor<?x16xf32>) -> (tensor<?x16xf32>, tensor<16xf32>) {
@@ -121,4 +128,23 @@ func.func @test_static(%x: tensor<4x64xf32>) -> tensor<4x32xf32> {
   %f = linalg.fill ins(%zero : f32) outs(%e : tensor<4x32xf32>) -> tensor<4x32xf32>
   %m = linalg.matmul ins(%x, %w : tensor<4x64xf32>, tensor<64x32xf32>) outs(%f : tensor<4x32xf32>) -> tensor<4x32xf32>
   return %m : tensor<4x32xf32>
+}
+
+// Attention's scores, [S, D] x [D, S] -> [S, S]: blocked by rows, then each block by
+// columns (one round each); every matmul left is static, none of [?, ?].
+// CHECK-LABEL: func.func @test_two_dynamic_loops
+// CHECK:         linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<64x16xf32>, tensor<16x64xf32>) outs(%{{.*}} : tensor<64x64xf32>)
+// CHECK-NOT:     linalg.matmul {{.*}}tensor<?x
+// CHECK-NOT:     linalg.matmul {{.*}}x?xf32>
+// CHECK:         return
+func.func @test_two_dynamic_loops(%q: tensor<?x16xf32>, %k: tensor<16x?xf32>) -> tensor<?x?xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  %n = tensor.dim %q, %c0 : tensor<?x16xf32>
+  %m = tensor.dim %k, %c1 : tensor<16x?xf32>
+  %e = tensor.empty(%n, %m) : tensor<?x?xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<?x?xf32>) -> tensor<?x?xf32>
+  %s = linalg.matmul ins(%q, %k : tensor<?x16xf32>, tensor<16x?xf32>) outs(%f : tensor<?x?xf32>) -> tensor<?x?xf32>
+  return %s : tensor<?x?xf32>
 }
