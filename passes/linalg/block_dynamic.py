@@ -42,6 +42,7 @@ from dlc.passes.walk import untag
 TAG = "dlc.block"
 ANY = "!transform.any_op"
 ROUNDS = 4  # (the blocked loops of one op: rows, columns, then a reduction)
+REDUCTION_TAIL = 8  # (a reduction's partial block: pieces of 32, 16, 8, then 1 element)
 
 
 def _maps(op: ir.Operation) -> list[ir.AffineMap] | None:
@@ -132,16 +133,19 @@ class BlockDynamic(ModulePass):
                               f"tail ({self.tail}), tail >= 2")
         # each round blocks one loop of each op: an op with two dynamic loops (attention's
         # [S, S] scores) is blocked by rows, then each of its blocks by columns
-        for _ in range(ROUNDS):
+        for number in range(ROUNDS):
             found = blocked_ops(module)
             if not found:
                 return
             try:
-                self._round(module, found)
+                self._round(module, found, columns=number > 0)
             finally:
                 untag(module, TAG)
 
-    def _round(self, module: ir.Operation, found: list[tuple[ir.Operation, int, bool]]) -> None:
+    def _round(self, module: ir.Operation, found: list[tuple[ir.Operation, int, bool]],
+               columns: bool) -> None:
+        """Block the loop of each op `found` (`columns`: a loop of blocks already, whose
+        partial block is one padded to `block`)."""
         i64 = ir.IntegerType.get_signless(64)
         for index, (op, _, _) in enumerate(found):
             op.attributes[TAG] = ir.IntegerAttr.get(i64, index)
@@ -162,7 +166,7 @@ class BlockDynamic(ModulePass):
                 if reduction:
                     _split_reduction(op, loop, self.block)
                 else:
-                    _split_rest(op, loop, self.block, self.tail)
+                    _split_rest(op, loop, self.block, self.tail, columns)
             script = ir.Module.parse(_script([]))
             interpreter.apply_named_sequence(module, script.body.operations[0], script)
         except (ValueError, ir.MLIRError) as error:
@@ -343,7 +347,8 @@ def _tails(module: ir.Operation, loops: dict[int, tuple[int, bool]]
     return found
 
 
-def _split_rest(op: ir.Operation, loop: int, block: int, tail: int) -> None:
+def _split_rest(op: ir.Operation, loop: int, block: int, tail: int, padded: bool = False
+                ) -> None:
     """Replace `op` (the rows after the last whole block: fewer than `block`, its dynamic
     size) by static ops: the rows in blocks of block/2, block/4... down to `tail` rows, each
     run when its bit of the count is set (100 rows: 64, then 32, then 4), then the last
@@ -352,7 +357,9 @@ def _split_rest(op: ir.Operation, loop: int, block: int, tail: int) -> None:
     writes its rows into the tensor `op`'s result is inserted into (its loop's), in place:
     the `scf.if`s yield that tensor (yielding the block's rows instead, the branches'
     buffers differ, and bufferization copies them, with run-time ownership its deallocation
-    cannot lower)."""
+    cannot lower). `padded`: the partial block is one piece, padded to `block` (the columns
+    of attention's [S, S] blocks: one op of 2 sizes, not 7, for up to block - 1 columns
+    computed and dropped)."""
     index = ir.IndexType.get()
     insert = _insert_of(op)
     if insert is None:
@@ -384,6 +391,15 @@ def _split_rest(op: ir.Operation, loop: int, block: int, tail: int) -> None:
             return branch.results[0]
 
         offset = const(0)
+        if padded:  # (columns of blocks of rows: one piece, padded to `block` columns)
+            left = arith.subi(rows, offset)
+            acc = stage(arith.cmpi(arith.CmpIPredicate.ne, left, const(0)), acc,
+                        lambda acc: _piece(op, loop, acc, offset, place(offset), block, left,
+                                           True))
+            insert.results[0].replace_all_uses_with(acc)
+            insert.erase()
+            op.erase()
+            return
         size = block // 2
         while size >= tail:
             bit = arith.andi(rows, const(size))
@@ -479,8 +495,9 @@ def _piece(op: ir.Operation, loop: int, acc: ir.Value, offset: ir.Value, at: lis
 def _split_reduction(op: ir.Operation, loop: int, block: int) -> None:
     """Replace `op`, the partial block (fewer than `block` elements, a dynamic size) of a
     reduction over its loop `loop`, by static pieces accumulating into its init in turn:
-    block/2, block/4... 1 elements (32 ... 1), each run when its bit of the count is set. No padding: the
-    identity of the op's combination is not known here."""
+    block/2, block/4... REDUCTION_TAIL elements (32, 16, 8), each run when its bit of the
+    count is set, then a loop of one-element pieces for the rest (at most 7). No padding:
+    the identity of the op's combination is not known here."""
     index = ir.IndexType.get()
     inits = len(op.operands) - len(op.results)
     if len(op.results) != 1:
@@ -494,35 +511,44 @@ def _split_reduction(op: ir.Operation, loop: int, block: int) -> None:
             return arith.ConstantOp(index, value).result
 
         acc = op.operands[inits]
+
+        def piece(acc: ir.Value, at: ir.Value, size: int) -> ir.Value:
+            operands = []
+            for p, value in enumerate(op.operands):
+                axes = _loop_axes(op, p, loop) if p < inits else []
+                if not axes:
+                    operands.append(acc if p == inits else value)
+                    continue
+                shape = [size if a in axes else _extent(value, a)
+                         for a in range(value.type.rank)]
+                operands.append(_slice(value, [at if a in axes else 0
+                                               for a in range(len(shape))], shape))
+            clone = op.clone()
+            for p, value in enumerate(operands):
+                clone.operands[p] = value
+            _shift_indices(clone, loop, at)
+            if TAG in clone.attributes:
+                del clone.attributes[TAG]
+            return clone.results[0]
+
         offset = const(0)
         size = block // 2
-        while size >= 1:
+        while size >= REDUCTION_TAIL:
             bit = arith.andi(count, const(size))
             taken = arith.cmpi(arith.CmpIPredicate.ne, bit, const(0))
             branch = scf.IfOp(taken, [acc.type], has_else=True)
             with ir.InsertionPoint(branch.then_block):
-                operands = []
-                for p, value in enumerate(op.operands):
-                    axes = _loop_axes(op, p, loop) if p < inits else []
-                    if not axes:
-                        operands.append(acc if p == inits else value)
-                        continue
-                    shape = [size if a in axes else _extent(value, a)
-                             for a in range(value.type.rank)]
-                    operands.append(_slice(value, [offset if a in axes else 0
-                                                   for a in range(len(shape))], shape))
-                clone = op.clone()
-                for p, value in enumerate(operands):
-                    clone.operands[p] = value
-                _shift_indices(clone, loop, offset)
-                if TAG in clone.attributes:
-                    del clone.attributes[TAG]
-                scf.YieldOp([clone.results[0]])
+                scf.YieldOp([piece(acc, offset, size)])
             with ir.InsertionPoint(branch.else_block):
                 scf.YieldOp([acc])
             acc = branch.results[0]
             offset = arith.addi(offset, bit)
             size //= 2
+        # (the last elements, fewer than REDUCTION_TAIL: one at a time)
+        rest = scf.ForOp(offset, count, const(1), [acc])
+        with ir.InsertionPoint(rest.body):
+            scf.YieldOp([piece(rest.inner_iter_args[0], rest.induction_variable, 1)])
+        acc = rest.results[0]
     op.results[0].replace_all_uses_with(acc)
     op.erase()
 

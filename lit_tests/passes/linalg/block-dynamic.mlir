@@ -52,7 +52,8 @@ func.func @test_matmul(%x: tensor<?x64xf32>) -> tensor<?x32xf32> {
 
 // An elementwise op's padded tail does not copy its init (it only writes it); a reduction
 // over the dynamic size runs in blocks of 64 accumulating into its result, then its partial
-// block as 32, 16, 8, 4, 2 and 1 rows (each when its bit of the count is set), no padding.
+// block as 32, 16 and 8 rows (each when its bit of the count is set), then a loop of one
+// row at a time for the rest (fewer than 8); no padding.
 // CHECK-LABEL: func.func @test_elementwise_and_reduction
 // CHECK:         linalg.generic {{.*}} ins(%{{.*}} : tensor<64x16xf32>)
 // CHECK:           } else {
@@ -65,7 +66,9 @@ func.func @test_matmul(%x: tensor<?x64xf32>) -> tensor<?x32xf32> {
 // CHECK:         scf.for
 // CHECK:           scf.if
 // CHECK:             linalg.generic {{.*}} iterator_types = ["reduction", "parallel"]{{.*}} ins(%{{.*}} : tensor<32x16xf32>)
-// CHECK-COUNT-4:     linalg.generic {{.*}} iterator_types = ["reduction", "parallel"]
+// CHECK:             linalg.generic {{.*}} iterator_types = ["reduction", "parallel"]{{.*}} ins(%{{.*}} : tensor<16x16xf32>)
+// CHECK:             linalg.generic {{.*}} iterator_types = ["reduction", "parallel"]{{.*}} ins(%{{.*}} : tensor<8x16xf32>)
+// CHECK:           scf.for
 // CHECK:             linalg.generic {{.*}} iterator_types = ["reduction", "parallel"]{{.*}} ins(%{{.*}} : tensor<1x16xf32>)
 // CHECK-NOT:     tensor<?x16xf32>) outs(%{{.*}} : tensor<16xf32>)
 #id = affine_map<(d0, d1) -> (d0, d1)>
@@ -131,8 +134,11 @@ func.func @test_static(%x: tensor<4x64xf32>) -> tensor<4x32xf32> {
 }
 
 // Attention's scores, [S, D] x [D, S] -> [S, S]: blocked by rows, then each block by
-// columns (one round each); every matmul left is static, none of [?, ?].
+// columns (one round each), their partial block padded to 64 columns; every matmul left is
+// static, none of [?, ?].
 // CHECK-LABEL: func.func @test_two_dynamic_loops
+// CHECK:         linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<64x16xf32>, tensor<16x64xf32>) outs(%{{.*}} : tensor<64x64xf32>)
+// CHECK:         linalg.fill {{.*}} -> tensor<16x64xf32>
 // CHECK:         linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<64x16xf32>, tensor<16x64xf32>) outs(%{{.*}} : tensor<64x64xf32>)
 // CHECK-NOT:     linalg.matmul {{.*}}tensor<?x
 // CHECK-NOT:     linalg.matmul {{.*}}x?xf32>
