@@ -133,39 +133,51 @@ def infer_gemm(types: TensorTypes, attrs: dict[str, Any]) -> list[ir.Type]:
     return [tensor([m, n], element)]
 
 
+WHOLE = "a reshape keeps a dynamic size (?) at one axis, whole (each, in order)"
+
+
 def _dynamic_reshape(x: ir.RankedTensorType, target: list[int]) -> list[int]:
-    """The shape of a reshape of `x`, which has a dynamic size (`?`), into `target` (with at
-    most one `?` and one -1): the dynamic axis keeps its size (the sizes before and after it
-    have the same products in `x` and in the result; -1 stands for the one missing, or for
-    the dynamic size itself); ShapeError for any other reshape (a dynamic size merged with or
-    split from static ones is not one size any more)."""
+    """The shape of a reshape of `x`, which has dynamic sizes (`?`, all the one size of the
+    function), into `target` (with `?`s and at most one -1): each dynamic axis keeps its
+    size, in order (the static sizes between them have the same products in `x` and in the
+    result; -1 stands for the one size missing, or for a dynamic size itself: [2, ?, ?] into
+    [1, 2, ?, -1]); ShapeError for any other reshape (a dynamic size merged with or split
+    from static ones is not one size any more)."""
     dynamic = ir.ShapedType.get_dynamic_size()
-    axes = [a for a, d in enumerate(x.shape) if d == dynamic]
-    if len(axes) != 1 or target.count(dynamic) > 1 or target.count(-1) > 1 or any(
-            d < -1 and d != dynamic for d in target):
-        raise ShapeError(f"cannot reshape [{shape_str(x.shape)}] into [{shape_str(target)}]: "
-                         "a reshape keeps a dynamic size (?) at one axis, whole")
-    (axis,) = axes
-    before, after = math.prod(x.shape[:axis]), math.prod(x.shape[axis + 1:])
-    where = target.index(dynamic) if dynamic in target else target.index(-1) if -1 in target \
-        else None
-    if where is None:
-        raise ShapeError(f"cannot reshape [{shape_str(x.shape)}] into the static "
-                         f"[{shape_str(target)}]: its dynamic size (?) must stay")
+    count = sum(d == dynamic for d in x.shape)
+
+    def refuse(why: str = "") -> ShapeError:
+        return ShapeError(f"cannot reshape [{shape_str(x.shape)}] into [{shape_str(target)}]"
+                          + (f": {why}" if why else ""))
+
+    if target.count(-1) > 1 or any(d < -1 and d != dynamic for d in target):
+        raise refuse(WHOLE)
     result = list(target)
-    result[where] = dynamic
-    if -1 in result:  # (the one size missing before or after the dynamic axis)
-        missing = result.index(-1)
-        part = result[:where] if missing < where else result[where + 1:]
-        known = math.prod(d for d in part if d != -1)
-        whole = before if missing < where else after
-        if known == 0 or whole % known:
-            raise ShapeError(f"cannot reshape [{shape_str(x.shape)}] into "
-                             f"[{shape_str(target)}]")
-        result[missing] = whole // known
-    if math.prod(result[:where]) != before or math.prod(result[where + 1:]) != after:
-        raise ShapeError(f"cannot reshape [{shape_str(x.shape)}] into [{shape_str(target)}]: "
-                         "a reshape keeps a dynamic size (?) at one axis, whole")
+    if target.count(dynamic) == count - 1 and -1 in target:
+        result[result.index(-1)] = dynamic  # (-1: the dynamic size missing)
+    if result.count(dynamic) != count:
+        raise refuse(WHOLE)
+
+    def segments(shape: list[int]) -> list[list[int]]:
+        parts: list[list[int]] = [[]]
+        for d in shape:
+            if d == dynamic:
+                parts.append([])
+            else:
+                parts[-1].append(d)
+        return parts
+
+    wanted = [math.prod(part) for part in segments(list(x.shape))]
+    parts = segments(result)
+    if -1 in result:  # (the one static size missing, in its segment)
+        number = next(i for i, part in enumerate(parts) if -1 in part)
+        known = math.prod(d for d in parts[number] if d != -1)
+        if known == 0 or wanted[number] % known:
+            raise refuse()
+        result[result.index(-1)] = wanted[number] // known
+        parts = segments(result)
+    if [math.prod(part) for part in parts] != wanted:
+        raise refuse(WHOLE)
     return result
 
 

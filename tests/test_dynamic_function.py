@@ -323,6 +323,9 @@ def test_a_sum_or_max_over_the_size_compiles_once(fn):
     ([-1, 8], [-1], None),
     ([-1, 8], [4, 2], None),
     ([-1, 8], ["?", 4], None),
+    ([2, -1, -1], [1, 2, "?", -1], [1, 2, "?", "?"]),  # (T5's position bias: [S, S] kept)
+    ([-1, 4, -1], ["?", 2, 2, "?"], ["?", 2, 2, "?"]),
+    ([-1, 4, -1], ["?", "?", 4], None),
 ])
 def test_reshape_rule_of_a_dynamic_size(shape, target, expected):
     from mlir import ir
