@@ -218,19 +218,22 @@ def _onnx_dynamic_model(model, error: DynamicShapesError, options: CompileOption
     function, reason = _dynamic_function(model, error, options)
     if function is not None:  # (its outputs' shapes are computed: shown as the function's)
         signature = Signature(signature.inputs, function._function.signature.outputs)
+    row_function = _row_function(model, error, options) if function is None else None
     return DynamicModel(signature, compile_for, options.opt_level, options.threads,
                         plan_rows=_rows_planner(signature, lambda shapes, context: import_source(
                             model, context, options.for_shapes(shapes)).module),
-                        function=function, function_reason=reason)
+                        function=function, function_reason=reason, row_function=row_function)
 
 
-def _dynamic_function(model, error: DynamicShapesError, options: CompileOptions
+def _dynamic_function(model, error: DynamicShapesError, options: CompileOptions,
+                      fixed_sizes: dict[str, int] | None = None
                       ) -> tuple[CompiledModel | None, str | None]:
     """The one compile of an ONNX model for every value of its one dynamic size, when its
-    ops all take it (`onnx_importer.dynamic_import_reason`), else (None, why not)."""
+    ops all take it (`onnx_importer.dynamic_import_reason`), else (None, why not);
+    `fixed_sizes` gives other named sizes a value (`_row_function`)."""
     from dlc.frontends.onnx_importer import import_model
 
-    reason = _dynamic_reason(error)
+    reason = _dynamic_reason(error, fixed_sizes)
     if reason is not None:
         return None, reason
     start = time.perf_counter()
@@ -240,7 +243,8 @@ def _dynamic_function(model, error: DynamicShapesError, options: CompileOptions
             context = make_context()
             with timer.span("import"):
                 imported = import_model(model, context, options.input_shapes,
-                                        options.constants, dynamic=True)
+                                        options.constants, dynamic=True,
+                                        fixed_sizes=fixed_sizes)
             compiled = compile_imported_cached(context, imported, options, start, timer)
     except DlcError as failure:  # (per call shape instead: the same compiler, static)
         return None, f"its compile with a dynamic size failed: {failure}"
@@ -253,14 +257,36 @@ def _dynamic_function(model, error: DynamicShapesError, options: CompileOptions
     return compiled, None
 
 
-def _dynamic_reason(error: DynamicShapesError) -> str | None:
+def _dynamic_reason(error: DynamicShapesError, fixed_sizes: dict[str, int] | None = None
+                    ) -> str | None:
     """Why the model `error` found dynamic does not compile once for every size (the
-    setting, or `onnx_importer.dynamic_import_reason`), or None when it may."""
+    setting, or `onnx_importer.dynamic_import_reason`; `fixed_sizes` given their values
+    first), or None when it may."""
     from dlc.frontends.onnx_importer import dynamic_import_reason
 
     if not settings.DYNAMIC_FUNCTION.get():
         return "$DLC_DYNAMIC_FUNCTION=0"
-    return dynamic_import_reason(error.proto, error.symbolic)
+    fixed = fixed_sizes or {}
+    symbolic = {name: tuple(fixed.get(d, d) if isinstance(d, str) else d for d in shape)
+                for name, shape in error.symbolic.items()}
+    return dynamic_import_reason(error.proto, symbolic)
+
+
+def _row_function(model, error: DynamicShapesError, options: CompileOptions
+                  ) -> CompiledModel | None:
+    """The one compile of a model with a batch and one other dynamic size (a sequence) at
+    batch 1, for every value of the other: `DynamicModel` runs it per row of a call's batch
+    where the model is separable (`dlc.batching`): BERT exported with dynamic batch and
+    sequence compiles once. None when the model has no such sizes or does not compile so."""
+    from dlc.batching import batch_symbol
+
+    symbol = batch_symbol(list(error.symbolic.items()))
+    others = {d for shape in error.symbolic.values() for d in shape
+              if isinstance(d, str)} - {symbol}
+    if symbol is None or len(others) != 1:
+        return None
+    function, _ = _dynamic_function(model, error, options, {symbol: 1})
+    return function
 
 
 def _rows_planner(signature: Signature, import_at) -> Callable[[Sequence], object]:

@@ -212,18 +212,28 @@ class RowPlans:
 
 
 def run_rows(function: Any, inputs: Sequence[tuple[int, int]], batched: Sequence[bool],
-             shapes: Shapes) -> list[np.ndarray]:
+             shapes: Shapes, row_shapes: Shapes | None = None) -> list[np.ndarray]:
     """The outputs of `function` (a batch-1 NativeFunction) called once per row of the batch
     on views of the inputs (C-contiguous buffers: (address, bytes) each, of `shapes`) and of
-    the outputs (numpy arrays, returned)."""
+    the outputs (numpy arrays, returned); a function with a dynamic size (a sequence) is
+    given the rows' shapes (`row_shapes`, the inputs')."""
     batch = next(shape[0] for shape, b in zip(shapes, batched) if b)
-    outputs = [np.empty((batch, *spec.shape[1:]), spec.dtype)
-               for spec in function.signature.outputs]
+    call_shapes = None
+    if function.dynamic:
+        sizes = function.signature.bind_symbols(row_shapes)
+        rows = [tuple(function.signature.output_shape(spec.shape, sizes))
+                for spec in function.signature.outputs]
+        call_shapes = [*row_shapes, *rows]
+    else:
+        rows = [spec.shape for spec in function.signature.outputs]
+    outputs = [np.empty((batch, *row[1:]), spec.dtype)
+               for row, spec in zip(rows, function.signature.outputs)]
     steps = [size // batch if b and batch else 0 for (_, size), b in zip(inputs, batched)]
     steps += [o.nbytes // batch if batch else 0 for o in outputs]
     starts = [start for start, _ in inputs] + [address(o) for o in outputs]
     for row in range(batch):
-        function.call_addresses([start + row * step for start, step in zip(starts, steps)])
+        function.call_addresses([start + row * step for start, step in zip(starts, steps)],
+                                call_shapes)
     return outputs
 
 
@@ -237,12 +247,16 @@ class DynamicModel:
                  compile_for: Callable[[dict[str, list[int]]], Any], opt_level: int = 2,
                  num_threads: int = 1, max_specializations: int | None = None,
                  plan_rows: Callable[[Shapes], Any] | None = None,
-                 function: Any | None = None, function_reason: str | None = None):
+                 function: Any | None = None, function_reason: str | None = None,
+                 row_function: Any | None = None):
         self.signature = signature
         # one CompiledModel for every value of the model's one dynamic size (compiled with it
         # dynamic), which then runs every call; else None and why (`function_reason`)
         self.function = function
         self.function_reason = function_reason
+        # one CompiledModel at batch 1 for every value of the model's other dynamic size (a
+        # sequence), run per row where the model is separable (for every call shape), or None
+        self.row_function = row_function
         self._compile_for = compile_for  # input shapes (all, by name) -> a CompiledModel
         self.opt_level = opt_level
         self.num_threads = num_threads
@@ -266,7 +280,8 @@ class DynamicModel:
     def compiles(self) -> int:
         """Compiles made (or loaded from the disk cache): the one of `function`, and each
         specialization's."""
-        return self._compiled.compiles + (self.function is not None)
+        return self._compiled.compiles + (self.function is not None) + \
+            (self.row_function is not None)
 
     @property
     def input_names(self) -> list[str]:
@@ -291,12 +306,15 @@ class DynamicModel:
         compiled = self._compiled.recall(shapes)
         if compiled is None:  # (a shape seen before fits the signature: checked then)
             self.signature.bind_symbols(shapes)
-            row_shapes = self._rows.decide(shapes, self._specialization) \
-                if self._rows.enabled else None
+            if self.row_function is not None and self._rows.enabled and all(
+                    shape[0] == 1 for shape, b in zip(shapes, self._rows.batched) if b):
+                return self.row_function._function.run(arrays)  # (batch 1: the model's row)
+            specialize = self._row_specialization
+            row_shapes = self._rows.decide(shapes, specialize) if self._rows.enabled else None
             if row_shapes is not None:
-                function = self._specialization(row_shapes)._function  # (kept: a lookup)
+                function = specialize(row_shapes)._function  # (kept: a lookup)
                 return run_rows(function, [(address(a), a.nbytes) for a in arrays],
-                                self._rows.batched, shapes)
+                                self._rows.batched, shapes, row_shapes)
             compiled = self._specialization(shapes)
         return compiled._function.run(arrays)  # (the arrays are checked: not again)
 
@@ -312,6 +330,13 @@ class DynamicModel:
         shapes = tuple(tuple(int(d) for d in input_shapes[n]) for n in self.input_names)
         self.signature.bind_symbols(shapes)
         return self._specialization(shapes)
+
+    def _row_specialization(self, row_shapes: Shapes) -> Any:
+        """The batch-1 CompiledModel run per row for rows of `row_shapes`: the row function
+        when there is one (every value of the other size), else the specialization."""
+        if self.row_function is not None:
+            return self.row_function
+        return self._specialization(row_shapes)
 
     def _specialization(self, shapes: Shapes) -> Any:
         def compile() -> Any:  # (under the store's compile lock)

@@ -306,7 +306,7 @@ def import_subgraph(graph: onnx.GraphProto, outer: NodeContext,
 
 
 def input_type(value: onnx.ValueInfoProto, shapes: Mapping[str, Sequence[int]],
-               dynamic: bool = False) -> ir.Type:
+               dynamic: bool = False, fixed: Mapping[str, int] | None = None) -> ir.Type:
     what = f"graph input '{value.name}'"
     if not value.type.HasField("tensor_type"):
         raise FrontendError(f"{what} is not a tensor; dlc supports tensor inputs only")
@@ -322,9 +322,12 @@ def input_type(value: onnx.ValueInfoProto, shapes: Mapping[str, Sequence[int]],
         check_tensor_size(shape, tensor_type.elem_type, what)
         return ir.RankedTensorType.get(shape, element)
     # (static: `_check_static` refused an input with dynamic sizes before; `dynamic`: each
-    # is the one dynamic size)
-    return ir.RankedTensorType.get([ir.ShapedType.get_dynamic_size() if isinstance(d, str)
-                                    else d for d in symbolic_shape(value)], element)
+    # is the one dynamic size, but those `fixed` gives a value)
+    fixed = fixed or {}
+    return ir.RankedTensorType.get([
+        fixed[d] if isinstance(d, str) and d in fixed else
+        ir.ShapedType.get_dynamic_size() if isinstance(d, str) else d
+        for d in symbolic_shape(value)], element)
 
 
 def _constant_input(value: onnx.ValueInfoProto, given) -> np.ndarray:
@@ -371,6 +374,7 @@ def import_model(
     input_shapes: Mapping[str, Sequence[int]] | None = None,
     constants: Mapping[str, np.ndarray] | None = None,
     dynamic: bool = False,
+    fixed_sizes: Mapping[str, int] | None = None,
 ) -> ImportedModel:
     """Import `model` into a new module of `context` (which must have the dlc dialect).
 
@@ -382,7 +386,7 @@ def import_model(
     """
     token = _BODIES.set([0])  # (the bodies this model imports: MAX_BODIES)
     try:
-        return _import_model(model, context, input_shapes, constants, dynamic)
+        return _import_model(model, context, input_shapes, constants, dynamic, fixed_sizes)
     finally:
         _BODIES.reset(token)
 
@@ -435,6 +439,7 @@ def _import_model(
     input_shapes: Mapping[str, Sequence[int]] | None,
     constants: Mapping[str, np.ndarray] | None,
     dynamic: bool = False,
+    fixed_sizes: Mapping[str, int] | None = None,
 ) -> ImportedModel:
     proto = load_model(model, read_sizes=False)  # (read_raw checks them: `_initializer_array`)
     graph = proto.graph
@@ -455,8 +460,10 @@ def _import_model(
     inputs = [v for v in graph.input if v.name not in initializers]
     dynamic_name = None
     if dynamic:
-        symbolic = {v.name: tuple(shapes[v.name]) if v.name in shapes else symbolic_shape(v)
-                    for v in inputs if v.type.HasField("tensor_type")}
+        fixed = dict(fixed_sizes or {})
+        symbolic = {v.name: tuple(shapes[v.name]) if v.name in shapes else tuple(
+            fixed.get(d, d) if isinstance(d, str) else d for d in symbolic_shape(v))
+            for v in inputs if v.type.HasField("tensor_type")}
         reason = dynamic_import_reason(proto, symbolic)
         if reason:
             raise FrontendError(f"the model cannot be imported with a dynamic size: {reason}")
@@ -466,7 +473,7 @@ def _import_model(
         _check_static(proto, inputs, shapes)
     with context, ir.Location.name(graph.name or "main"):
         module = ir.Module.create()
-        arg_types = [input_type(v, shapes, dynamic) for v in inputs]
+        arg_types = [input_type(v, shapes, dynamic, fixed_sizes) for v in inputs]
         function = func.FuncOp("main", (arg_types, []), ip=ir.InsertionPoint(module.body))
         block = function.add_entry_block()
         values: dict[str, ir.Value] = dict(zip((v.name for v in inputs), block.arguments))

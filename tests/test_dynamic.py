@@ -16,6 +16,13 @@ RNG = np.random.default_rng(7)
 W = RNG.standard_normal([8, 4]).astype(np.float32)
 
 
+@pytest.fixture(autouse=True)
+def per_shape(monkeypatch):
+    """The specializations this module tests: the models here compile once otherwise (one
+    dynamic size, or batch 1 for every sequence: tests/test_dynamic_function.py)."""
+    monkeypatch.setenv("DLC_DYNAMIC_FUNCTION", "0")
+
+
 def encoder_like(input_dims=("batch", "seq", 8), mask_dims=("batch", "seq", 1)):
     """y = (x @ W) * mask: two inputs that share the dynamic sizes batch and seq."""
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, list(input_dims))

@@ -1,6 +1,7 @@
 """The schedule families through models with dynamic sizes, at runtime shapes that do not
 divide the tiles, of size 1 and of size 0 (issue 22): each call shape compiles its
-specialization (the suite's DLC_STRICT_SCHEDULE makes a schedule that fails an error) and
+specialization, or runs the encoder's one compile at batch 1 for every sequence (the suite's
+DLC_STRICT_SCHEDULE makes a schedule that fails an error) and
 matches onnx.reference. At the larger shapes `dlc profile` shows the conv, depthwise,
 grouped_conv, matmul, reduction and elementwise families scheduled (the pool and the
 transpose stay below their families' thresholds here; tests/codegen covers them)."""
@@ -62,11 +63,13 @@ def encoder_model():
                       {"y": (np.float32, ["batch", "seq", 200])}, initializers)
 
 
-@pytest.mark.parametrize("model, shapes", [
-    (conv_model, [(1, 3, 23, 21), (2, 3, 2, 3), (0, 3, 6, 6)]),
-    (encoder_model, [(1, 1, 128), (3, 37, 128), (2, 0, 128)]),
+# the encoder compiles once at batch 1 for every sequence (its row function), run per row at
+# (3, 37); rows of 0 tokens are too little work to run per row: a specialization
+@pytest.mark.parametrize("model, shapes, compiles", [
+    (conv_model, [(1, 3, 23, 21), (2, 3, 2, 3), (0, 3, 6, 6)], 3),
+    (encoder_model, [(1, 1, 128), (3, 37, 128), (2, 0, 128)], 2),
 ], ids=["conv", "encoder"])
-def test_families_at_runtime_shapes(model, shapes):
+def test_families_at_runtime_shapes(model, shapes, compiles):
     proto = model()
     compiled = dlc.compile(proto)
     assert isinstance(compiled, dlc.DynamicModel)
@@ -75,4 +78,4 @@ def test_families_at_runtime_shapes(model, shapes):
         (y,) = compiled(x)
         (expected,) = reference(proto, {"x": x})
         assert_same(y, expected, MATMUL_TOLERANCES)
-    assert compiled.compiles == len(shapes)
+    assert compiled.compiles == compiles

@@ -598,3 +598,37 @@ def test_probed_shape_values():
     assert sym.arange(ramp) is None  # (3 + i for i < size - 3: not of the size's length)
     (ramp,) = sym.evaluate("Range", [np.array(0, np.int64), seq, np.array(1, np.int64)], {}, 17)
     assert sym.arange(ramp) == ([dynamic], 0, 0, 1)
+
+
+def test_batch_and_sequence_compile_once_at_batch_1():
+    # two dynamic sizes: the model at batch 1 compiles once for every sequence (its row
+    # function), a call of batch 1 runs it, a larger batch runs it per row (dlc.batching);
+    # a batch of thin rows (fewer than 32 tokens, batched faster) compiles its shape
+    w = (RNG.standard_normal((256, 256)) * 0.05).astype(np.float32)
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["h"]),
+             helper.make_node("Softmax", ["h"], ["s"], axis=-1),
+             helper.make_node("Mul", ["s", "mask"], ["y"])]
+    proto = _model(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT,
+                                                         ["batch", "seq", 256]),
+                           helper.make_tensor_value_info("mask", TensorProto.FLOAT,
+                                                         ["batch", "seq", 1])],
+                   [helper.make_tensor_value_info("y", TensorProto.FLOAT,
+                                                  ["batch", "seq", 256])], {"w": w})
+    model = dlc.compile(proto, num_threads=1)
+    assert model.function is None and "2 dynamic sizes" in model.function_reason
+    assert model.row_function is not None
+
+    def expected(x, mask):
+        h = x @ w
+        e = np.exp(h - h.max(-1, keepdims=True))
+        return e / e.sum(-1, keepdims=True) * mask
+
+    for batch, seq in [(1, 1), (1, 45), (1, 130), (3, 40), (2, 64)]:
+        x = RNG.standard_normal((batch, seq, 256)).astype(np.float32)
+        mask = (RNG.random((batch, seq, 1)) > 0.3).astype(np.float32)
+        np.testing.assert_allclose(model(x, mask)[0], expected(x, mask), rtol=1e-4, atol=1e-6)
+    assert model.compiles == 1 and model.specializations == []
+    x = RNG.standard_normal((2, 5, 256)).astype(np.float32)
+    mask = np.ones((2, 5, 1), np.float32)
+    np.testing.assert_allclose(model(x, mask)[0], expected(x, mask), rtol=1e-4, atol=1e-6)
+    assert model.compiles == 2  # (thin rows: their own compile)
