@@ -15,7 +15,9 @@ onnxruntime (same tolerance as the zoo), and the best of --repeat calls of dlc's
 of a static compile for the shape (`input_shapes`, apart from the DynamicModel: per-shape
 specializations have its code, so the ratio is the dispatch's cost; a batch run per row,
 `dlc.batching`, is compared with the batched code) and of onnxruntime with one intra-op
-thread, timed alternately in this process. dlc runs single-threaded. Rows go to
+thread, timed alternately in this process. dlc runs single-threaded. `dlc.compile`'s own
+time (the cache off: the model's one compile, for every size or at batch 1 for every
+sequence, when it has one) is printed and kept in the model's last row. Rows go to
 OUT/dynamic.json; a failure is recorded in its row and the next shape runs.
 """
 
@@ -78,8 +80,14 @@ def run(name: str, setting: zoo.Setting, out: Path, repeat: int,
     options = ort.SessionOptions()
     options.intra_op_num_threads = 1
     session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
-    model = dlc.compile(str(path), opt_level=2, num_threads=1)
-    print(f"{name}: {model.signature}", flush=True)
+    start = time.perf_counter()
+    with cache.disabled():
+        model = dlc.compile(str(path), opt_level=2, num_threads=1)
+    compile_s = time.perf_counter() - start
+    one = ("one compile for every size" if model.function is not None else
+           "one compile at batch 1 for every sequence" if model.row_function is not None else
+           f"per shape: {model.function_reason}")
+    print(f"{name}: {model.signature}; {one}; dlc.compile {compile_s:.1f} s", flush=True)
     shapes = [(b,) for b in IMAGE_BATCHES] if zoo.ZOO[name].image else TOKEN_SHAPES
     if only:  # (--shapes: those of them this model takes, a batch or a batch x sequence)
         shapes = [s for s in only if len(s) == len(shapes[0])]
@@ -116,6 +124,7 @@ def run(name: str, setting: zoo.Setting, out: Path, repeat: int,
         rows.append(row)
         save(rows, out)
     row = {"model": name, "config": setting.tag(zoo.ZOO[name]), "compiles": model.compiles,
+           "compile_s": compile_s, "one_compile": one,
            "rows": model.rows is not None, "rows_reason": model.rows_reason}
     print(f"{name}: {model.compiles} compile(s); "
           + ("one for every batch, run per row" if model.rows is not None
