@@ -289,13 +289,19 @@ def _row_function(model, error: DynamicShapesError, options: CompileOptions
     return function
 
 
+# the folding limit of the imports a batch plan compares (onnx_folding.fold_limit): index
+# arithmetic of 11 rows of up to ~95,000 positions folds at every batch the plan imports
+PLAN_FOLD_ELEMENTS = 1 << 20
+
+
 def _rows_planner(signature: Signature, import_at) -> Callable[[Sequence], object]:
     """`DynamicModel.plan_rows` of a model imported by `import_at(shapes, context)`."""
     def plan_rows(call_shapes: Sequence[Sequence[int]]):
         from dlc.batching import rows_plan
+        from dlc.frontends.onnx_folding import fold_limit
 
         context = make_context()
-        with context:
+        with context, fold_limit(PLAN_FOLD_ELEMENTS):  # (batch 1, 2 and 11 fold alike)
             return rows_plan([(s.name, s.shape) for s in signature.inputs], call_shapes,
                              lambda shapes: import_at(shapes, context))
     return plan_rows

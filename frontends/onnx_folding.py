@@ -10,13 +10,29 @@ constants. This is constant folding, as every compiler does; it never runs on mo
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 import numpy as np
 from onnx import helper
 
 MAX_ELEMENTS = 4096
+# the limit in force (`fold_limit`): dlc.batching's plans import a model at batch 1, 2 and 11,
+# which must be the same program; index arithmetic of a batch of long sequences (BERT's mask
+# positions b * S + s: 11 x 384 elements) folded at batch 1 but not at 11 made them differ
+_LIMIT: ContextVar[int] = ContextVar("fold_limit", default=MAX_ELEMENTS)
+
+
+@contextmanager
+def fold_limit(elements: int) -> Iterator[None]:
+    """Fold inputs of up to `elements` elements in this context (imports to compare)."""
+    token = _LIMIT.set(elements)
+    try:
+        yield
+    finally:
+        _LIMIT.reset(token)
 
 Folder = Callable[[list[np.ndarray | None], dict[str, Any], int], list[np.ndarray]]
 
@@ -232,7 +248,6 @@ FOLDERS: dict[str, Folder] = {
     "Squeeze": fold_squeeze,
     "Slice": fold_slice,
     "Gather": fold_gather,
-    "GatherElements": fold_gather_elements,
     "Concat": fold_concat,
     "Cast": fold_cast,
     "CastLike": fold_cast_like,
@@ -268,6 +283,12 @@ FOLDERS: dict[str, Folder] = {
 }
 
 
+# folders for the shape computations on a dynamic size only (`onnx_symbolic`: transformers'
+# token types, gathered by positions): a static import keeps these ops, whose inputs grow
+# with the batch (a static import's folding of them is unchanged by the dynamic import)
+PROBE_FOLDERS: dict[str, Folder] = {"GatherElements": fold_gather_elements}
+
+
 def foldable(op_type: str, inputs: list[np.ndarray | None],
              attrs: dict[str, Any] | None = None, opset: int = 0) -> bool:
     """Whether `fold` can evaluate the node (pass attrs and opset where they matter: a Split
@@ -276,7 +297,7 @@ def foldable(op_type: str, inputs: list[np.ndarray | None],
     if op_type == "Split" and not _split_sized(inputs, attrs or {}, opset):
         return False
     return op_type in FOLDERS and bool(present) and \
-        all(i.size <= MAX_ELEMENTS for i in present)
+        all(i.size <= _LIMIT.get() for i in present)
 
 
 def _split_sized(inputs: list[np.ndarray | None], attrs: dict[str, Any], opset: int) -> bool:

@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 from mlir import ir
 
-from dlc.frontends.onnx_folding import fold, foldable
+from dlc.frontends.onnx_folding import MAX_ELEMENTS, PROBE_FOLDERS, fold, foldable
 
 PROBES = (1, 2, 3, 13)
 
@@ -68,9 +68,14 @@ def evaluate(op_type: str, inputs: list[np.ndarray | Probed | None], attrs: dict
     on the size), or None when the folders do not take the node."""
     at = [[i.arrays[k] if isinstance(i, Probed) else i for i in inputs]
           for k in range(len(PROBES))]
-    if not all(foldable(op_type, a, attrs, opset) for a in at):
+    if op_type in PROBE_FOLDERS:
+        if not all(all(i is None or i.size <= MAX_ELEMENTS for i in a) for a in at):
+            return None
+        outputs = [PROBE_FOLDERS[op_type](a, attrs, opset) for a in at]
+    elif not all(foldable(op_type, a, attrs, opset) for a in at):
         return None
-    outputs = [fold(op_type, a, attrs, opset) for a in at]
+    else:
+        outputs = [fold(op_type, a, attrs, opset) for a in at]
     values: list[np.ndarray | Probed] = []
     for index in range(len(outputs[0])):
         value = Probed(tuple(np.asarray(o[index]) for o in outputs))

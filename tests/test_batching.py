@@ -305,3 +305,35 @@ def test_an_exported_program_with_a_batch_dim_compiles_once():
     assert compiled.rows is not None, compiled.rows_reason
     assert compiled.compiles == 1
 
+
+
+def test_flat_mask_positions_of_long_sequences_stay_separable():
+    # transformers' masks gathered by flat positions b * S + s (Range, Mul, Add of shape
+    # values): the plan's imports at batch 1, 2 and 11 fold them alike (11 x 400 positions
+    # are past the importer's folding limit: folded at batch 1 only, the modules differed
+    # and BERT at (4, 384) compiled per shape)
+    m = model(
+        [helper.make_node("Shape", ["x"], ["shape"], end=2),
+         helper.make_node("Gather", ["shape", "zero"], ["batch"]),
+         helper.make_node("Gather", ["shape", "one"], ["seq"]),
+         helper.make_node("Range", ["zero", "batch", "one"], ["rows"]),
+         helper.make_node("Unsqueeze", ["rows", "axis1"], ["rows1"]),
+         helper.make_node("Mul", ["rows1", "seq"], ["starts"]),
+         helper.make_node("Range", ["zero", "seq", "one"], ["columns"]),
+         helper.make_node("Unsqueeze", ["columns", "axis0"], ["columns0"]),
+         helper.make_node("Add", ["starts", "columns0"], ["where"]),
+         helper.make_node("Cast", ["where"], ["where32"], to=TensorProto.INT32),
+         helper.make_node("Reshape", ["mask", "flat"], ["flat_mask"]),
+         helper.make_node("Gather", ["flat_mask", "where32"], ["kept"]),
+         helper.make_node("Unsqueeze", ["kept", "axis2"], ["kept2"]),
+         helper.make_node("Mul", ["x", "kept2"], ["y"])],
+        [value("x", ["N", "S", 4]), value("mask", ["N", "S"])], [value("y", ["N", "S", 4])],
+        [numpy_helper.from_array(a, n) for n, a in {
+            "zero": np.array(0, np.int64), "one": np.array(1, np.int64),
+            "axis0": np.array([0], np.int64), "axis1": np.array([1], np.int64),
+            "axis2": np.array([2], np.int64), "flat": np.array([-1], np.int64)}.items()])
+    compiled = dlc.compile(m)
+    x = RNG.standard_normal([2, 400, 4]).astype(np.float32)
+    mask = (RNG.random([2, 400]) > 0.5).astype(np.float32)
+    np.testing.assert_allclose(compiled(x, mask)[0], x * mask[..., None], rtol=1e-6)
+    assert compiled.rows is not None, compiled.rows_reason
