@@ -17,6 +17,7 @@ the process's peak-RSS mark).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import io
 import sys
 import time
@@ -219,6 +220,13 @@ def _onnx_dynamic_model(model, error: DynamicShapesError, options: CompileOption
     if function is not None:  # (its outputs' shapes are computed: shown as the function's)
         signature = Signature(signature.inputs, function._function.signature.outputs)
     row_function = _row_function(model, error, options) if function is None else None
+    outputs = row_function._function.signature.outputs if row_function is not None else ()
+    if outputs and all(spec.shape and spec.shape[0] == 1 for spec in outputs):
+        # (its outputs' sizes, computed, with the batch's name at axis 0)
+        batch = next(spec.shape[0] for spec in signature.inputs if spec.shape and isinstance(
+            spec.shape[0], str))
+        signature = Signature(signature.inputs, tuple(
+            dataclasses.replace(spec, shape=(batch, *spec.shape[1:])) for spec in outputs))
     return DynamicModel(signature, compile_for, options.opt_level, options.threads,
                         plan_rows=_rows_planner(signature, lambda shapes, context: import_source(
                             model, context, options.for_shapes(shapes)).module),

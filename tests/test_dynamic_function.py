@@ -617,6 +617,7 @@ def test_batch_and_sequence_compile_once_at_batch_1():
     model = dlc.compile(proto, num_threads=1)
     assert model.function is None and "2 dynamic sizes" in model.function_reason
     assert model.row_function is not None
+    assert str(model.signature).endswith("-> (y: float32[batch, seq, 256])")
 
     def expected(x, mask):
         h = x @ w
