@@ -3,8 +3,7 @@
 A function compiled for every value of a dynamic size (`tensor<?x784xf32>`: a batch, a number
 of tokens; `dlc-to-linalg`) has linalg ops with a dynamic loop, which no schedule family
 matches (their tiles are chosen from static shapes). This pass, before `dlc-schedule`, turns
-each such op whose dynamic loop is parallel into static ops the schedules take as they take
-any other:
+each such op into static ops the schedules take as they take any other:
 
 - a loop over the dynamic size in blocks of `block` (64) rows, each block the op on static
   slices ([64, K] x [K, N]: `transform.structured.tile_using_for`, then `transform.loop.peel`
@@ -22,10 +21,19 @@ any other:
   op is static in every case; the price is compile time: each op is compiled at 7 sizes
   (an FFN 768-3072-768: 5 s against 0.5 s for one static size).
 
-Ops left dynamic (a dynamic reduction loop, two dynamic loops) keep the naive loop path and
-`NaivePathWarning` names each (its size unknown, any may be large); ops with a static size 0
-are left whole (they compute nothing; upstream's tiling asserts on their empty loops). A
-static module is left unchanged.
+One loop a round (`ROUNDS`): an op with two loops over the size (attention's [S, S] scores,
+their mask and softmax) is blocked by rows, then each row block by columns, the partial
+column block one piece padded to `block` columns (2 sizes of the op, not 7: compile time, for
+up to block - 1 columns computed and dropped); an op whose only loop over the size is a
+reduction (a softmax's sum, [S, S] x [S, D]) runs in blocks of `block` accumulating into its
+result, its rest as 32/16/8-element pieces by the bits of its count and a loop of one-element
+pieces (no padding: the identity of its combination is not known here). A piece's
+`linalg.index` of the blocked loop counts from the piece's offset (an iota, a mask).
+
+Ops left dynamic (two reductions over the size, the size inside an index expression) keep the
+naive loop path and `NaivePathWarning` names each (its size unknown, any may be large); ops
+with a static size 0 are left whole (they compute nothing; upstream's tiling asserts on their
+empty loops). A static module is left unchanged.
 """
 
 from __future__ import annotations
