@@ -230,10 +230,18 @@ def dynamic(op: ir.Operation | ir.OpView) -> bool:
                for v in [*op.operands, *op.results])
 
 
+def takes_dynamic(rule: Rule) -> Rule:
+    """Mark `rule` as one that computes nothing from its op's sizes (it rewrites elements:
+    pow(x, 3) -> x*x*x), so that it applies to ops with a dynamic size too."""
+    rule.takes_dynamic = True
+    return rule
+
+
 def _apply(rule: Rule, op: ir.OpView) -> list[ir.Value] | None:
     """What `rule` replaces `op` with, checked; None when it does not apply (graph rules
-    compute with static sizes: an op with a dynamic size is left as it is)."""
-    if dynamic(op):
+    compute with static sizes: an op with a dynamic size is left as it is, but by the rules
+    marked `takes_dynamic`)."""
+    if dynamic(op) and not getattr(rule, "takes_dynamic", False):
         return None
     try:
         values = rule(op)

@@ -42,10 +42,12 @@ from dlc.passes.graph.match import (
     constant,
     constant_array,
     splat,
+    takes_dynamic,
 )
 from dlc.passes.registry import ModulePass, register
 
 
+@takes_dynamic  # (GPT-2's gelu_new in a function of a dynamic sequence: powf per element)
 def reduce_pow(op: ir.OpView) -> list[ir.Value] | None:
     # pow(x, 2) -> x * x; pow(x, 1) -> x; pow(x, 0.5) -> sqrt(x)
     x = op.operands[0]
@@ -79,6 +81,7 @@ def _exact_reciprocal(c: np.ndarray) -> np.ndarray | None:
     return inverse
 
 
+@takes_dynamic
 def divide_by_multiplying(op: ir.OpView) -> list[ir.Value] | None:
     # x / c -> x * (1 / c), c a constant of powers of two
     x, divisor = op.operands
