@@ -697,3 +697,18 @@ def test_strength_reduction_takes_a_dynamic_size():
     model = dlc.compile(proto, num_threads=1)
     x = RNG.standard_normal((5, 8)).astype(np.float32)
     np.testing.assert_allclose(model(x)[0], x ** 3 / 2, rtol=1e-5)
+
+
+def test_rows_of_a_static_batch_and_the_size_do_not_flatten():
+    # [2, ?, K] x [K, N]: its rows are 2 * ? (one size cannot say so); flattened to [2, K]
+    # the first relaxed limit computed wrong rows: a batch matmul with B broadcast instead
+    w = RNG.standard_normal((8, 4)).astype(np.float32)
+    proto = _model([helper.make_node("MatMul", ["x", "w"], ["y"])],
+                   [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, "s", 8])],
+                   [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, "s", 4])],
+                   {"w": w})
+    model = dlc.compile(proto, num_threads=1)
+    assert model.function is not None, model.function_reason
+    for tokens in (1, 5, 70):
+        x = RNG.standard_normal((2, tokens, 8)).astype(np.float32)
+        np.testing.assert_allclose(model(x)[0], x @ w, rtol=1e-5, atol=1e-5)

@@ -82,7 +82,7 @@ def lower_matmul(op: ir.OpView, rewriter) -> None:
         acc_element = accumulator_type(result_type.element_type)
         if a.type.rank < 2 or b.type.rank < 2:
             value = _generic_matmul(a, b, accumulator(result_type), result_type)
-        elif _batch_of_ones(b):
+        elif _batch_of_ones(b) and _rows_flatten(a):
             value = _flat_matmul(a, b, list(result_type.shape), acc_element)
         else:
             value = _batched_matmul(a, b, list(result_type.shape), acc_element)
@@ -91,6 +91,14 @@ def lower_matmul(op: ir.OpView, rewriter) -> None:
 
 def _batch_of_ones(x: ir.Value) -> bool:
     return all(size == 1 for size in x.type.shape[:-2])
+
+
+def _rows_flatten(a: ir.Value) -> bool:
+    """Whether A's axes before K flatten into one row axis of a size the function has: static,
+    or the dynamic size alone ([2, ?, K] would be 2 * ? rows, which one size cannot express:
+    a batch matmul with B broadcast instead)."""
+    rows = [d for d in a.type.shape[:-1] if d != 1]
+    return all(not ir.ShapedType.is_dynamic_size(d) for d in rows) or len(rows) == 1
 
 
 def _tensor_type(shape: list[int], element: ir.Type) -> ir.RankedTensorType:
@@ -104,7 +112,7 @@ def _zeros(shape: list[int], element: ir.Type) -> ir.Value:
 def _flat_matmul(a: ir.Value, b: ir.Value, out_shape: list[int], acc_element) -> ir.Value:
     # a [b..., M, K] x b [1..., K, N] -> reshape(matmul(reshape(a) [b*M, K], [K, N]))
     k, n = b.type.shape[-2:]
-    rows = [d for d in a.type.shape[:-1] if d != 1]  # (a dynamic size: the only one, `_limit`)
+    rows = [d for d in a.type.shape[:-1] if d != 1]  # (a dynamic size: the only one)
     a2 = reshaped(a, [math.prod(rows) if all(d >= 0 for d in rows) else rows[0], k])
     value = linalg.matmul(a2, reshaped(b, [k, n]), outs=[_zeros([a2.type.shape[0], n],
                                                                   acc_element)])
@@ -217,11 +225,6 @@ def _dynamic_limit(op: ir.OpView) -> str | None:
     a, b = (v.type for v in op.operands)
     if a.has_static_shape and b.has_static_shape:
         return None
-    leading = [d for d in a.shape[:-1] if d != 1]
-    if (a.rank >= 2 and b.rank >= 2 and b.has_static_shape and _batch_of_ones(op.operands[1])
-            and not ir.ShapedType.is_dynamic_size(a.shape[-1])
-            and all(ir.ShapedType.is_dynamic_size(d) for d in leading) and len(leading) <= 1):
-        return None  # (the rows of a matmul by a static B: dlc-block-dynamic blocks them)
     if a.rank >= 2 and b.rank >= 2 and all(
             not ir.ShapedType.is_dynamic_size(d) for d in [*a.shape[:-2], *b.shape[:-2]]):
         return None
