@@ -712,3 +712,24 @@ def test_rows_of_a_static_batch_and_the_size_do_not_flatten():
     for tokens in (1, 5, 70):
         x = RNG.standard_normal((2, tokens, 8)).astype(np.float32)
         np.testing.assert_allclose(model(x)[0], x @ w, rtol=1e-5, atol=1e-5)
+
+
+def test_compile_timings_of_a_dynamic_model(tmp_path, capsys):
+    # `dlc compile --timings` times the one compile (for every size, or at batch 1 for every
+    # sequence); a model compiled per shape needs --input-shape (an AttributeError before)
+    from dlc.tools import dlc_cli
+
+    w = RNG.standard_normal((16, 16)).astype(np.float32)
+    for dims, one in ((["batch", "seq", 16], True), (["a", "b", "c", 16], False)):
+        rank = len(dims)
+        proto = _model([helper.make_node("MatMul", ["x", "w"], ["y"])],
+                       [helper.make_tensor_value_info("x", TensorProto.FLOAT, dims)],
+                       [helper.make_tensor_value_info("y", TensorProto.FLOAT, dims)], {"w": w})
+        path = tmp_path / f"rank{rank}.onnx"
+        onnx.save(proto, path)
+        if one:
+            assert dlc_cli.main(["compile", str(path), "--timings"]) == 0
+            assert "total" in capsys.readouterr().out
+        else:
+            with pytest.raises(SystemExit, match="pass --input-shape"):
+                dlc_cli.main(["compile", str(path), "--timings"])

@@ -107,11 +107,12 @@ def cmd_compile(args) -> int:
     if timings and args.emit is None:
         compiled = compile_cold(args)
         if not hasattr(compiled, "timings"):  # (a DynamicModel: its one compile's, if any)
-            if compiled.function is None:
+            one = compiled.function or compiled.row_function
+            if one is None:
                 raise SystemExit(f"dlc: error: {args.model} has dynamic sizes and compiles per "
                                  f"shape ({compiled.function_reason}): pass --input-shape to "
                                  "time the compile of one")
-            compiled = compiled.function
+            compiled = one
         write_timings(compiled.timings, timings, sys.stdout)
         report = compiled.tuning  # (which ops used a tuning record, when there is a database)
         if timings == "table" and report and report.database and Path(report.database).exists():
