@@ -223,8 +223,9 @@ def _onnx_dynamic_model(model, error: DynamicShapesError, options: CompileOption
     outputs = row_function._function.signature.outputs if row_function is not None else ()
     if outputs and all(spec.shape and spec.shape[0] == 1 for spec in outputs):
         # (its outputs' sizes, computed, with the batch's name at axis 0)
-        batch = next(spec.shape[0] for spec in signature.inputs if spec.shape and isinstance(
-            spec.shape[0], str))
+        from dlc.batching import batch_symbol
+
+        batch = batch_symbol(list(error.symbolic.items()))
         signature = Signature(signature.inputs, tuple(
             dataclasses.replace(spec, shape=(batch, *spec.shape[1:])) for spec in outputs))
     return DynamicModel(signature, compile_for, options.opt_level, options.threads,

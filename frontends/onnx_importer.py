@@ -678,21 +678,12 @@ def _probe(node: onnx.NodeProto, node_name: str, opset: int, values: dict[str, i
     one Probed. Its outputs are Probed, or constants where they do not depend on the size.
     False for any other node."""
     attributes = {a.name: helper.get_attribute_value(a) for a in node.attribute}
-    first = values.get(node.input[0]) if node.input and node.input[0] not in probed else None
-    if node.op_type in ("Shape", "Size") and first is not None and \
-            not first.type.has_static_shape:
-        shape = list(first.type.shape)
-        outputs: list[np.ndarray | Probed] = [
-            shape_value(shape, attributes.get("start"), attributes.get("end"))
-            if node.op_type == "Shape" else
-            Probed(tuple(np.array(math.prod(int(d) for d in a), np.int64)
-                         for a in shape_value(shape).arrays))]
-    elif node.op_type in ("Shape", "Size") and node.input and node.input[0] in probed:
-        arrays = probed[node.input[0]].arrays
-        outputs = [Probed(tuple(
-            np.array(a.shape[attributes.get("start"):attributes.get("end")], np.int64)
-            if node.op_type == "Shape" else np.array(a.size, np.int64) for a in arrays))]
-        outputs = [outputs[0].constant() if outputs[0].constant() is not None else outputs[0]]
+    shapes = _probed_shapes(node, values, probed) if node.op_type in ("Shape", "Size") \
+        else None
+    if shapes is not None:  # (Shape(x)[start:end] or Size(x), at each probe)
+        outputs: list[np.ndarray | Probed] = [Probed(tuple(
+            shape[attributes.get("start"):attributes.get("end")] if node.op_type == "Shape"
+            else np.array(math.prod(shape.tolist()), np.int64) for shape in shapes)).settled()]
     elif any(name in probed for name in node.input) and all(
             not name or name in probed or name in constants for name in node.input):
         inputs = [probed.get(name, constants.get(name)) if name else None
@@ -717,6 +708,19 @@ def _probe(node: onnx.NodeProto, node_name: str, opset: int, values: dict[str, i
             constants[name] = value
             values[name] = build(ops.CONSTANT, [], {"value": dense(value)}, loc=location)
     return True
+
+
+def _probed_shapes(node: onnx.NodeProto, values: dict[str, ir.Value],
+                   probed: dict[str, Probed]) -> tuple[np.ndarray, ...] | None:
+    """The shape at each probe of the first input of a Shape or Size node, when it depends on
+    the dynamic size (a Probed, or a value of a dynamic shape); else None."""
+    name = node.input[0] if node.input else ""
+    if name in probed:
+        return tuple(np.array(a.shape, np.int64) for a in probed[name].arrays)
+    value = values.get(name)
+    if value is None or value.type.has_static_shape:
+        return None
+    return shape_value(list(value.type.shape)).arrays
 
 
 def _expressible(value: np.ndarray | Probed) -> bool:

@@ -53,13 +53,16 @@ class Probed:
             return first
         return None
 
+    def settled(self) -> np.ndarray | Probed:
+        """The constant it is when it does not depend on the size, else itself."""
+        constant = self.constant()
+        return self if constant is None else constant
 
-def shape_value(shape: Sequence[int], start: int | None = None,
-                end: int | None = None) -> Probed:
-    """Shape(x)[start:end] of an x of `shape`, whose dynamic sizes are the one size."""
-    arrays = tuple(np.array([p if ir.ShapedType.is_dynamic_size(d) else d for d in shape],
-                            np.int64)[start:end] for p in PROBES)
-    return Probed(arrays)
+
+def shape_value(shape: Sequence[int]) -> Probed:
+    """Shape(x) of an x of `shape`, whose dynamic sizes are the one size."""
+    return Probed(tuple(np.array([p if ir.ShapedType.is_dynamic_size(d) else d for d in shape],
+                                 np.int64) for p in PROBES))
 
 
 def evaluate(op_type: str, inputs: list[np.ndarray | Probed | None], attrs: dict[str, Any],
@@ -76,12 +79,8 @@ def evaluate(op_type: str, inputs: list[np.ndarray | Probed | None], attrs: dict
         return None
     else:
         outputs = [fold(op_type, a, attrs, opset) for a in at]
-    values: list[np.ndarray | Probed] = []
-    for index in range(len(outputs[0])):
-        value = Probed(tuple(np.asarray(o[index]) for o in outputs))
-        constant = value.constant()
-        values.append(constant if constant is not None else value)
-    return values
+    return [Probed(tuple(np.asarray(o[index]) for o in outputs)).settled()
+            for index in range(len(outputs[0]))]
 
 
 def _dims(value: Probed) -> list[int] | None:

@@ -234,8 +234,8 @@ def warn_naive(module: ir.Operation, min_volume: int) -> None:
         shapes = " x ".join(shape_str(v.type.shape) for v in op.operands
                             if isinstance(v.type, ir.ShapedType))
         warnings.warn(f"{op.name} of node {nodes} ({shapes}) has a dynamic size (?) that "
-                      "dlc-block-dynamic did not cut into static blocks (a reduction over it, "
-                      "or several loops over it): it runs as naive loops, a performance cliff "
+                      "dlc-block-dynamic did not cut into static blocks (two reductions over "
+                      "it, or the size inside an index expression): it runs as naive loops, a performance cliff "
                       "when the size is large", NaivePathWarning, stacklevel=2)
 
 
