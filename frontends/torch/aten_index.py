@@ -56,6 +56,18 @@ def _integer_indices(n: AtenNode, indices: Sequence[Value | None]) -> list[Value
 
 
 def _broadcast_shape(n: AtenNode, shapes: list[list[int]]) -> list[int]:
+    dynamic = ir.ShapedType.get_dynamic_size()
+    if any(dynamic in s for s in shapes):  # (a dynamic import: `?`, one size, takes 1s)
+        rank = max(len(s) for s in shapes)
+        padded = [[1] * (rank - len(s)) + list(s) for s in shapes]
+        result = []
+        for dims in zip(*padded):
+            sizes = set(dims) - {1}
+            if len(sizes) > 1:
+                raise n.error(f"index tensors of shapes {shapes} do not broadcast together "
+                              "(? is the dynamic size)")
+            result.append(sizes.pop() if sizes else 1)
+        return result
     try:
         return list(np.broadcast_shapes(*[tuple(s) for s in shapes]))
     except ValueError:

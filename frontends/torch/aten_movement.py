@@ -9,12 +9,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import torch
 from mlir import ir
 
 from dlc.dialects import ops
 from dlc.dialects.indexing import GATHER, GATHER_ELEMENTS
-from dlc.dialects.movement import BROADCAST, CONCAT, PAD, SLICE
+from dlc.dialects.movement import BROADCAST, CONCAT, IOTA, PAD, SLICE
 from dlc.frontends.torch.aten_node import AtenNode, Converter, axis
+
+DYNAMIC = ir.ShapedType.get_dynamic_size()  # (`?`: a dynamic import's size, aten_node.size)
 
 Value = ir.Value
 Scalar = float | int | bool
@@ -55,11 +58,14 @@ def expand(n: AtenNode, x: Value, size: Sequence[int], implicit: bool = False) -
 
 def cat(n: AtenNode, tensors: Sequence[Value], dim: int = 0) -> Value:
     # cat([a, b, c]) = concat(concat(a, b), c); empty 1-D tensors are skipped, as torch does
+    # (and parts empty along dim, as a dynamic cache's first step: [1, 12, 0, 64])
     dtype = n.out_dtype
-    parts = [n.cast(v, dtype) for v in tensors if list(v.type.shape) != [0]]
+    rank = max(v.type.rank for v in tensors)
+    dim = axis(n, dim, rank)
+    parts = [n.cast(v, dtype) for v in tensors if list(v.type.shape) != [0]
+             and not (v.type.rank == rank and v.type.shape[dim] == 0)]
     if not parts:
         return tensors[0]
-    dim = axis(n, dim, parts[0].type.rank)
     result = parts[0]
     for part in parts[1:]:
         result = n.build(CONCAT, [result, part], {"axis": dim})
@@ -79,13 +85,37 @@ def slice_along(n: AtenNode, x: Value, dim: int, start: int, size: int, step: in
 def slice_tensor(n: AtenNode, x: Value, dim: int = 0, start: int | None = None,
                  end: int | None = None, step: int = 1) -> Value:
     dim = axis(n, dim, x.type.rank)
+    if DYNAMIC in (x.type.shape[dim], n.out_shape[dim]):
+        return _dynamic_slice(n, x, dim, start or 0, step)
     first, _, _ = slice(start, end, step).indices(x.type.shape[dim])
     return slice_along(n, x, dim, first, n.out_shape[dim], step)
+
+
+def _dynamic_slice(n: AtenNode, x: Value, dim: int, start: int, step: int) -> Value:
+    """A slice whose axis or result has the dynamic size (torch computed the result's
+    size): the whole dynamic axis, or the first `size` elements from `start` of a static
+    one (a position table's rows [0, s): a gather of an iota, its indices checked at run
+    time against the table's size); any other is refused."""
+    dynamic_in, dynamic_out = x.type.shape[dim] == DYNAMIC, n.out_shape[dim] == DYNAMIC
+    if dynamic_in and dynamic_out and start == 0 and step == 1:
+        return x
+    if not dynamic_in and start >= 0 and step >= 1:
+        index = n.build(IOTA, [], {"shape": [DYNAMIC], "axis": 0, "start": start,
+                                   "step": step, "dtype": ir.IntegerType.get_signless(64)})
+        return n.build(GATHER, [x, index], {"axis": dim})
+    raise n.error(f"a slice of axis {dim} from {start} by {step} with the dynamic size "
+                  f"(of [{', '.join('?' if d == DYNAMIC else str(d) for d in x.type.shape)}]"
+                  ") is not supported yet")
 
 
 def select(n: AtenNode, x: Value, dim: int, index: int) -> Value:
     dim = axis(n, dim, x.type.rank)
     size = x.type.shape[dim]
+    if size == DYNAMIC:  # (a gather of one index, checked at run time against the size)
+        if index < 0:
+            raise n.error(f"selecting element {index} (from the end) of axis {dim}, of the "
+                          "dynamic size, is not supported yet")
+        return n.build(GATHER, [x, n.constant(index, torch.int64)], {"axis": dim})
     if not -size <= index < size:
         raise n.error(f"index {index} is out of range for size {size}")
     return n.reshape(slice_along(n, x, dim, index % size, 1), n.out_shape)
@@ -107,12 +137,17 @@ def flip(n: AtenNode, x: Value, dims: Sequence[int]) -> Value:
 def split_with_sizes(n: AtenNode, x: Value, split_sizes: Sequence[int], dim: int = 0
                      ) -> tuple[Value, ...]:
     dim = axis(n, dim, x.type.rank)
+    if DYNAMIC in (x.type.shape[dim], *split_sizes):
+        raise n.error("splitting the axis of the dynamic size is not supported yet")
     starts = [sum(split_sizes[:i]) for i in range(len(split_sizes))]
     return tuple(slice_along(n, x, dim, s, size) for s, size in zip(starts, split_sizes))
 
 
 def split(n: AtenNode, x: Value, split_size: int, dim: int = 0) -> tuple[Value, ...]:
-    return split_with_sizes(n, x, [o.shape[axis(n, dim, x.type.rank)] for o in n.out], dim)
+    sizes = [o.shape[axis(n, dim, x.type.rank)] for o in n.out]
+    if not all(isinstance(s, int) for s in sizes):
+        raise n.error("splitting the axis of the dynamic size is not supported yet")
+    return split_with_sizes(n, x, sizes, dim)
 
 
 def unbind(n: AtenNode, x: Value, dim: int = 0) -> tuple[Value, ...]:

@@ -13,9 +13,11 @@ may read instead of recomputing them.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -66,11 +68,63 @@ def value_dtype(value: ir.Value) -> torch.dtype:
     return torch_dtype(value.type.element_type)
 
 
+# ----------------------------------------------------------------------------- dynamic size
+
+# the symbol (a sympy Symbol of torch's shape environment) imported as the function's one
+# dynamic size `?`, while `dynamic_size` is active; None: every size must be static
+_DYNAMIC: ContextVar[Any] = ContextVar("dlc_torch_dynamic_size", default=None)
+
+
+@contextlib.contextmanager
+def dynamic_size(symbol: Any) -> Iterator[None]:
+    """Import with `symbol` (torch's, e.g. `s27`) as the dynamic size `?` of the dlc types;
+    every other symbolic size is refused (`size`)."""
+    token = _DYNAMIC.set(symbol)
+    try:
+        yield
+    finally:
+        _DYNAMIC.reset(token)
+
+
+def dynamic_symbol() -> Any:
+    """The symbol imported as `?` (`dynamic_size`), or None in a static import."""
+    return _DYNAMIC.get()
+
+
+def size(d: int | torch.SymInt, what: str) -> int:
+    """A size of torch's (an int, or a SymInt of a symbolic graph) as a dlc size: the int, or
+    `?` (ir.ShapedType.get_dynamic_size()) for the dynamic size; FrontendError for any other
+    symbolic size (one computed from the dynamic size, such as 2 * s, or another symbol)."""
+    if isinstance(d, int):
+        return d
+    expr = d.node.expr if isinstance(d, torch.SymInt) else None
+    if expr is not None and expr.is_Integer:
+        return int(expr)
+    symbol = _DYNAMIC.get()
+    if symbol is None:
+        raise FrontendError(f"{what} has a symbolic size {d}; dlc compiles static shapes "
+                            "(torch.compile(..., dynamic=False), or export without "
+                            "dynamic_shapes)")
+    if expr != symbol:
+        raise FrontendError(f"{what} has a size {expr} computed from the dynamic sizes; the "
+                            f"dynamic import takes sizes equal to {symbol} or constant")
+    return ir.ShapedType.get_dynamic_size()
+
+
+def shape_of(value: torch.Tensor, what: str) -> list[int]:
+    """The dlc shape of a tensor's (FakeTensor's) torch shape (`size` of each dimension)."""
+    return [size(d, what) for d in value.shape]
+
+
 def tensor_type(value: torch.Tensor, what: str) -> ir.RankedTensorType:
-    shape = list(value.shape)
-    if not all(isinstance(d, int) for d in shape):
-        raise FrontendError(f"{what} has a symbolic shape {shape}; dlc compiles static shapes "
-                            "(torch.compile(..., dynamic=False), or export without dynamic_shapes)")
+    try:
+        shape = shape_of(value, what)
+    except FrontendError:
+        if _DYNAMIC.get() is not None:
+            raise
+        raise FrontendError(f"{what} has a symbolic shape {list(value.shape)}; dlc compiles "
+                            "static shapes (torch.compile(..., dynamic=False), or export "
+                            "without dynamic_shapes)") from None
     return ir.RankedTensorType.get(shape, element_type(value.dtype, what))
 
 
@@ -171,7 +225,13 @@ class AtenNode:
 
     @property
     def out_shape(self) -> list[int]:
+        """The result's shape: a dynamic import's dynamic size is `?` there (`size`)."""
         shape = list(self.out.shape)
+        if _DYNAMIC.get() is not None:
+            try:
+                return shape_of(self.out, "the result")
+            except FrontendError as error:
+                raise self.error(str(error)) from None
         if not all(isinstance(d, int) for d in shape):
             raise self.error(f"the result's shape {shape} depends on the data (a size "
                              "torch computes at run time); dlc compiles static shapes")

@@ -18,9 +18,11 @@ from torch._subclasses.fake_tensor import unset_fake_temporarily
 
 from dlc.dialects import ops
 from dlc.dialects.binary import BINARY, COMPARE, SELECT
-from dlc.dialects.movement import BROADCAST
+from dlc.dialects.movement import BROADCAST, IOTA
 from dlc.dialects.unary import UNARY
-from dlc.frontends.torch.aten_node import AtenNode, Converter, promoted
+from dlc.frontends.torch.aten_node import AtenNode, Converter, describe, element_type, promoted
+
+DYNAMIC = ir.ShapedType.get_dynamic_size()  # (`?`: a dynamic import's size, aten_node.size)
 
 Value = ir.Value
 Scalar = float | int | bool
@@ -168,6 +170,10 @@ def to_copy(n: AtenNode, x: Value, **_options) -> Value:
     return n.cast(x, n.out_dtype)
 
 
+def identity_cast(n: AtenNode, x: Value, dtype: torch.dtype) -> Value:
+    return n.cast(x, n.out_dtype)
+
+
 def identity(n: AtenNode, x: Value, *_args, **_kwargs) -> Value:
     return x
 
@@ -182,10 +188,27 @@ def full(n: AtenNode, size: Sequence[int], fill_value: Scalar, **_options) -> Va
 
 def factory(n: AtenNode, *args, **kwargs) -> Value:
     # arange, scalar_tensor...: no tensor inputs, so torch computes the constant at import
-    # (outside the fake mode torch.compile calls the backend in, which makes fake tensors)
+    # (outside the fake mode torch.compile calls the backend in, which makes fake tensors);
+    # an arange of the dynamic size is a `dlc.iota`
+    if DYNAMIC in n.out_shape:
+        return _dynamic_arange(n, *args)
     with unset_fake_temporarily():
         value = n.node.target(*args, **{**kwargs, "device": "cpu"}).numpy()
     return n.constant(value, n.out_dtype)
+
+
+def _dynamic_arange(n: AtenNode, *args) -> Value:
+    """arange(start, end, step) whose length is the dynamic size (torch computed it): an
+    iota from a constant start by a constant step."""
+    if "arange" not in str(n.node.target):
+        raise n.error("a tensor of the dynamic size made by this factory is not supported yet")
+    start, step = (0, 1) if len(args) == 1 else (args[0], args[2] if len(args) > 2 else 1)
+    if not all(isinstance(v, int) and v != DYNAMIC for v in (start, step)):
+        raise n.error(f"an arange of the dynamic size from {start} by {step}: a constant "
+                      "integer start and step are supported")
+    element = element_type(n.out_dtype, describe(n.node))
+    return n.build(IOTA, [], {"shape": [DYNAMIC], "axis": 0, "start": start, "step": step,
+                              "dtype": element})
 
 
 ATEN: dict[str, Converter] = {
@@ -211,6 +234,7 @@ ATEN: dict[str, Converter] = {
     **{f"aten.{name}.{overload}": _arith(op)
        for name, op in (("add", ops.ADD), ("sub", ops.SUB), ("mul", ops.MUL), ("div", ops.DIV))
        for overload in ("Tensor", "Scalar")},
+    "aten.true_divide.Tensor": _arith(ops.DIV),
     "aten.rsub.Scalar": _arith(ops.SUB, reverse=True),
     "aten.rsub.Tensor": _arith(ops.SUB, reverse=True),
     "aten.div.Tensor_mode": div_mode,
@@ -234,6 +258,7 @@ ATEN: dict[str, Converter] = {
     "aten.bitwise_not.default": bitwise_not,
     "aten.where.self": where,
     "aten._to_copy.default": to_copy,
+    "prims.convert_element_type.default": identity_cast,  # (GPT-2's under torch.compile)
     "aten.full_like.default": full_like,
     "aten.full.default": full,
     "aten.scalar_tensor.default": factory,

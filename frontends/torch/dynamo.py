@@ -7,9 +7,12 @@ ATen ops, which `importer.import_graph` imports and `dlc.compiler` JIT-compiles.
 input stays an input of the compiled function (parameters included: Dynamo passes them at each
 call), so a model whose weights change keeps working. A graph dlc cannot compile (an
 unsupported op, a dtype) runs eagerly instead, with a warning naming the reason. A graph with
-symbolic sizes (`torch.compile(dynamic=True)`, or sizes Dynamo saw change) is compiled once as
-a `DynamicGraph`: at each call with new sizes it is traced again with them (`make_fx` on fake
-tensors: no computation) and dlc compiles that static graph, a specialization kept like a
+symbolic sizes (`torch.compile(dynamic=True)`, or sizes Dynamo saw change) becomes a
+`DynamicGraph`: where its tensors have one symbolic size (a sequence at batch 1, which Dynamo
+specializes) and its ops take it, dlc compiles it once, that size dynamic
+(`import_graph(dynamic=...)`: BERT and GPT-2 from transformers do); else at each call with
+new sizes it is traced again with them (`make_fx` on fake tensors: no computation) and dlc
+compiles that static graph, a specialization kept like a
 `dlc.specialize.DynamicModel`'s (bounded, least recently used dropped first), so Dynamo neither
 recompiles nor falls back; a batch the graph computes row by row (`dlc.batching`) runs the
 batch-1 specialization once per row, one per value of the other sizes; the backward graph of a model trained under torch.compile always runs eagerly (dlc
@@ -70,14 +73,17 @@ def compile_graph(graph_module: torch.fx.GraphModule, opt_level: int = 2,
     return run
 
 
-def _import(graph_module: torch.fx.GraphModule, frozen: dict[int, torch.Tensor], context):
-    """`graph_module` in the dlc dialect of `context`, its inputs at `frozen` constants."""
+def _import(graph_module: torch.fx.GraphModule, frozen: dict[int, torch.Tensor], context,
+            dynamic: Any = None):
+    """`graph_module` in the dlc dialect of `context`, its inputs at `frozen` constants (and
+    the symbol `dynamic` its dynamic size: `import_graph`)."""
     placeholders = [n for n in graph_module.graph.nodes if n.op == "placeholder"]
     constants = {placeholders[i].name: tensor for i, tensor in frozen.items()}
     # (AOTAutograd calls its compilers in a FakeTensorMode, where the frozen tensors, real
     # ones, cannot be read)
     with unset_fake_temporarily() if frozen else contextlib.nullcontext():
-        return import_graph(graph_module.graph, context, constants, attributes=graph_module)
+        return import_graph(graph_module.graph, context, constants, attributes=graph_module,
+                            dynamic=dynamic)
 
 
 def _symbolic(example_inputs: Sequence) -> bool:
@@ -87,8 +93,10 @@ def _symbolic(example_inputs: Sequence) -> bool:
 
 
 class DynamicGraph:
-    """A graph with symbolic sizes, compiled by dlc per distinct call shape: traced again with
-    the call's sizes (`make_fx`, fake tensors), the static graph compiled by `compile_graph`.
+    """A graph with symbolic sizes, compiled by dlc once for every value of its one symbolic
+    size where it can (`function`; else `function_reason` says why), else per distinct call
+    shape: traced again with the call's sizes (`make_fx`, fake tensors), the static graph
+    compiled by `compile_graph`.
     The size inputs (SymInts), fixed in each specialization, are ignored there like frozen
     ones. A batch (a symbol at axis 0 of tensor inputs, at no other axis) that the graph
     computes row by row runs the batch-1 specialization once per row, one per value of the
@@ -113,10 +121,43 @@ class DynamicGraph:
         if self._symbol is None and self._rows.reason is None:
             self._rows.reason = "the batch must be one symbol at axis 0 of the inputs only"
         self._values = values
+        self.function, self.function_reason = self._compile_once()
 
     @property
     def compiles(self) -> int:
-        return self.specializations.compiles
+        return self.specializations.compiles + (self.function is not None)
+
+    def _compile_once(self) -> tuple[Any, str | None]:
+        """The graph compiled once for every value of its one symbolic size (the import's
+        dynamic size `?`, `import_graph(dynamic=...)`), or (None, why not): the graph is
+        then compiled per call shape. Off with $DLC_DYNAMIC_FUNCTION=0."""
+        from dlc import settings
+        from dlc.compiler import compile_imported_cached
+        from dlc.options import CompileOptions
+
+        if not settings.DYNAMIC_FUNCTION.get():
+            return None, "$DLC_DYNAMIC_FUNCTION=0"
+        symbols = {d.node.expr for i in self._inputs for d in self._values[i].shape
+                   if isinstance(d, torch.SymInt)}
+        if len(symbols) != 1 or not next(iter(symbols)).is_Symbol:
+            return None, (f"its inputs have {len(symbols)} symbolic sizes "
+                          f"({', '.join(sorted(map(str, symbols)))}), not one")
+        context = make_context()
+        try:
+            with unset_fake_temporarily():  # (constants and frozen tensors are real ones)
+                imported = _import(self.graph_module, self.frozen, context,
+                                   next(iter(symbols)))
+            options = CompileOptions(opt_level=self.opt_level,
+                                     num_threads=self.num_threads).resolve()
+            return compile_imported_cached(context, imported, options), None
+        except DlcError as failure:  # (per call shape instead: the same compiler, static)
+            return None, f"its compile with a dynamic size failed: {failure}"
+        except Exception as failure:  # noqa: BLE001
+            # (torch's fake tensors, or a converter or pattern that computed from the dynamic
+            # size as from a static one: a bug of the dynamic path, which must not fail a
+            # graph dlc compiles per call shape)
+            return None, (f"its compile with a dynamic size failed: "
+                          f"{type(failure).__name__}: {failure}")
 
     @property
     def rows(self) -> Any:
@@ -132,6 +173,8 @@ class DynamicGraph:
                      for a in args)
 
     def __call__(self, *args: Any) -> list[torch.Tensor]:
+        if self.function is not None:
+            return self.function(*[args[i] for i in self._inputs])
         run = self.specializations.recall(self._key(args))
         if run is not None:  # (a shape compiled before: no decision to look up)
             return run(*args)

@@ -10,7 +10,14 @@ becomes the dlc ops of its converter (the `ATEN` tables of the `aten_*.py` modul
 located at `loc("<node name>"("<user file>":<line>:0))`, the line of the user's code that
 produced it. Import is 1:1 and does no optimization. Every problem is a `FrontendError`
 naming the node and its source line; unsupported ops are all listed in one
-`UnsupportedAtenOpsError`. Static shapes only.
+`UnsupportedAtenOpsError`.
+
+Sizes are static, but for one: `import_graph(dynamic=symbol)` imports a graph with symbolic
+sizes (torch.compile(dynamic=True)'s, whose example values have sizes such as `s27`) with
+that symbol as the function's one dynamic size `?` (`tensor<1x?x768xf32>`): size inputs
+(SymInts) and shape arithmetic become sizes (`aten_node.size`: the symbol, or a constant),
+any other size (`2 * s27`, a second symbol) is refused, and only the ops of `DYNAMIC_ATEN`,
+whose converters take `?`, are imported so (`dynamic_import_reason`).
 """
 
 from __future__ import annotations
@@ -43,8 +50,11 @@ from dlc.frontends.torch.aten_node import (
     Converter,
     UnsupportedAtenOpsError,
     describe,
+    dynamic_size,
+    dynamic_symbol,
     element_type,
     node_location,
+    size,
     tensor_type,
     to_numpy,
 )
@@ -56,6 +66,35 @@ IGNORED = {
     "aten.sym_constrain_range_for_size.default",
     "aten._assert_async.msg",
 }
+
+
+# the ATen ops whose converters take a dynamic size (`?`): they read no static size from
+# their operands but the ones they keep, or handle `?` (slice, arange, select, split, cat);
+# a graph with any other op is not imported with a dynamic size (`dynamic_import_reason`)
+DYNAMIC_ATEN = frozenset({
+    *(f"aten.{name}.default" for name in (
+        "relu", "gelu", "silu", "hardsigmoid", "hardswish", "leaky_relu", "elu", "hardtanh",
+        "clamp", "rsqrt", "sigmoid", "tanh", "exp", "log", "sqrt", "neg", "abs", "erf",
+        "reciprocal", "floor", "ceil", "sign", "round", "maximum", "minimum",
+        "logical_and", "logical_or", "logical_xor", "logical_not", "bitwise_not",
+        "clone", "alias", "detach", "lift_fresh_copy", "dropout", "_to_copy", "full_like",
+        "full", "scalar_tensor", "arange", "view", "_unsafe_view", "reshape", "unsqueeze",
+        "squeeze", "permute", "t", "expand", "cat", "embedding", "index_select", "gather",
+        "_softmax", "_log_softmax", "native_layer_norm", "mm", "bmm", "addmm", "baddbmm",
+        "amax", "amin", "split_with_sizes")),
+    *(f"aten.{name}.{overload}" for name in ("add", "sub", "mul", "div")
+      for overload in ("Tensor", "Scalar")),
+    *(f"aten.{name}.{overload}" for name in ("eq", "ne", "lt", "le", "gt", "ge")
+      for overload in ("Tensor", "Scalar")),
+    *(f"aten.bitwise_{name}.{overload}" for name in ("and", "or", "xor")
+      for overload in ("Tensor", "Scalar")),
+    "aten.true_divide.Tensor", "aten.rsub.Scalar", "aten.rsub.Tensor", "aten.pow.Tensor_Scalar", "aten.pow.Tensor_Tensor",
+    "aten.clamp.Tensor", "aten.where.self", "aten.arange.start", "aten.arange.start_step",
+    "aten.squeeze.dim", "aten.squeeze.dims", "aten.flatten.using_ints", "aten.transpose.int",
+    "aten.slice.Tensor", "aten.select.int", "aten.split.Tensor", "aten.split.sizes",
+    "aten.sum.dim_IntList", "aten.mean.dim", "aten.any.dim", "aten.any.dims",
+    "aten.all.dim", "aten.sym_size.int", "aten.index.Tensor", "prims.convert_element_type.default",
+})
 
 
 TABLES = (aten_ops, aten_movement, aten_index, aten_reduce, aten_nn, aten_image, aten_recurrent)
@@ -166,21 +205,53 @@ def check_supported(graph: torch.fx.Graph) -> None:
         raise UnsupportedAtenOpsError(unsupported, supported_aten_ops())
 
 
+def dynamic_import_reason(graph: torch.fx.Graph) -> str | None:
+    """Why `import_graph(dynamic=...)` does not take this graph (its ops that do not take a
+    dynamic size yet), or None when it may."""
+    others = sorted({str(n.target) for n in graph.nodes if n.op == "call_function"
+                     and n.target is not operator.getitem and not _is_scalar_operator(n)
+                     and str(n.target) not in IGNORED and str(n.target) not in DYNAMIC_ATEN})
+    if others:
+        return f"its ops {', '.join(others)} do not take a dynamic size yet"
+    return None
+
+
 def import_graph(graph: torch.fx.Graph, context: ir.Context,
                  constants: Mapping[str, torch.Tensor] | None = None,
-                 attributes: torch.nn.Module | None = None) -> ImportedModel:
+                 attributes: torch.nn.Module | None = None,
+                 dynamic: Any = None) -> ImportedModel:
     """Import an FX graph of ATen ops. Placeholders named in `constants` become constants;
-    `get_attr` nodes read their tensors from `attributes` (the GraphModule)."""
+    `get_attr` nodes read their tensors from `attributes` (the GraphModule). `dynamic`, a
+    symbol of the graph's symbolic sizes (torch's `s0`), is imported as the function's one
+    dynamic size `?`: size inputs (SymInts) equal to it are no inputs of the function, and
+    any other symbolic size is a FrontendError (`aten_node.size`)."""
+    if dynamic is None:
+        return _import_graph(graph, context, constants, attributes)
+    reason = dynamic_import_reason(graph)
+    if reason:
+        raise FrontendError(f"the graph cannot be imported with a dynamic size: {reason}")
+    with dynamic_size(dynamic):
+        imported = _import_graph(graph, context, constants, attributes)
+    imported.dynamic_size = str(dynamic)
+    return imported
+
+
+def _import_graph(graph: torch.fx.Graph, context: ir.Context,
+                  constants: Mapping[str, torch.Tensor] | None,
+                  attributes: torch.nn.Module | None) -> ImportedModel:
     check_supported(graph)
     constants = dict(constants or {})
     placeholders = [n for n in graph.nodes if n.op == "placeholder"]
-    inputs = [n for n in placeholders if n.name not in constants]
+    sizes = {n: size(n.meta["val"], f"graph input '{n.name}'") for n in placeholders
+             if dynamic_symbol() is not None and n.name not in constants
+             and isinstance(n.meta.get("val"), torch.SymInt)}
+    inputs = [n for n in placeholders if n.name not in constants and n not in sizes]
     with context, ir.Location.name("main"):
         module = ir.Module.create()
         arg_types = [_input_type(n) for n in inputs]
         function = func.FuncOp("main", (arg_types, []), ip=ir.InsertionPoint(module.body))
         block = function.add_entry_block()
-        values: dict[torch.fx.Node, Any] = dict(zip(inputs, block.arguments))
+        values: dict[torch.fx.Node, Any] = {**dict(zip(inputs, block.arguments)), **sizes}
         with ir.InsertionPoint(block):
             for node in placeholders:
                 if node.name in constants:
@@ -218,8 +289,13 @@ def _flat(value: Any) -> list:
 def _import_nodes(graph: torch.fx.Graph, values: dict[torch.fx.Node, Any],
                   attributes: torch.nn.Module | None) -> list[ir.Value]:
     for node in graph.nodes:
+        if node.op == "placeholder":
+            continue
         if node.op == "get_attr":
             values[node] = _constant(_attribute(attributes, node), node)
+        elif dynamic_symbol() is not None and isinstance(node.meta.get("val"), torch.SymInt):
+            # (shape arithmetic of a symbolic graph: torch computed its value, a size)
+            values[node] = size(node.meta["val"], describe(node))
         elif node.op == "call_function" and node.target is operator.getitem:
             values[node] = _getitem(node, values)
         elif node.op == "call_function" and _is_scalar_operator(node):

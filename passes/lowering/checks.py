@@ -44,13 +44,17 @@ def _bounds(op: ir.Operation) -> tuple[int, list[int], str]:
     index tuple for the ND ops, else one), and what the bound is, for messages."""
     definition = op_def(op)
     data = op.operands[0].type
+    def text(size: int) -> str:  # (the dynamic size: its value is the call's)
+        return "?" if ir.ShapedType.is_dynamic_size(size) else str(size)
+
     if definition in (indexing.GATHER, indexing.GATHER_ELEMENTS, indexing.SCATTER_ELEMENTS):
         axis = _int(op, "axis")
-        return 1, [data.shape[axis]], f"axis {axis} of size {data.shape[axis]}"
+        return 1, [data.shape[axis]], f"axis {axis} of size {text(data.shape[axis])}"
     batch_dims = _int(op, "batch_dims") if definition == indexing.GATHER_ND else 0
     k = op.operands[1].type.shape[-1]
     sizes = list(data.shape[batch_dims:batch_dims + k])
-    return 1, sizes, f"axes {list(range(batch_dims, batch_dims + k))} of sizes {sizes}"
+    return 1, sizes, (f"axes {list(range(batch_dims, batch_dims + k))} of sizes "
+                      f"[{', '.join(map(text, sizes))}]")
 
 
 CHECKED = (indexing.GATHER, indexing.GATHER_ELEMENTS, indexing.GATHER_ND,
@@ -175,11 +179,14 @@ def emit(op: ir.Operation, indices: ir.Value, bounds: Sequence[int | ir.Value]) 
     def step(ivs: list[ir.Value], flag: ir.Value, first: ir.Value) -> list[ir.Value]:
         raw = tensor.extract(indices, ivs)
         value = raw if ir.IntegerType(raw.type).width == 64 else arith.extsi(i64, raw)
-        bound = arith.index_cast(i64, bounds[0]) if isinstance(bounds[0], ir.Value) \
-            else _const(bounds[0], i64)
+        def of(value: int | ir.Value) -> ir.Value:
+            return arith.index_cast(i64, value) if isinstance(value, ir.Value) \
+                else _const(value, i64)
+
+        bound = of(bounds[0])
         for component in range(1, len(bounds)):  # (the ND ops: a bound per tuple component)
             is_it = arith.cmpi(arith.CmpIPredicate.eq, ivs[-1], _const(component, index))
-            bound = arith.select(is_it, _const(bounds[component], i64), bound)
+            bound = arith.select(is_it, of(bounds[component]), bound)
         low = arith.cmpi(arith.CmpIPredicate.slt, value, arith.subi(zero, bound))
         high = arith.cmpi(arith.CmpIPredicate.sge, value, bound)
         bad = arith.extui(i64, arith.ori(low, high))

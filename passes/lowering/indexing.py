@@ -163,6 +163,8 @@ def lower_gather_elements(op: ir.OpView, rewriter) -> None:
         return tensor.extract(data, position)
 
     with rewriter.ip, op.location:
+        if ir.ShapedType.is_dynamic_size(size):  # (data of the dynamic size along the axis)
+            size = tensor.dim(data, index_const(axis))
         checks.emit(op, indices, [size])
         identity = dims_map(rank, list(range(rank)))
         value = generic([indices], empty_like(result_type), [identity, identity],
@@ -170,12 +172,21 @@ def lower_gather_elements(op: ir.OpView, rewriter) -> None:
         rewriter.replace_op(op, [value])
 
 
+def nd_sizes(data: ir.Value, indices: ir.Value, batch_dims: int) -> list[int | ir.Value]:
+    """The sizes of data's axes an index tuple of `indices` reads (an index value, tensor.dim,
+    for the dynamic size)."""
+    axes = range(batch_dims, batch_dims + indices.type.shape[-1])
+    return [tensor.dim(data, index_const(a)) if ir.ShapedType.is_dynamic_size(
+        data.type.shape[a]) else data.type.shape[a] for a in axes]
+
+
 def nd_position(data: ir.Value, indices: ir.Value, outer: list[ir.Value],
-                batch_dims: int) -> list[ir.Value]:
+                batch_dims: int, sizes: Sequence[int | ir.Value] | None = None
+                ) -> list[ir.Value]:
     """The data position of the index tuple `indices[outer, :]` (batch axes from `outer`)."""
     k = indices.type.shape[-1]
     tuple_ = [tensor.extract(indices, [*outer, index_const(c)]) for c in range(k)]
-    sizes = data.type.shape[batch_dims:batch_dims + k]
+    sizes = data.type.shape[batch_dims:batch_dims + k] if sizes is None else sizes
     return outer[:batch_dims] + [safe_index(raw, size) for raw, size in zip(tuple_, sizes)]
 
 
@@ -187,12 +198,13 @@ def lower_gather_nd(op: ir.OpView, rewriter) -> None:
 
     def body(_out: ir.Value) -> ir.Value:
         loops = [loop_index(d) for d in range(rank)]
-        position = nd_position(data, indices, loops[:q - 1], batch_dims) + loops[q - 1:]
+        position = nd_position(data, indices, loops[:q - 1], batch_dims, sizes) + \
+            loops[q - 1:]
         return tensor.extract(data, position)
 
     with rewriter.ip, op.location:
-        k = indices.type.shape[-1]
-        checks.emit(op, indices, data.type.shape[batch_dims:batch_dims + k])
+        sizes = nd_sizes(data, indices, batch_dims)
+        checks.emit(op, indices, sizes)
         value = generic([], empty_like(result_type), [dims_map(rank, list(range(rank)))],
                         [PARALLEL] * rank, body)
         rewriter.replace_op(op, [value])
@@ -379,4 +391,28 @@ PATTERNS = {
 }
 
 
-DYNAMIC_OPS = (indexing.GATHER,)
+def _gather_elements_limit(op: ir.OpView) -> str | None:
+    """A gather_elements with a dynamic size reads data at the indices' positions off its
+    axis: there, an index of the dynamic size must be one of data's (the same size)."""
+    data, indices = (v.type for v in op.operands)
+    axis = _int_attr(op, "axis")
+    for d, (have, want) in enumerate(zip(data.shape, indices.shape)):
+        if d != axis and ir.ShapedType.is_dynamic_size(want) != \
+                ir.ShapedType.is_dynamic_size(have):
+            return (f"gathers along axis {axis} with the dynamic size (?) at axis {d} of "
+                    "only one of data and indices, which its lowering does not take yet")
+    return None
+
+
+def _gather_nd_limit(op: ir.OpView) -> str | None:
+    """A gather_nd with a dynamic size: batch axes (read from the loops) are not taken."""
+    types = [v.type for v in (*op.operands, *op.results)]
+    if _int_attr(op, "batch_dims") and not all(t.has_static_shape for t in types):
+        return ("has batch axes and a dynamic size (?), which its lowering does not take "
+                "yet")
+    return None
+
+
+LIMITS = {indexing.GATHER_ELEMENTS: _gather_elements_limit,
+          indexing.GATHER_ND: _gather_nd_limit}
+DYNAMIC_OPS = (indexing.GATHER, indexing.GATHER_ELEMENTS, indexing.GATHER_ND)

@@ -1,10 +1,12 @@
 """`torch.compile(backend="dlc", dynamic=True)`: one Dynamo graph with symbolic sizes, compiled
-by dlc per call shape (`dlc.frontends.torch.dynamo.DynamicGraph`), or per value of the other
-sizes where the batch is computed row by row (`dlc.batching`), with no eager fallback and no
-Dynamo recompile (issue 22)."""
+by dlc once for every value of its one symbolic size (the importer's dynamic size), else per
+call shape (`dlc.frontends.torch.dynamo.DynamicGraph`), or per value of the other sizes where
+the batch is computed row by row (`dlc.batching`), with no eager fallback and no Dynamo
+recompile (issue 22)."""
 
 from __future__ import annotations
 
+import re
 import warnings
 
 import pytest
@@ -50,8 +52,15 @@ def graphs(monkeypatch):
     torch._dynamo.reset()
 
 
+@pytest.fixture
+def per_shape(monkeypatch):
+    """The per-call-shape compiles these tests check (graphs of one symbolic size compile
+    once otherwise: the tests of that are below)."""
+    monkeypatch.setenv("DLC_DYNAMIC_FUNCTION", "0")
+
+
 @pytest.mark.parametrize("options", [{}, {"freeze": True}])
-def test_one_graph_for_every_sequence_length(graphs, options):
+def test_one_graph_for_every_sequence_length(graphs, options, per_shape):
     torch.manual_seed(0)
     model = Attention().eval()
     compiled = torch.compile(model, backend="dlc", dynamic=True, options=options)
@@ -97,7 +106,7 @@ def test_a_batch_computed_row_by_row_compiles_once_per_sequence_length(graphs, m
     assert graph.compiles == 2  # (the batch-1 code of each sequence length)
 
 
-def test_specializations_are_bounded(graphs, monkeypatch):
+def test_specializations_are_bounded(graphs, monkeypatch, per_shape):
     monkeypatch.setenv("DLC_MAX_SPECIALIZATIONS", "2")
     model = torch.nn.Linear(4, 3).eval()
     compiled = torch.compile(model, backend="dlc", dynamic=True)
@@ -130,7 +139,7 @@ def test_an_exported_program_with_dims_compiles_per_call_shape():
         compiled(torch.zeros(1, 600, 16), torch.zeros(1, 600))
 
 
-def test_a_graph_that_cannot_be_traced_again_is_a_clear_error(graphs, monkeypatch):
+def test_a_graph_that_cannot_be_traced_again_is_a_clear_error(graphs, monkeypatch, per_shape):
     from torch.fx.experimental import proxy_tensor
 
     def broken(*args, **kwargs):
@@ -141,3 +150,89 @@ def test_a_graph_that_cannot_be_traced_again_is_a_clear_error(graphs, monkeypatc
     with torch.no_grad(), pytest.raises(dlc.FrontendError, match=r"could not be traced again "
                                         r"at .*RuntimeError: data-dependent guard"):
         compiled(torch.randn(5, 4))
+
+
+# ----------------------------------------------------------------------------- compiled once
+
+
+@pytest.mark.parametrize("options", [{}, {"freeze": True}])
+def test_a_graph_of_one_symbolic_size_compiles_once(graphs, options):
+    torch.manual_seed(0)
+    model = Attention().eval()
+    compiled = torch.compile(model, backend="dlc", dynamic=True, options=options)
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("error", dynamo.DlcFallbackWarning)
+        for seq in (5, 9, 17, 2, 64):  # (batch 1: Dynamo specializes it)
+            x, mask = torch.randn(1, seq, 16), (torch.rand(1, seq) > 0.2).float()
+            torch.testing.assert_close(compiled(x, mask), model(x, mask), rtol=1e-4, atol=1e-5)
+    (graph,) = graphs
+    assert graph.function is not None, graph.function_reason
+    assert graph.compiles == 1 and len(graph.specializations) == 0
+    assert "tensor<1x?x16xf32>" in graph.function.ir("dlc")
+
+
+def _transformer(name: str) -> torch.nn.Module:
+    from transformers import BertConfig, BertModel, GPT2Config, GPT2Model
+
+    torch.manual_seed(0)
+    if name == "bert":
+        config = BertConfig(hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
+                            intermediate_size=48, max_position_embeddings=64)
+        return BertModel(config).eval()
+    return GPT2Model(GPT2Config(n_embd=32, n_layer=1, n_head=2, n_positions=64)).eval()
+
+
+@pytest.mark.parametrize("name", ["bert", "gpt2"])
+def test_transformers_with_a_padding_mask_compile_once(graphs, name):
+    """BERT and GPT-2 as transformers writes them (position ids sliced from a buffer or an
+    arange of the length, the padding mask gathered by index.Tensor, GPT-2's cache of
+    empty tensors concatenated): one compile for every sequence length."""
+    model = _transformer(name)
+    compiled = torch.compile(model, backend="dlc", dynamic=True)
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("error", dynamo.DlcFallbackWarning)
+        for seq in (5, 9, 33):
+            ids = torch.randint(0, 100, (1, seq))
+            mask = torch.ones(1, seq, dtype=torch.long)
+            mask[0, :2] = 0
+            got = compiled(input_ids=ids, attention_mask=mask).last_hidden_state
+            want = model(input_ids=ids, attention_mask=mask).last_hidden_state
+            torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-5)
+    (graph,) = graphs
+    assert graph.function is not None, graph.function_reason
+    assert graph.compiles == 1
+
+
+def test_a_position_past_the_table_is_a_clear_error(graphs):
+    model = _transformer("gpt2")  # (64 positions)
+    compiled = torch.compile(model, backend="dlc", dynamic=True)
+    with torch.no_grad():
+        compiled(input_ids=torch.randint(0, 100, (1, 7)))
+        with pytest.raises(dlc.DlcError, match=r"index 64 is out of range at run time"):
+            compiled(input_ids=torch.randint(0, 100, (1, 80)))
+    assert graphs[0].compiles == 1
+
+
+class Flat(torch.nn.Module):
+    """A softmax over the flattened [s, 4]: a size 4 * s, which the dynamic import refuses."""
+
+    def __init__(self):
+        super().__init__()
+        self.scale = torch.nn.Parameter(torch.arange(4.0))  # (4: not a symbol of Dynamo's)
+
+    def forward(self, x):
+        return (x * self.scale).flatten().softmax(0).view(x.shape) + 1
+
+
+def test_a_size_computed_from_the_symbol_compiles_per_call_shape(graphs):
+    model = Flat()
+    compiled = torch.compile(model, backend="dlc", dynamic=True)
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("error", dynamo.DlcFallbackWarning)
+        for rows in (3, 5):
+            x = torch.randn(rows, 4)
+            torch.testing.assert_close(compiled(x), model(x))
+    (graph,) = graphs
+    assert graph.function is None
+    assert re.search(r"size 4\*s\d+ computed from the dynamic sizes", graph.function_reason)
+    assert graph.compiles == 2

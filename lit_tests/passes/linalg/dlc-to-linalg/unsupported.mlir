@@ -41,3 +41,13 @@ func.func @test_channels_last_limits(%x: tensor<1x5x5x4xf32>, %x1: tensor<1x5x4x
   %1 = "dlc.pool_nhwc"(%x) {kind = "lp", kernel = array<i64: 1, 1>, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, ceil_mode = 0, count_include_pad = 0, p = 2} : (tensor<1x5x5x4xf32>) -> tensor<1x5x5x4xf32>
   return %0, %1 : tensor<1x3x4xf32>, tensor<1x5x5x4xf32>
 }
+
+// -----
+
+// A gather_elements reads data at the indices' own positions off its axis: a `?` there in
+// the indices only (rows past data's 4) is refused.
+func.func @test_gather_elements_rows(%d: tensor<4x8xf32>, %i: tensor<?x8xi64>) -> tensor<?x8xf32> {
+  // expected-error @+1 {{'dlc.gather_elements' op gathers along axis 1 with the dynamic size (?) at axis 0 of only one of data and indices, which its lowering does not take yet}}
+  %g = "dlc.gather_elements"(%d, %i) {axis = 1 : i64} : (tensor<4x8xf32>, tensor<?x8xi64>) -> tensor<?x8xf32>
+  return %g : tensor<?x8xf32>
+}
