@@ -349,8 +349,42 @@ def _exported_dynamic_model(exported, options: CompileOptions) -> DynamicModel |
         program = importer.specialized_program(exported, module, inputs, shapes)
         return import_source(program, context, specialization).module
 
+    function, reason = _exported_function(exported, inputs, specialization)
     return DynamicModel(signature, compile_for, options.opt_level, options.threads,
-                        plan_rows=_rows_planner(signature, import_at))
+                        plan_rows=_rows_planner(signature, import_at), function=function,
+                        function_reason=reason,
+                        size_ranges=importer.size_ranges(exported) if function else None)
+
+
+def _exported_function(exported, inputs, options: CompileOptions
+                       ) -> tuple[CompiledModel | None, str | None]:
+    """The one compile of an exported program for every value of its one symbolic size
+    (`import_graph(dynamic=...)`), or (None, why not)."""
+    from dlc.frontends.torch import importer
+
+    if not settings.DYNAMIC_FUNCTION.get():
+        return None, "$DLC_DYNAMIC_FUNCTION=0"
+    symbols = {d.node.expr for _, value in inputs for d in value.shape
+               if not isinstance(d, int)}
+    if len(symbols) != 1 or not next(iter(symbols)).is_Symbol:
+        return None, (f"its inputs have {len(symbols)} symbolic sizes "
+                      f"({', '.join(sorted(map(str, symbols)))}), not one")
+    start = time.perf_counter()
+    timer = Timer(memory=options.timings)
+    try:
+        with timer.active():
+            context = make_context()
+            with timer.span("import"):
+                imported = importer.import_torch(exported, None, context,
+                                                 dynamic=next(iter(symbols)))
+            compiled = compile_imported_cached(context, imported, options, start, timer)
+    except DlcError as failure:  # (per call shape instead: the same compiler, static)
+        return None, f"its compile with a dynamic size failed: {failure}"
+    except (ValueError, TypeError, IndexError, KeyError, ArithmeticError) as failure:
+        return None, (f"its compile with a dynamic size failed: {type(failure).__name__}: "
+                      f"{failure}")
+    compiled.timings = timer.result()
+    return compiled, None
 
 
 def _compile(model, options: CompileOptions) -> CompiledModel:

@@ -248,8 +248,12 @@ class DynamicModel:
                  num_threads: int = 1, max_specializations: int | None = None,
                  plan_rows: Callable[[Shapes], Any] | None = None,
                  function: Any | None = None, function_reason: str | None = None,
-                 row_function: Any | None = None):
+                 row_function: Any | None = None,
+                 size_ranges: Mapping[str, tuple[int, int | None]] | None = None):
         self.signature = signature
+        # the range [low, high] of named sizes (torch.export's Dims), checked at each call of
+        # `function` (a specialization is exported again at its shapes: torch checks them)
+        self.size_ranges = dict(size_ranges or {})
         # one CompiledModel for every value of the model's one dynamic size (compiled with it
         # dynamic), which then runs every call; else None and why (`function_reason`)
         self.function = function
@@ -302,6 +306,8 @@ class DynamicModel:
         arrays = self.signature.check_dtypes(args, kwargs)
         shapes = tuple(a.shape for a in arrays)
         if self.function is not None:  # (it binds the sizes: checks the shapes)
+            if self.size_ranges:
+                self._check_ranges(shapes)
             return self.function._function.run(arrays)
         compiled = self._compiled.recall(shapes)
         if compiled is None:  # (a shape seen before fits the signature: checked then)
@@ -317,6 +323,16 @@ class DynamicModel:
                                 self._rows.batched, shapes, row_shapes)
             compiled = self._specialization(shapes)
         return compiled._function.run(arrays)  # (the arrays are checked: not again)
+
+    def _check_ranges(self, shapes: Shapes) -> None:
+        for spec, shape in zip(self.signature.inputs, shapes):
+            for axis, (name, value) in enumerate(zip(spec.shape, shape)):
+                low, high = self.size_ranges.get(name, (0, None))
+                if value < low or (high is not None and value > high):
+                    raise InputError(
+                        f"input '{spec.name}' has size {value} at axis {axis}, outside the "
+                        f"range [{low}, {'inf' if high is None else high}] of its dimension "
+                        f"{name} (its torch.export.Dim)")
 
     def specialize(self, input_shapes: Mapping[str, Sequence[int]]) -> Any:
         """The `CompiledModel` for these input shapes (every input's, by name), compiled now

@@ -3,6 +3,7 @@ onnxruntime on the same dynamic model (issue 22).
 
     .venv/bin/python benchmarks/dynamic.py [--models bert,gpt2,resnet50] [--layers N]
                                            [--repeat N] [--out DIR] [--tiny] [--shapes 1x16,3]
+                                           [--torch-compile]
     make dynamic-bench
 
 Each model of the zoo (benchmarks/zoo.py: random weights, no downloads) is exported with the
@@ -133,6 +134,77 @@ def run(name: str, setting: zoo.Setting, out: Path, repeat: int,
     return rows
 
 
+TORCH_SEQUENCES = [16, 128, 384]  # (batch 1: Dynamo specializes a size of 1, so not seq 1)
+
+
+def run_torch_compile(name: str, setting: zoo.Setting, repeat: int,
+                      only: list[tuple[int, ...]] | None = None) -> list[dict]:
+    """`torch.compile(module, backend="dlc", dynamic=True)` at several sequence lengths of
+    batch 1: its first call's time (its compile, the cache off), dlc's compiles so far, the
+    error against eager PyTorch; the best of --repeat calls of it, of dlc's static compile of
+    the module for the shape (`dlc.compile(module, inputs)`) and of eager PyTorch (1 thread),
+    alternated."""
+    import dlc
+    from dlc.frontends.torch import dynamo
+    from dlc.runtime import cache
+
+    module, _, names = zoo.built(name, setting)
+    graphs: list = []
+    original = dynamo.DynamicGraph.__init__
+
+    def spy(self, *args, **kwargs):  # (the DynamicGraph Dynamo's graph became)
+        original(self, *args, **kwargs)
+        graphs.append(self)
+
+    dynamo.DynamicGraph.__init__ = spy
+    torch._dynamo.reset()
+    compiled = torch.compile(module, backend="dlc", dynamic=True,
+                             options={"num_threads": 1, "freeze": True})
+    shapes = [s for s in only if len(s) == 2] if only else [(1, s) for s in TORCH_SEQUENCES]
+    rows = []
+    try:
+        for batch, seq in shapes:
+            row = {"model": f"{name}-torch.compile", "config": setting.tag(zoo.ZOO[name]),
+                   "shape": [batch, seq]}
+            stage = "torch.compile"
+            try:
+                ids = torch.randint(0, 1000, (batch, seq))
+                inputs = (ids, *[torch.ones(batch, seq, dtype=torch.int64)] * (len(names) - 1))
+                with torch.no_grad(), warnings.catch_warnings():
+                    warnings.simplefilter("error", dynamo.DlcFallbackWarning)
+                    start = time.perf_counter()
+                    with cache.disabled():
+                        result = compiled(*inputs)
+                    row["first_call_s"] = time.perf_counter() - start
+                    row["compiles"] = sum(g.compiles for g in graphs)
+                    stage = "static compile"
+                    static = dlc.compile(module, example_inputs=inputs, num_threads=1)
+                    expected = zoo.eager_outputs(module(*inputs))
+                    row["rel_error"] = error = zoo.relative_error(
+                        zoo.eager_outputs(result), expected)
+                    row["status"] = "ok" if error <= zoo.RTOL else f"mismatch {error:.2g}"
+                    stage = "timing"
+                    dynamic_s, static_s, eager_s = zoo.best_times(
+                        [lambda x=inputs: compiled(*x), lambda x=inputs, s=static: s(*x),
+                         lambda x=inputs: module(*x)], repeat)
+                row.update(dlc_ms=dynamic_s * 1e3, static_ms=static_s * 1e3,
+                           ort_ms=eager_s * 1e3, vs_static=dynamic_s / static_s,
+                           vs_ort=dynamic_s / eager_s)
+            except Exception as error:  # noqa: BLE001 (the row records it; the next runs)
+                row["status"] = zoo.failure(stage, error)
+                row["traceback"] = traceback.format_exc(limit=-4)
+            print(format_row(row).replace(" ort ", " eager ").replace("dlc/ort", "dlc/eager"),
+                  flush=True)
+            rows.append(row)
+    finally:
+        dynamo.DynamicGraph.__init__ = original
+    reasons = [g.function_reason for g in graphs if g.function is None]
+    print(f"{name} torch.compile(dynamic=True): {len(graphs)} graph(s), "
+          f"{sum(g.compiles for g in graphs)} dlc compile(s)"
+          + (f"; per shape: {reasons}" if reasons else "; each compiled once"), flush=True)
+    return rows
+
+
 def format_row(row: dict) -> str:
     if "dlc_ms" not in row:
         return f"{row['model']:<10} {row['shape']!s:<10} {row['status']}"
@@ -163,6 +235,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=Path("build/zoo"))
     parser.add_argument("--shapes", help="only these shapes: 1x16,4x384 (transformers), 3 "
                         "(vision: the batch)")
+    parser.add_argument("--torch-compile", action="store_true",
+                        help="transformers through torch.compile(backend='dlc', dynamic=True) "
+                        "instead of ONNX, beside dlc's static compile and eager PyTorch "
+                        "(batch 1; sequences 16, 128, 384 unless --shapes)")
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
     setting = zoo.Setting(layers=args.layers, tiny=args.tiny)
@@ -171,7 +247,10 @@ def main(argv: list[str] | None = None) -> int:
             raise SystemExit(f"unknown model {name!r}; the zoo: {', '.join(zoo.ZOO)}")
         only = [tuple(int(d) for d in s.split("x")) for s in args.shapes.split(",")] \
             if args.shapes else None
-        run(name, setting, args.out, args.repeat, only)
+        if args.torch_compile:
+            run_torch_compile(name, setting, args.repeat, only)
+        else:
+            run(name, setting, args.out, args.repeat, only)
     return 0
 
 

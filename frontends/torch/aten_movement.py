@@ -15,7 +15,8 @@ from mlir import ir
 from dlc.dialects import ops
 from dlc.dialects.indexing import GATHER, GATHER_ELEMENTS
 from dlc.dialects.movement import BROADCAST, CONCAT, IOTA, PAD, SLICE
-from dlc.frontends.torch.aten_node import AtenNode, Converter, axis
+from dlc.frontends.common import FrontendError
+from dlc.frontends.torch.aten_node import AtenNode, Converter, Rows, axis, dynamic_symbol
 
 DYNAMIC = ir.ShapedType.get_dynamic_size()  # (`?`: a dynamic import's size, aten_node.size)
 
@@ -25,9 +26,20 @@ Scalar = float | int | bool
 # ----------------------------------------------------------------------------- data movement
 
 
-def reshape_to_out(n: AtenNode, x: Value, *_args, **_kwargs) -> Value:
-    """view, _unsafe_view, reshape, squeeze, unsqueeze, flatten: a reshape to the out shape."""
-    return n.reshape(x, n.out_shape)
+def reshape_to_out(n: AtenNode, x: Value | Rows, *_args, **_kwargs) -> Value | Rows:
+    """view, _unsafe_view, reshape, squeeze, unsqueeze, flatten: a reshape to the out shape.
+    In a dynamic import, a view of [.., ?, .., K] as [rows, K] whose rows dlc has no size for
+    (2 * ?) keeps x whole (`Rows`), and a view of those rows is a reshape of x."""
+    if isinstance(x, Rows):
+        return n.reshape(x.value, n.out_shape)
+    try:
+        return n.reshape(x, n.out_shape)
+    except FrontendError:
+        out = list(n.out.shape)
+        if dynamic_symbol() is None or len(out) != 2 or x.type.rank < 3 or \
+                out[1] != x.type.shape[-1] or DYNAMIC not in x.type.shape[:-1]:
+            raise
+        return Rows(x)
 
 
 def permute(n: AtenNode, x: Value, dims: Sequence[int]) -> Value:

@@ -111,6 +111,25 @@ def size(d: int | torch.SymInt, what: str) -> int:
     return ir.ShapedType.get_dynamic_size()
 
 
+@dataclass(frozen=True)
+class Derived:
+    """A size computed from the dynamic size that dlc has no size for (`2 * s`): a view may
+    take it for the rows of a linear layer (`Rows`); any other use is `error`."""
+
+    expr: str
+    error: str
+
+
+@dataclass(frozen=True)
+class Rows:
+    """A tensor torch flattens to [rows, K] whose rows count the dynamic size times static
+    sizes (a linear layer's view of [2, s, K] as [2 * s, K], which dlc cannot type): dlc keeps
+    `value` unflattened ([2, ?, K]), as its matmuls take leading axes; views of it back to a
+    shape dlc can type, mm and addmm take it (`importer.ROWS_OPS`), no other op."""
+
+    value: ir.Value
+
+
 def shape_of(value: torch.Tensor, what: str) -> list[int]:
     """The dlc shape of a tensor's (FakeTensor's) torch shape (`size` of each dimension)."""
     return [size(d, what) for d in value.shape]

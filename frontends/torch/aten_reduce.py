@@ -18,7 +18,7 @@ from dlc.dialects.binary import BINARY, COMPARE
 from dlc.dialects.conv import POOL
 from dlc.dialects.reduction import ARGREDUCE, CUMULATIVE, REDUCE
 from dlc.dialects.unary import UNARY
-from dlc.frontends.torch.aten_node import AtenNode, Converter, axes, axis
+from dlc.frontends.torch.aten_node import AtenNode, Converter, Rows, axes, axis
 
 Value = ir.Value
 Scalar = float | int | bool
@@ -143,15 +143,22 @@ def vector_norm(n: AtenNode, x: Value, ord: Scalar = 2, dim: Sequence[int] | int
 # ----------------------------------------------------------------------------- contractions
 
 
-def mm(n: AtenNode, a: Value, b: Value) -> Value:
+def mm(n: AtenNode, a: Value | Rows, b: Value) -> Value | Rows:
+    if isinstance(a, Rows):  # (a linear layer's rows, unflattened: a dynamic import)
+        return Rows(n.build(ops.MATMUL, [a.value, b]))
     return n.build(ops.MATMUL, [a, b])
 
 
-def addmm(n: AtenNode, bias: Value, a: Value, b: Value, *, beta: Scalar = 1,
-          alpha: Scalar = 1) -> Value:
+def addmm(n: AtenNode, bias: Value, a: Value | Rows, b: Value, *, beta: Scalar = 1,
+          alpha: Scalar = 1) -> Value | Rows:
     # beta * bias + alpha * (a @ b)
     if bias.type.rank > 2:
         raise n.error(f"bias of rank {bias.type.rank} is not supported")
+    if isinstance(a, Rows):  # (a linear layer's rows, unflattened: a dynamic import)
+        if not isinstance(b, ir.Value) or bias.type.rank == 2 and bias.type.shape[0] != 1:
+            raise n.error("addmm of a dynamic import's rows takes a weight and a bias row")
+        product = baddbmm(n, bias, a.value, b, beta=beta, alpha=alpha)
+        return Rows(product)
     attrs = {"alpha": float(alpha), "beta": float(beta), "transA": 0, "transB": 0}
     return n.build(ops.GEMM, [a, b, bias], attrs)
 

@@ -48,6 +48,8 @@ from dlc.frontends.torch import (
 from dlc.frontends.torch.aten_node import (
     AtenNode,
     Converter,
+    Derived,
+    Rows,
     UnsupportedAtenOpsError,
     describe,
     dynamic_size,
@@ -133,11 +135,12 @@ def export_module(module: torch.nn.Module, example_inputs: Sequence) -> Exported
                             f"{type(error).__name__}: {message}") from error
 
 
-def import_torch(model: Any, example_inputs: Sequence | None, context: ir.Context
-                 ) -> ImportedModel:
-    """Import an `nn.Module` (exported on `example_inputs`) or an `ExportedProgram`."""
+def import_torch(model: Any, example_inputs: Sequence | None = None,
+                 context: ir.Context | None = None, dynamic: Any = None) -> ImportedModel:
+    """Import an `nn.Module` (exported on `example_inputs`) or an `ExportedProgram` (with
+    `dynamic`, one of its symbols, as the dynamic size: `import_graph`)."""
     if isinstance(model, ExportedProgram):
-        return import_exported(_decomposed(model), context)
+        return import_exported(_decomposed(model), context, dynamic)
     if not isinstance(model, torch.nn.Module):
         raise FrontendError(f"example_inputs is given, so a torch.nn.Module or an "
                             f"ExportedProgram is expected, got {type(model).__name__}")
@@ -168,8 +171,10 @@ def decompositions() -> Any:
     return table
 
 
-def import_exported(exported: ExportedProgram, context: ir.Context) -> ImportedModel:
-    """Import an exported program whose graph holds core ATen ops."""
+def import_exported(exported: ExportedProgram, context: ir.Context, dynamic: Any = None
+                    ) -> ImportedModel:
+    """Import an exported program whose graph holds core ATen ops (`dynamic`: as in
+    `import_graph`)."""
     signature = exported.graph_signature
     constants: dict[str, torch.Tensor] = {}
     for spec in signature.input_specs:
@@ -184,7 +189,7 @@ def import_exported(exported: ExportedProgram, context: ir.Context) -> ImportedM
         if spec.kind != OutputKind.USER_OUTPUT:
             raise FrontendError(f"the model updates '{spec.target}' ({spec.kind.name}); dlc "
                                 "compiles inference graphs: call model.eval() before export")
-    return import_graph(exported.graph_module.graph, context, constants)
+    return import_graph(exported.graph_module.graph, context, constants, dynamic=dynamic)
 
 
 # ----------------------------------------------------------------------------- FX graphs
@@ -295,7 +300,10 @@ def _import_nodes(graph: torch.fx.Graph, values: dict[torch.fx.Node, Any],
             values[node] = _constant(_attribute(attributes, node), node)
         elif dynamic_symbol() is not None and isinstance(node.meta.get("val"), torch.SymInt):
             # (shape arithmetic of a symbolic graph: torch computed its value, a size)
-            values[node] = size(node.meta["val"], describe(node))
+            try:
+                values[node] = size(node.meta["val"], describe(node))
+            except FrontendError as error:  # (refused where an op other than a view uses it)
+                values[node] = Derived(str(node.meta["val"]), str(error))
         elif node.op == "call_function" and node.target is operator.getitem:
             values[node] = _getitem(node, values)
         elif node.op == "call_function" and _is_scalar_operator(node):
@@ -341,13 +349,27 @@ def _getitem(node: torch.fx.Node, values: dict[torch.fx.Node, Any]) -> Any:
     return item
 
 
+# the ops that take a linear layer's rows of a dynamic import (`aten_node.Rows`, `Derived`)
+ROWS_OPS = frozenset({"aten.view.default", "aten._unsafe_view.default", "aten.reshape.default",
+                      "aten.mm.default", "aten.addmm.default"})
+
+
 def _convert(node: torch.fx.Node, values: dict[torch.fx.Node, Any]) -> Any:
     n = AtenNode(node, node_location(node))
     args = torch.fx.node.map_arg(node.args, values.__getitem__)
     kwargs = torch.fx.node.map_arg(node.kwargs, values.__getitem__)
+    if str(node.target) not in ROWS_OPS:
+        for leaf in _flat([*args, *kwargs.values()]):
+            if isinstance(leaf, Derived):
+                raise FrontendError(leaf.error)
+            if isinstance(leaf, Rows):
+                raise n.error("it takes a tensor whose rows count the dynamic size times "
+                              "another size, which the dynamic import keeps for views, mm "
+                              "and addmm only")
     with n.location:
         result = converters()[str(node.target)](n, *args, **kwargs)
-    _check_result(n, result)
+    if not isinstance(result, Rows):
+        _check_result(n, result)
     return result
 
 
@@ -396,6 +418,16 @@ def dynamic_user_inputs(exported: ExportedProgram) -> list[tuple[str, torch.Tens
             isinstance(d, int) for _, v in inputs for d in v.shape):
         return None
     return inputs
+
+
+def size_ranges(exported: ExportedProgram) -> dict[str, tuple[int, int | None]]:
+    """The range [low, high] (high None: unbounded) of each symbolic size of a program
+    exported with `torch.export.Dim`s, by the symbol's name."""
+    ranges = {}
+    for symbol, bounds in exported.range_constraints.items():
+        low, high = bounds.lower, bounds.upper
+        ranges[str(symbol)] = (int(low), int(high) if high.is_finite else None)
+    return ranges
 
 
 def dynamic_outputs(exported: ExportedProgram) -> list[tuple[str, torch.Tensor]]:

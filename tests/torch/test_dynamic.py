@@ -236,3 +236,25 @@ def test_a_size_computed_from_the_symbol_compiles_per_call_shape(graphs):
     assert graph.function is None
     assert re.search(r"size 4\*s\d+ computed from the dynamic sizes", graph.function_reason)
     assert graph.compiles == 2
+
+
+def test_an_exported_program_with_one_dim_compiles_once():
+    torch.manual_seed(1)
+    model = Attention().eval()
+    seq = torch.export.Dim("seq", min=2, max=512)
+    exported = torch.export.export(model, (torch.randn(2, 8, 16), torch.ones(2, 8)),
+                                   dynamic_shapes=({1: seq}, {1: seq}))
+    compiled = dlc.compile(exported)
+    assert isinstance(compiled, DynamicModel)
+    assert compiled.function is not None, compiled.function_reason
+    (x_spec, mask_spec), (y_spec,) = compiled.signature.inputs, compiled.signature.outputs
+    symbol = x_spec.shape[1]  # (torch's, s0 or another)
+    assert isinstance(symbol, str) and mask_spec.shape[1] == y_spec.shape[1] == symbol
+    for s in (2, 17, 512):
+        x, mask = torch.randn(2, s, 16), (torch.rand(2, s) > 0.2).float()
+        (y,) = compiled(x, mask)
+        torch.testing.assert_close(y, model(x, mask), rtol=1e-4, atol=1e-5)
+    assert compiled.compiles == 1
+    with pytest.raises(dlc.InputError, match=r"input 'x' has size 600 at axis 1, outside the "
+                       r"range \[2, 512\] of its dimension s\d+"):
+        compiled(torch.zeros(2, 600, 16), torch.zeros(2, 600))
