@@ -8,7 +8,7 @@
     dlc bench --zoo [--models A,B] [--layers N]     the zoo of real models (benchmarks/zoo.py)
     dlc bisect MODEL.onnx [--opt-levels A,B]        the first node (or pass) that goes wrong
     dlc pipeline [-O N]                             print the pass pipeline of an opt level
-    dlc conformance [-k NAME] [-v]                  the ONNX backend node tests, per op
+    dlc conformance [-k NAME] [-v] [--dynamic]      the ONNX backend node tests, per op
     dlc fuzz [-n COUNT] [--seed S] [--out DIR]      random graphs, dlc against onnxruntime
     dlc explore MODEL.onnx -o PAGE.html [--serve]   the compile as one HTML page
     dlc profile MODEL.onnx [--runs N] [--json]      time per op group, schedule, naive path
@@ -271,7 +271,10 @@ def cmd_env(args) -> int:
 def cmd_conformance(args) -> int:
     from dlc.testing import conformance
 
-    argv = ["-k", args.filter, "-j", str(args.jobs)] + (["-v"] if args.verbose else [])
+    argv = ["-k", args.filter, "-j", str(args.jobs), "-O", str(args.opt_level)]
+    argv += [flag for flag, on in (("-v", args.verbose), ("--dynamic", args.dynamic),
+                                   ("--dynamic-rows", args.dynamic_rows),
+                                   ("--light", args.light)) if on]
     argv += ["--json", args.json] if args.json else []
     return conformance.main(argv)
 
@@ -390,6 +393,15 @@ def build_parser() -> argparse.ArgumentParser:
     conf.add_argument("-j", "--jobs", type=at_least(1), default=2)
     conf.add_argument("-v", "--verbose", action="store_true", help="list every non-pass case")
     conf.add_argument("--json", metavar="FILE", help="write every outcome to FILE")
+    conf.add_argument("-O", "--opt-level", type=int, default=2, choices=range(4),
+                      help="compile every case at this opt level (default 2)")
+    conf.add_argument("--dynamic", action="store_true",
+                      help="make every size of the cases' graph inputs dynamic")
+    conf.add_argument("--dynamic-rows", action="store_true",
+                      help="make the inputs' leading size one dynamic size (one compile for "
+                           "every size where the ops take it)")
+    conf.add_argument("--light", action="store_true",
+                      help="also run the 9 light model-zoo models (slow)")
     conf.set_defaults(handler=cmd_conformance)
 
     from dlc.testing.fuzz import make_parser as fuzz_parser

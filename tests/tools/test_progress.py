@@ -122,3 +122,19 @@ def test_counts_are_checked_as_command_line_errors(argv, message):
     done = subprocess.run([sys.executable, "-m", "dlc.tools.dlc_cli", *argv],
                           capture_output=True, text=True, check=False, timeout=60)
     assert done.returncode == 2 and message in done.stderr, done.stderr
+
+
+
+@pytest.mark.parametrize("flags", [["--dynamic"], ["--dynamic-rows"], ["--light", "-O", "1"]])
+def test_conformance_forwards_its_modes(monkeypatch, flags):
+    """`dlc conformance --dynamic` (the README's command) runs the suite's dynamic mode: the
+    CLI once dropped the flag and ran the static suite."""
+    from dlc.testing import conformance
+    from dlc.tools import dlc_cli
+
+    seen = []
+    monkeypatch.setattr(conformance, "main", lambda argv: seen.append(argv) or 0)
+    assert dlc_cli.main(["conformance", "-k", "test_relu", *flags]) == 0
+    (argv,) = seen
+    assert all(flag in argv for flag in flags), argv
+    assert argv[argv.index("-O") + 1] == (flags[-1] if "-O" in flags else "2")
