@@ -13,8 +13,9 @@ each such op into static ops the schedules take as they take any other:
   as in a static function (an FFN at 384 tokens: 1.08 -> 1.01x its static compile);
 - the partial block (fewer than 64 rows) as blocks of 32, 16 and 8 rows, each run when its
   bit of the count is set (100 rows: 64, 32, then 4), then the last rows (fewer than
-  `tail`, 8): one row is the op on [1, K] (a vector-matrix product has its own schedule, as
-  fast as a static compile's), up to 4 rows are padded to 4 rows, more to 8 (zero rows in,
+  `tail`, 8): one row is the op on [1, K] (a vector-matrix product has its own schedule; a
+  large constant B is read from dlc-pack-gemv's panels, as a static compile of one row reads
+  it: `_panel_gemv`), up to 4 rows are padded to 4 rows, more to 8 (zero rows in,
   their results dropped: at most 3 padded rows are computed). Each writes its rows of the
   result in place (`scf.if`s yielding the whole result: a branch yielding its own rows was
   copied by bufferization, with run-time ownership whose deallocation does not lower). The
@@ -38,19 +39,26 @@ empty loops). A static module is left unchanged.
 
 from __future__ import annotations
 
+from contextvars import ContextVar
 from dataclasses import dataclass
 
+import numpy as np
 from mlir import ir
 from mlir.dialects import arith, func, linalg, scf, tensor
 from mlir.dialects.transform import interpreter
 
+from dlc.passes.codegen import target
+from dlc.passes.graph import pack_gemv
 from dlc.passes.registry import ModulePass, PassFailure, register
-from dlc.passes.walk import untag
+from dlc.passes.walk import ops_where, untag
 
 TAG = "dlc.block"
 ANY = "!transform.any_op"
 ROUNDS = 4  # (the blocked loops of one op: rows, columns, then a reduction)
 REDUCTION_TAIL = 8  # (a reduction's partial block: pieces of 32, 16, 8, then 1 element)
+# whether the one-row pieces of this run read large constant weights from panels
+# (`_panel_gemv`): the module's constants are beyond dlc-pack-gemv's MODEL_BYTES
+_PANELS: ContextVar[bool] = ContextVar("dlc_block_dynamic_panels", default=False)
 
 
 def _maps(op: ir.Operation) -> list[ir.AffineMap] | None:
@@ -139,16 +147,22 @@ class BlockDynamic(ModulePass):
         if self.block < 1 or self.tail < 2 or self.block % self.tail:
             raise PassFailure(f"dlc-block-dynamic: block ({self.block}) must be a multiple of "
                               f"tail ({self.tail}), tail >= 2")
-        # each round blocks one loop of each op: an op with two dynamic loops (attention's
-        # [S, S] scores) is blocked by rows, then each of its blocks by columns
-        for number in range(ROUNDS):
-            found = blocked_ops(module)
-            if not found:
-                return
-            try:
-                self._round(module, found, columns=number > 0)
-            finally:
-                untag(module, TAG)
+        if not blocked_ops(module):
+            return
+        token = _PANELS.set(_constant_bytes(module) >= pack_gemv.MODEL_BYTES)
+        try:
+            # each round blocks one loop of each op: an op with two dynamic loops (attention's
+            # [S, S] scores) is blocked by rows, then each of its blocks by columns
+            for number in range(ROUNDS):
+                found = blocked_ops(module)
+                if not found:
+                    return
+                try:
+                    self._round(module, found, columns=number > 0)
+                finally:
+                    untag(module, TAG)
+        finally:
+            _PANELS.reset(token)
 
     def _round(self, module: ir.Operation, found: list[tuple[ir.Operation, int, bool]],
                columns: bool) -> None:
@@ -221,6 +235,17 @@ class BlockDynamic(ModulePass):
                       (f"{q}_t, {q}_l = transform.structured.tile_using_for {q} tile_sizes "
                        f"[{sizes(op_loop, op_count, self.block)}] : ({ANY}) -> ({ANY}, {ANY})")]
         return lines
+
+
+def _constant_bytes(module: ir.Operation) -> int:
+    """The bytes of the module's arith.constant tensors (from their types)."""
+    total = 0
+    for op in ops_where(module, lambda op: op.name == "arith.constant"):
+        kind = op.results[0].type
+        if isinstance(kind, ir.RankedTensorType) and kind.has_static_shape:
+            width = kind.element_type.width if hasattr(kind.element_type, "width") else 32
+            total += int(np.prod(kind.shape)) * max(width, 8) // 8
+    return total
 
 
 def _fusion_order(producers: list[tuple[int, int, int]], fills: dict[int, int]) -> list[int]:
@@ -485,6 +510,10 @@ def _piece(op: ir.Operation, loop: int, acc: ir.Value, offset: ir.Value, at: lis
         padded = linalg.fill(zero.result, outs=[tensor.EmptyOp(shape, value.type.element_type)])
         operands.append(_insert(_slice(value, offsets, counts), padded,
                                 [0] * len(shape), counts))
+    if size == 1 and not pad:
+        panels = _panel_gemv(op, operands)
+        if panels is not None:  # (its one row read the weights from panels)
+            return _insert(panels, acc, at, rows_at)
     clone = op.clone()
     for position, value in enumerate(operands):
         clone.operands[position] = value
@@ -498,6 +527,53 @@ def _piece(op: ir.Operation, loop: int, acc: ir.Value, offset: ir.Value, at: lis
     if pad:
         result = _slice(result, [0] * len(rows_at), counts)
     return _insert(result, acc, at, counts)
+
+
+def _panel_gemv(op: ir.Operation, operands: list[ir.Value]) -> ir.Value | None:
+    """The one-row piece of a matmul [1, K] x B [K, N] whose B is a large f32 constant,
+    reading B from panels ([J, K, W], each contiguous: `dlc-pack-gemv`'s layout, which a
+    static compile of one row gets at graph level): init + a x B as a batch matmul over the
+    panels of `a` broadcast, or None for any other op. Where `dlc-pack-gemv` would pack
+    (`_PANELS`: weights beyond the L2 cache, in a model beyond the last-level cache): a
+    one-token call of BERT-base streamed its unpacked weights at 16 GB/s, its panels at 25
+    (the weights are then held twice: rows for the blocks, panels for the row)."""
+    if not _PANELS.get() or op.name != "linalg.matmul" or len(operands) != 3:
+        return None
+    a, b, init = operands
+    types = [v.type for v in (a, b, init)]
+    if not all(isinstance(t, ir.RankedTensorType) and t.has_static_shape and t.rank == 2
+               and isinstance(t.element_type, ir.F32Type) for t in types):
+        return None
+    (m, k), (k2, n) = types[0].shape, types[1].shape
+    owner = b.owner
+    if m != 1 or k != k2 or not isinstance(owner, ir.Operation | ir.OpView) or \
+            owner.name != "arith.constant" or "indexing_maps" in op.attributes:
+        return None
+    attr = owner.attributes["value"]
+    if not isinstance(attr, ir.DenseFPElementsAttr) or attr.is_splat or \
+            4 * k * n < pack_gemv.MIN_BYTES:
+        return None
+    width = target.current().gemv_columns
+    panels = -(-n // width)
+    weights = np.asarray(attr).reshape(k, n)
+    padded = np.pad(weights, [(0, 0), (0, panels * width - n)])
+    packed = np.ascontiguousarray(padded.reshape(k, panels, width).transpose(1, 0, 2))
+    f32 = ir.F32Type.get()
+    table = arith.ConstantOp(ir.RankedTensorType.get(list(packed.shape), f32),
+                             ir.DenseElementsAttr.get(packed)).result
+    rows = linalg.broadcast(a, outs=[tensor.EmptyOp([panels, 1, k], f32).result],
+                            dimensions=[0])
+    rows = rows[0] if isinstance(rows, list | tuple) else rows
+    zero = arith.ConstantOp(f32, ir.FloatAttr.get(f32, 0.0)).result
+    out = linalg.fill(zero, outs=[tensor.EmptyOp([panels, 1, width], f32).result])
+    product = linalg.batch_matmul(rows, table, outs=[out])
+    flat = tensor.collapse_shape(ir.RankedTensorType.get([panels * width], f32), product,
+                                 [[0, 1, 2]])
+    row = tensor.expand_shape(ir.RankedTensorType.get([1, panels * width], f32), flat,
+                              [[0, 1]], [], [1, panels * width])
+    if panels * width != n:
+        row = _slice(row, [0, 0], [1, n])
+    return linalg.add(init, row, outs=[tensor.EmptyOp([1, n], f32).result])
 
 
 def _split_reduction(op: ir.Operation, loop: int, block: int) -> None:
