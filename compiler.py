@@ -245,15 +245,22 @@ def _dynamic_function(model, error: DynamicShapesError, options: CompileOptions,
     reason = _dynamic_reason(error, fixed_sizes)
     if reason is not None:
         return None, reason
+    return _one_compile(lambda context: import_model(
+        model, context, options.input_shapes, options.constants, dynamic=True,
+        fixed_sizes=fixed_sizes), options)
+
+
+def _one_compile(import_: Callable[[ir.Context], ImportedModel], options: CompileOptions
+                 ) -> tuple[CompiledModel | None, str | None]:
+    """The compile of a model imported with a dynamic size (`import_(context)`), or (None,
+    why it failed): the model then compiles per call shape."""
     start = time.perf_counter()
     timer = Timer(memory=options.timings)
     try:
         with timer.active():
             context = make_context()
             with timer.span("import"):
-                imported = import_model(model, context, options.input_shapes,
-                                        options.constants, dynamic=True,
-                                        fixed_sizes=fixed_sizes)
+                imported = import_(context)
             compiled = compile_imported_cached(context, imported, options, start, timer)
     except DlcError as failure:  # (per call shape instead: the same compiler, static)
         return None, f"its compile with a dynamic size failed: {failure}"
@@ -364,27 +371,11 @@ def _exported_function(exported, inputs, options: CompileOptions
 
     if not settings.DYNAMIC_FUNCTION.get():
         return None, "$DLC_DYNAMIC_FUNCTION=0"
-    symbols = {d.node.expr for _, value in inputs for d in value.shape
-               if not isinstance(d, int)}
-    if len(symbols) != 1 or not next(iter(symbols)).is_Symbol:
-        return None, (f"its inputs have {len(symbols)} symbolic sizes "
-                      f"({', '.join(sorted(map(str, symbols)))}), not one")
-    start = time.perf_counter()
-    timer = Timer(memory=options.timings)
-    try:
-        with timer.active():
-            context = make_context()
-            with timer.span("import"):
-                imported = importer.import_torch(exported, None, context,
-                                                 dynamic=next(iter(symbols)))
-            compiled = compile_imported_cached(context, imported, options, start, timer)
-    except DlcError as failure:  # (per call shape instead: the same compiler, static)
-        return None, f"its compile with a dynamic size failed: {failure}"
-    except (ValueError, TypeError, IndexError, KeyError, ArithmeticError) as failure:
-        return None, (f"its compile with a dynamic size failed: {type(failure).__name__}: "
-                      f"{failure}")
-    compiled.timings = timer.result()
-    return compiled, None
+    symbol, reason = importer.one_symbol([value for _, value in inputs])
+    if symbol is None:
+        return None, reason
+    return _one_compile(lambda context: importer.import_torch(
+        exported, None, context, dynamic=symbol), options)
 
 
 def _compile(model, options: CompileOptions) -> CompiledModel:

@@ -315,10 +315,9 @@ def read_expected(path: str) -> dict[str, str]:
     return expected
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="dlc conformance", description=__doc__.split("\n")[0])
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The suite's options but -j (`dlc conformance` checks its own): `main`'s and the CLI's."""
     parser.add_argument("-k", "--filter", default="", help="only cases whose name contains this")
-    parser.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("-v", "--verbose", action="store_true", help="list each non-pass case")
     parser.add_argument("--json", metavar="FILE", help="write every outcome to FILE")
     parser.add_argument("--light", action="store_true",
@@ -332,14 +331,27 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--dynamic-rows", action="store_true",
                         help="make the inputs' leading size one dynamic size (one compile for "
                              "every size where the ops take it)")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="dlc conformance", description=__doc__.split("\n")[0])
+    add_arguments(parser)
+    parser.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--worker", nargs="*", help=argparse.SUPPRESS)
     parser.add_argument("--cases-file", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-    global OPT_LEVEL
-    OPT_LEVEL = args.opt_level
     if args.worker is not None:
+        global OPT_LEVEL
+        OPT_LEVEL = args.opt_level
         _worker(args.cases_file, args.worker)
         return 0
+    return run(args)
+
+
+def run(args: argparse.Namespace) -> int:
+    """The suite with `main`'s options (`add_arguments`, and `jobs`)."""
+    global OPT_LEVEL
+    OPT_LEVEL = args.opt_level
     cases = [c for c in in_scope_cases() if args.filter in c.name]
     if args.dynamic:
         cases = [dynamic_case(c) for c in cases]

@@ -271,12 +271,7 @@ def cmd_env(args) -> int:
 def cmd_conformance(args) -> int:
     from dlc.testing import conformance
 
-    argv = ["-k", args.filter, "-j", str(args.jobs), "-O", str(args.opt_level)]
-    argv += [flag for flag, on in (("-v", args.verbose), ("--dynamic", args.dynamic),
-                                   ("--dynamic-rows", args.dynamic_rows),
-                                   ("--light", args.light)) if on]
-    argv += ["--json", args.json] if args.json else []
-    return conformance.main(argv)
+    return conformance.run(args)
 
 
 def cmd_fuzz(args) -> int:
@@ -389,19 +384,10 @@ def build_parser() -> argparse.ArgumentParser:
     env.set_defaults(handler=cmd_env)
 
     conf = commands.add_parser("conformance", help="run the ONNX backend node tests per op")
-    conf.add_argument("-k", "--filter", default="", help="only cases whose name contains this")
+    from dlc.testing.conformance import add_arguments as conformance_arguments
+
+    conformance_arguments(conf)  # (the suite's own options, one list)
     conf.add_argument("-j", "--jobs", type=at_least(1), default=2)
-    conf.add_argument("-v", "--verbose", action="store_true", help="list every non-pass case")
-    conf.add_argument("--json", metavar="FILE", help="write every outcome to FILE")
-    conf.add_argument("-O", "--opt-level", type=int, default=2, choices=range(4),
-                      help="compile every case at this opt level (default 2)")
-    conf.add_argument("--dynamic", action="store_true",
-                      help="make every size of the cases' graph inputs dynamic")
-    conf.add_argument("--dynamic-rows", action="store_true",
-                      help="make the inputs' leading size one dynamic size (one compile for "
-                           "every size where the ops take it)")
-    conf.add_argument("--light", action="store_true",
-                      help="also run the 9 light model-zoo models (slow)")
     conf.set_defaults(handler=cmd_conformance)
 
     from dlc.testing.fuzz import make_parser as fuzz_parser

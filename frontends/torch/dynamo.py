@@ -41,7 +41,7 @@ from torch._subclasses.fake_tensor import unset_fake_temporarily
 from dlc.dialects import make_context
 from dlc.errors import DlcError
 from dlc.frontends.common import FrontendError
-from dlc.frontends.torch.importer import import_graph
+from dlc.frontends.torch.importer import import_graph, one_symbol
 
 
 class DlcFallbackWarning(UserWarning):
@@ -137,16 +137,13 @@ class DynamicGraph:
 
         if not settings.DYNAMIC_FUNCTION.get():
             return None, "$DLC_DYNAMIC_FUNCTION=0"
-        symbols = {d.node.expr for i in self._inputs for d in self._values[i].shape
-                   if isinstance(d, torch.SymInt)}
-        if len(symbols) != 1 or not next(iter(symbols)).is_Symbol:
-            return None, (f"its inputs have {len(symbols)} symbolic sizes "
-                          f"({', '.join(sorted(map(str, symbols)))}), not one")
+        symbol, reason = one_symbol([self._values[i] for i in self._inputs])
+        if symbol is None:
+            return None, reason
         context = make_context()
         try:
             with unset_fake_temporarily():  # (constants and frozen tensors are real ones)
-                imported = _import(self.graph_module, self.frozen, context,
-                                   next(iter(symbols)))
+                imported = _import(self.graph_module, self.frozen, context, symbol)
             options = CompileOptions(opt_level=self.opt_level,
                                      num_threads=self.num_threads).resolve()
             return compile_imported_cached(context, imported, options), None

@@ -210,6 +210,16 @@ def check_supported(graph: torch.fx.Graph) -> None:
         raise UnsupportedAtenOpsError(unsupported, supported_aten_ops())
 
 
+def one_symbol(tensors: Sequence[torch.Tensor]) -> tuple[Any, str | None]:
+    """(the one symbol of these example tensors' symbolic sizes, None), or (None, why not:
+    none or several, or a size that is no bare symbol)."""
+    symbols = {d.node.expr for value in tensors for d in value.shape if not isinstance(d, int)}
+    if len(symbols) != 1 or not next(iter(symbols)).is_Symbol:
+        return None, (f"its inputs have {len(symbols)} symbolic sizes "
+                      f"({', '.join(sorted(map(str, symbols)))}), not one")
+    return next(iter(symbols)), None
+
+
 def dynamic_import_reason(graph: torch.fx.Graph) -> str | None:
     """Why `import_graph(dynamic=...)` does not take this graph (its ops that do not take a
     dynamic size yet), or None when it may."""

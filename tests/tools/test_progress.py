@@ -125,16 +125,21 @@ def test_counts_are_checked_as_command_line_errors(argv, message):
 
 
 
-@pytest.mark.parametrize("flags", [["--dynamic"], ["--dynamic-rows"], ["--light", "-O", "1"]])
-def test_conformance_forwards_its_modes(monkeypatch, flags):
+@pytest.mark.parametrize("flags, expected", [
+    (["--dynamic"], {"dynamic": True, "dynamic_rows": False, "opt_level": 2}),
+    (["--dynamic-rows"], {"dynamic_rows": True, "dynamic": False}),
+    (["--light", "-O", "1", "--write-expected", "x.txt"],
+     {"light": True, "opt_level": 1, "write_expected": "x.txt"}),
+])
+def test_conformance_takes_the_suites_options(monkeypatch, flags, expected):
     """`dlc conformance --dynamic` (the README's command) runs the suite's dynamic mode: the
-    CLI once dropped the flag and ran the static suite."""
+    CLI once had its own option list, without it, and ran the static suite."""
     from dlc.testing import conformance
     from dlc.tools import dlc_cli
 
     seen = []
-    monkeypatch.setattr(conformance, "main", lambda argv: seen.append(argv) or 0)
+    monkeypatch.setattr(conformance, "run", lambda args: seen.append(args) or 0)
     assert dlc_cli.main(["conformance", "-k", "test_relu", *flags]) == 0
-    (argv,) = seen
-    assert all(flag in argv for flag in flags), argv
-    assert argv[argv.index("-O") + 1] == (flags[-1] if "-O" in flags else "2")
+    (args,) = seen
+    assert args.filter == "test_relu" and args.jobs == 2
+    assert {name: getattr(args, name) for name in expected} == expected
