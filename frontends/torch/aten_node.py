@@ -75,15 +75,21 @@ def value_dtype(value: ir.Value) -> torch.dtype:
 _DYNAMIC: ContextVar[Any] = ContextVar("dlc_torch_dynamic_size", default=None)
 
 
+# other symbols given a value in a dynamic import (a batch imported at 1: its row function)
+_FIXED: ContextVar[dict | None] = ContextVar("dlc_torch_fixed_sizes", default=None)
+
+
 @contextlib.contextmanager
-def dynamic_size(symbol: Any) -> Iterator[None]:
-    """Import with `symbol` (torch's, e.g. `s27`) as the dynamic size `?` of the dlc types;
-    every other symbolic size is refused (`size`)."""
-    token = _DYNAMIC.set(symbol)
+def dynamic_size(symbol: Any, fixed: dict | None = None) -> Iterator[None]:
+    """Import with `symbol` (torch's, e.g. `s27`) as the dynamic size `?` of the dlc types
+    and the symbols of `fixed` at their values; every other symbolic size is refused
+    (`size`)."""
+    token, fixed_token = _DYNAMIC.set(symbol), _FIXED.set(dict(fixed or {}) or None)
     try:
         yield
     finally:
         _DYNAMIC.reset(token)
+        _FIXED.reset(fixed_token)
 
 
 def dynamic_symbol() -> Any:
@@ -98,6 +104,8 @@ def size(d: int | torch.SymInt, what: str) -> int:
     if isinstance(d, int):
         return d
     expr = d.node.expr if isinstance(d, torch.SymInt) else None
+    if expr is not None and _FIXED.get():
+        expr = expr.subs(_FIXED.get())
     if expr is not None and expr.is_Integer:
         return int(expr)
     symbol = _DYNAMIC.get()

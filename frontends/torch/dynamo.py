@@ -14,8 +14,9 @@ specializes) and its ops take it, dlc compiles it once, that size dynamic
 new sizes it is traced again with them (`make_fx` on fake tensors: no computation) and dlc
 compiles that static graph, a specialization kept like a
 `dlc.specialize.DynamicModel`'s (bounded, least recently used dropped first), so Dynamo neither
-recompiles nor falls back; a batch the graph computes row by row (`dlc.batching`) runs the
-batch-1 specialization once per row, one per value of the other sizes; the backward graph of a model trained under torch.compile always runs eagerly (dlc
+recompiles nor falls back; a batch the graph computes row by row (`dlc.batching`) runs
+batch-1 code once per row: the graph with its batch imported at 1 and its other symbol
+dynamic, compiled once (`row_function`), else a specialization per value of the other sizes; the backward graph of a model trained under torch.compile always runs eagerly (dlc
 compiles inference). Options: `torch.compile(model, backend="dlc", options={"opt_level": 1,
 "num_threads": 4, "freeze": True})` (the default threads are `dlc.compile`'s:
 $DLC_NUM_THREADS, else the cores); compiled graphs go through the compile cache like
@@ -74,16 +75,16 @@ def compile_graph(graph_module: torch.fx.GraphModule, opt_level: int = 2,
 
 
 def _import(graph_module: torch.fx.GraphModule, frozen: dict[int, torch.Tensor], context,
-            dynamic: Any = None):
+            dynamic: Any = None, fixed: dict | None = None):
     """`graph_module` in the dlc dialect of `context`, its inputs at `frozen` constants (and
-    the symbol `dynamic` its dynamic size: `import_graph`)."""
+    the symbol `dynamic` its dynamic size, those of `fixed` at their values: `import_graph`)."""
     placeholders = [n for n in graph_module.graph.nodes if n.op == "placeholder"]
     constants = {placeholders[i].name: tensor for i, tensor in frozen.items()}
     # (AOTAutograd calls its compilers in a FakeTensorMode, where the frozen tensors, real
     # ones, cannot be read)
     with unset_fake_temporarily() if frozen else contextlib.nullcontext():
         return import_graph(graph_module.graph, context, constants, attributes=graph_module,
-                            dynamic=dynamic)
+                            dynamic=dynamic, fixed=fixed)
 
 
 def _symbolic(example_inputs: Sequence) -> bool:
@@ -122,28 +123,35 @@ class DynamicGraph:
             self._rows.reason = "the batch must be one symbol at axis 0 of the inputs only"
         self._values = values
         self.function, self.function_reason = self._compile_once()
+        # the graph at batch 1 compiled once for every value of its other symbolic size (a
+        # sequence), run per row where the batch is separable (compiled at the first call
+        # run by rows); None: per row shapes
+        self.row_function = None
+        self._row_tried = self.function is not None or self._symbol is None
 
     @property
     def compiles(self) -> int:
-        return self.specializations.compiles + (self.function is not None)
+        return self.specializations.compiles + (self.function is not None) + \
+            (self.row_function is not None)
 
-    def _compile_once(self) -> tuple[Any, str | None]:
+    def _compile_once(self, fixed: dict | None = None) -> tuple[Any, str | None]:
         """The graph compiled once for every value of its one symbolic size (the import's
-        dynamic size `?`, `import_graph(dynamic=...)`), or (None, why not): the graph is
-        then compiled per call shape. Off with $DLC_DYNAMIC_FUNCTION=0."""
+        dynamic size `?`, `import_graph(dynamic=...)`; the symbols of `fixed` at their
+        values), or (None, why not): the graph is then compiled per call shape. Off with
+        $DLC_DYNAMIC_FUNCTION=0."""
         from dlc import settings
         from dlc.compiler import compile_imported_cached
         from dlc.options import CompileOptions
 
         if not settings.DYNAMIC_FUNCTION.get():
             return None, "$DLC_DYNAMIC_FUNCTION=0"
-        symbol, reason = one_symbol([self._values[i] for i in self._inputs])
+        symbol, reason = one_symbol([self._values[i] for i in self._inputs], fixed or {})
         if symbol is None:
             return None, reason
         context = make_context()
         try:
             with unset_fake_temporarily():  # (constants and frozen tensors are real ones)
-                imported = _import(self.graph_module, self.frozen, context, symbol)
+                imported = _import(self.graph_module, self.frozen, context, symbol, fixed)
             options = CompileOptions(opt_level=self.opt_level,
                                      num_threads=self.num_threads).resolve()
             return compile_imported_cached(context, imported, options), None
@@ -179,17 +187,26 @@ class DynamicGraph:
             tensors = [args[i].contiguous() for i in self._inputs]
             shapes = tuple(tuple(t.shape) for t in tensors)
             row_shapes = self._rows.decide(
-                shapes, lambda rows: self._specialization(self._args_at(args, rows)).compiled_model,
+                shapes, lambda rows: self._row_model(args, rows),
                 lambda call_shapes: self._plan_rows(call_shapes, args))
             if row_shapes is not None:
                 from dlc.specialize import run_rows
 
-                model = self._specialization(self._args_at(args, row_shapes)).compiled_model
+                model = self._row_model(args, row_shapes)
                 outputs = run_rows(model._function, [
                     (t.data_ptr(), t.numel() * t.element_size()) for t in tensors],
-                    self._rows.batched, shapes)
+                    self._rows.batched, shapes, row_shapes)
                 return [torch.from_numpy(o) for o in outputs]
         return self._specialization(args)(*args)
+
+    def _row_model(self, args: Sequence, row_shapes: Sequence[Sequence[int]]) -> Any:
+        """The compiled model of one row: the row function, else the specialization."""
+        if not self._row_tried:
+            self._row_tried = True
+            self.row_function, _ = self._compile_once({self._symbol: 1})
+        if self.row_function is not None:
+            return self.row_function
+        return self._specialization(self._args_at(args, row_shapes)).compiled_model
 
     def _specialization(self, args: Sequence) -> Callable:
         return self.specializations.get(self._key(args), lambda: self._compile(args))

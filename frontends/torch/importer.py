@@ -210,10 +210,12 @@ def check_supported(graph: torch.fx.Graph) -> None:
         raise UnsupportedAtenOpsError(unsupported, supported_aten_ops())
 
 
-def one_symbol(tensors: Sequence[torch.Tensor]) -> tuple[Any, str | None]:
-    """(the one symbol of these example tensors' symbolic sizes, None), or (None, why not:
-    none or several, or a size that is no bare symbol)."""
-    symbols = {d.node.expr for value in tensors for d in value.shape if not isinstance(d, int)}
+def one_symbol(tensors: Sequence[torch.Tensor], fixed: Sequence[Any] = ()
+               ) -> tuple[Any, str | None]:
+    """(the one symbol of these example tensors' symbolic sizes but those of `fixed`, None),
+    or (None, why not: none or several, or a size that is no bare symbol)."""
+    symbols = {d.node.expr for value in tensors for d in value.shape
+               if not isinstance(d, int)} - set(fixed)
     if len(symbols) != 1 or not next(iter(symbols)).is_Symbol:
         return None, (f"its inputs have {len(symbols)} symbolic sizes "
                       f"({', '.join(sorted(map(str, symbols)))}), not one")
@@ -234,18 +236,19 @@ def dynamic_import_reason(graph: torch.fx.Graph) -> str | None:
 def import_graph(graph: torch.fx.Graph, context: ir.Context,
                  constants: Mapping[str, torch.Tensor] | None = None,
                  attributes: torch.nn.Module | None = None,
-                 dynamic: Any = None) -> ImportedModel:
+                 dynamic: Any = None, fixed: Mapping[Any, int] | None = None) -> ImportedModel:
     """Import an FX graph of ATen ops. Placeholders named in `constants` become constants;
     `get_attr` nodes read their tensors from `attributes` (the GraphModule). `dynamic`, a
     symbol of the graph's symbolic sizes (torch's `s0`), is imported as the function's one
     dynamic size `?`: size inputs (SymInts) equal to it are no inputs of the function, and
-    any other symbolic size is a FrontendError (`aten_node.size`)."""
+    any other symbolic size is a FrontendError (`aten_node.size`), but for the symbols of
+    `fixed`, imported at their values (a batch at 1: the graph's row function)."""
     if dynamic is None:
         return _import_graph(graph, context, constants, attributes)
     reason = dynamic_import_reason(graph)
     if reason:
         raise FrontendError(f"the graph cannot be imported with a dynamic size: {reason}")
-    with dynamic_size(dynamic):
+    with dynamic_size(dynamic, fixed):
         imported = _import_graph(graph, context, constants, attributes)
     imported.dynamic_size = str(dynamic)
     return imported

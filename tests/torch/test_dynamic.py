@@ -87,11 +87,16 @@ class Tokens(torch.nn.Module):
         return torch.softmax(self.proj(h) @ h.transpose(1, 2), -1) @ h
 
 
-@pytest.mark.parametrize("options", [{}, {"freeze": True}])
-def test_a_batch_computed_row_by_row_compiles_once_per_sequence_length(graphs, monkeypatch,
-                                                                       options):
+@pytest.mark.parametrize("options, one_compile", [({}, True), ({"freeze": True}, True),
+                                                  ({}, False)])
+def test_a_batch_computed_row_by_row_compiles_once(graphs, monkeypatch, options, one_compile):
+    """Batch and sequence symbolic: the graph at batch 1 (its batch symbol imported at 1) is
+    compiled once for every sequence length and runs per row (`row_function`); per
+    sequence length without the dynamic function."""
     from dlc import batching
 
+    if not one_compile:
+        monkeypatch.setenv("DLC_DYNAMIC_FUNCTION", "0")
     monkeypatch.setattr(batching, "MIN_ROW_WORK", 0)  # (a small model: rows of 40 tokens)
     torch.manual_seed(0)
     model = Tokens().eval()
@@ -103,7 +108,9 @@ def test_a_batch_computed_row_by_row_compiles_once_per_sequence_length(graphs, m
             torch.testing.assert_close(compiled(ids), model(ids), rtol=1e-4, atol=1e-5)
     (graph,) = graphs
     assert graph.rows is not None, graph.rows_reason
-    assert graph.compiles == 2  # (the batch-1 code of each sequence length)
+    assert graph.function is None  # (two symbolic sizes)
+    assert (graph.row_function is not None) == one_compile
+    assert graph.compiles == (1 if one_compile else 2)  # (else: per sequence length)
 
 
 def test_specializations_are_bounded(graphs, monkeypatch, per_shape):
