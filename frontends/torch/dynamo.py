@@ -100,8 +100,9 @@ class DynamicGraph:
     compiled by `compile_graph`.
     The size inputs (SymInts), fixed in each specialization, are ignored there like frozen
     ones. A batch (a symbol at axis 0 of tensor inputs, at no other axis) that the graph
-    computes row by row runs the batch-1 specialization once per row, one per value of the
-    other sizes (`dlc.batching`, as `DynamicModel`: `rows`, `rows_reason`)."""
+    computes row by row runs batch-1 code once per row: the graph at batch 1 compiled once
+    for every value of its other symbol (`row_function`), else a specialization per value
+    of the other sizes (`dlc.batching`, as `DynamicModel`: `rows`, `rows_reason`)."""
 
     def __init__(self, graph_module: torch.fx.GraphModule, opt_level: int,
                  num_threads: int | None, frozen: dict[int, torch.Tensor]):
