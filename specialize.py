@@ -366,11 +366,14 @@ class DynamicModel:
     def ir(self, stage: str = "dlc", input_shapes: Mapping[str, Sequence[int]] | None = None,
            large_elements_limit: int | None = None) -> str:
         """The IR after `stage` of the specialization for `input_shapes` (compiled when not
-        yet), or of the one used last."""
+        yet); without them, of the model's one compile (`function`), else of the
+        specialization used last, else of the row function (`row_function`)."""
         if input_shapes is None and self.function is not None:
             return self.function.ir(stage, large_elements_limit)
         compiled = self._compiled.last() if input_shapes is None else \
             self.specialize(input_shapes)
+        if compiled is None and input_shapes is None:
+            compiled = self.row_function
         if compiled is None:
             raise ArgumentError(f"{self!r} has no specialization yet: call it, or pass "
                                 "input_shapes (the IR is built for one shape)")

@@ -630,6 +630,7 @@ def test_batch_and_sequence_compile_once_at_batch_1():
         mask = (RNG.random((batch, seq, 1)) > 0.3).astype(np.float32)
         np.testing.assert_allclose(model(x, mask)[0], expected(x, mask), rtol=1e-4, atol=1e-6)
     assert model.compiles == 1 and model.specializations == []
+    assert "tensor<1x?x256xf32>" in model.ir("dlc")  # (the row function's: no specialization)
     x = RNG.standard_normal((2, 5, 256)).astype(np.float32)
     mask = np.ones((2, 5, 1), np.float32)
     np.testing.assert_allclose(model(x, mask)[0], expected(x, mask), rtol=1e-4, atol=1e-6)

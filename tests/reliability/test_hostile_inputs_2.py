@@ -518,7 +518,7 @@ def _dynamic_model():
                                   check=False))
 
 
-def test_dynamic_model_arguments_of_the_wrong_kind():
+def test_dynamic_model_arguments_of_the_wrong_kind(monkeypatch):
     model = _dynamic_model()
     # int("a"): a raw ValueError
     with pytest.raises(dlc.ArgumentError, match=r"input_shapes\['x'\] must be a sequence of "
@@ -526,9 +526,11 @@ def test_dynamic_model_arguments_of_the_wrong_kind():
         model.specialize({"x": "abc"})
     with pytest.raises(dlc.InputError, match=r"missing \['x'\]"):
         model.specialize({})
+    assert "tensor<1x?x4xf32>" in model.ir("dlc")  # (its row function: batch 1, every seq)
     # a plain ValueError
+    monkeypatch.setenv("DLC_DYNAMIC_FUNCTION", "0")  # (no one compile: per shape)
     with pytest.raises(dlc.ArgumentError, match="has no specialization yet"):
-        model.ir("dlc")
+        _dynamic_model().ir("dlc")
 
 
 def test_dynamic_model_input_whose_copy_is_larger_than_memory():
