@@ -29,7 +29,7 @@ from mlir import ir
 from dlc.dialects.indexing import GATHER, GATHER_ND, SCATTER_ND
 from dlc.dialects.movement import BROADCAST, CONCAT, SLICE
 from dlc.frontends.torch.aten_movement import permute
-from dlc.frontends.torch.aten_node import AtenNode, Converter, value_dtype
+from dlc.frontends.torch.aten_node import DYNAMIC, AtenNode, Converter, value_dtype
 from dlc.passes.graph.match import constant_array
 
 Value = ir.Value
@@ -56,8 +56,7 @@ def _integer_indices(n: AtenNode, indices: Sequence[Value | None]) -> list[Value
 
 
 def _broadcast_shape(n: AtenNode, shapes: list[list[int]]) -> list[int]:
-    dynamic = ir.ShapedType.get_dynamic_size()
-    if any(dynamic in s for s in shapes):  # (a dynamic import: `?`, one size, takes 1s)
+    if any(DYNAMIC in s for s in shapes):  # (a dynamic import: `?`, one size, takes 1s)
         rank = max(len(s) for s in shapes)
         padded = [[1] * (rank - len(s)) + list(s) for s in shapes]
         result = []

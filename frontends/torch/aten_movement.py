@@ -16,9 +16,14 @@ from dlc.dialects import ops
 from dlc.dialects.indexing import GATHER, GATHER_ELEMENTS
 from dlc.dialects.movement import BROADCAST, CONCAT, IOTA, PAD, SLICE
 from dlc.frontends.common import FrontendError
-from dlc.frontends.torch.aten_node import AtenNode, Converter, Rows, axis, dynamic_symbol
-
-DYNAMIC = ir.ShapedType.get_dynamic_size()  # (`?`: a dynamic import's size, aten_node.size)
+from dlc.frontends.torch.aten_node import (
+    DYNAMIC,
+    AtenNode,
+    Converter,
+    Rows,
+    axis,
+    dynamic_symbol,
+)
 
 Value = ir.Value
 Scalar = float | int | bool

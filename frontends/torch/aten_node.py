@@ -70,6 +70,8 @@ def value_dtype(value: ir.Value) -> torch.dtype:
 
 # ----------------------------------------------------------------------------- dynamic size
 
+DYNAMIC = ir.ShapedType.get_dynamic_size()  # (`?` in a dlc shape: a dynamic import's size)
+
 # the symbol (a sympy Symbol of torch's shape environment) imported as the function's one
 # dynamic size `?`, while `dynamic_size` is active; None: every size must be static
 _DYNAMIC: ContextVar[Any] = ContextVar("dlc_torch_dynamic_size", default=None)
@@ -116,7 +118,7 @@ def size(d: int | torch.SymInt, what: str) -> int:
     if expr != symbol:
         raise FrontendError(f"{what} has a size {expr} computed from the dynamic sizes; the "
                             f"dynamic import takes sizes equal to {symbol} or constant")
-    return ir.ShapedType.get_dynamic_size()
+    return DYNAMIC
 
 
 @dataclass(frozen=True)
@@ -124,7 +126,6 @@ class Derived:
     """A size computed from the dynamic size that dlc has no size for (`2 * s`): a view may
     take it for the rows of a linear layer (`Rows`); any other use is `error`."""
 
-    expr: str
     error: str
 
 

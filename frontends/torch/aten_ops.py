@@ -20,9 +20,14 @@ from dlc.dialects import ops
 from dlc.dialects.binary import BINARY, COMPARE, SELECT
 from dlc.dialects.movement import BROADCAST, IOTA
 from dlc.dialects.unary import UNARY
-from dlc.frontends.torch.aten_node import AtenNode, Converter, describe, element_type, promoted
-
-DYNAMIC = ir.ShapedType.get_dynamic_size()  # (`?`: a dynamic import's size, aten_node.size)
+from dlc.frontends.torch.aten_node import (
+    DYNAMIC,
+    AtenNode,
+    Converter,
+    describe,
+    element_type,
+    promoted,
+)
 
 Value = ir.Value
 Scalar = float | int | bool
@@ -165,12 +170,9 @@ def where(n: AtenNode, condition: Value, a: Value | Scalar, b: Value | Scalar) -
                             n.tensor(b, dtype)])
 
 
-def to_copy(n: AtenNode, x: Value, **_options) -> Value:
-    # _to_copy(x, dtype=..., device=..., layout=..., memory_format=...): only dtype matters
-    return n.cast(x, n.out_dtype)
-
-
-def identity_cast(n: AtenNode, x: Value, dtype: torch.dtype) -> Value:
+def to_copy(n: AtenNode, x: Value, *_dtype, **_options) -> Value:
+    # _to_copy(x, dtype=..., device=..., layout=..., memory_format=...), or
+    # convert_element_type(x, dtype): only the dtype matters, the node's out dtype
     return n.cast(x, n.out_dtype)
 
 
@@ -258,7 +260,7 @@ ATEN: dict[str, Converter] = {
     "aten.bitwise_not.default": bitwise_not,
     "aten.where.self": where,
     "aten._to_copy.default": to_copy,
-    "prims.convert_element_type.default": identity_cast,  # (GPT-2's under torch.compile)
+    "prims.convert_element_type.default": to_copy,  # (its dtype positional: GPT-2's)
     "aten.full_like.default": full_like,
     "aten.full.default": full,
     "aten.scalar_tensor.default": factory,

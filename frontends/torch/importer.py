@@ -90,12 +90,14 @@ DYNAMIC_ATEN = frozenset({
       for overload in ("Tensor", "Scalar")),
     *(f"aten.bitwise_{name}.{overload}" for name in ("and", "or", "xor")
       for overload in ("Tensor", "Scalar")),
-    "aten.true_divide.Tensor", "aten.rsub.Scalar", "aten.rsub.Tensor", "aten.pow.Tensor_Scalar", "aten.pow.Tensor_Tensor",
+    "aten.true_divide.Tensor", "aten.rsub.Scalar", "aten.rsub.Tensor",
+    "aten.pow.Tensor_Scalar", "aten.pow.Tensor_Tensor",
     "aten.clamp.Tensor", "aten.where.self", "aten.arange.start", "aten.arange.start_step",
     "aten.squeeze.dim", "aten.squeeze.dims", "aten.flatten.using_ints", "aten.transpose.int",
     "aten.slice.Tensor", "aten.select.int", "aten.split.Tensor", "aten.split.sizes",
     "aten.sum.dim_IntList", "aten.mean.dim", "aten.any.dim", "aten.any.dims",
-    "aten.all.dim", "aten.sym_size.int", "aten.index.Tensor", "prims.convert_element_type.default",
+    "aten.all.dim", "aten.sym_size.int", "aten.index.Tensor",
+    "prims.convert_element_type.default",
 })
 
 
@@ -316,7 +318,7 @@ def _import_nodes(graph: torch.fx.Graph, values: dict[torch.fx.Node, Any],
             try:
                 values[node] = size(node.meta["val"], describe(node))
             except FrontendError as error:  # (refused where an op other than a view uses it)
-                values[node] = Derived(str(node.meta["val"]), str(error))
+                values[node] = Derived(str(error))
         elif node.op == "call_function" and node.target is operator.getitem:
             values[node] = _getitem(node, values)
         elif node.op == "call_function" and _is_scalar_operator(node):

@@ -39,6 +39,17 @@ MIN_BYTES = 2 * 1024 * 1024  # weights from this size on are packed (beyond a 1-
 MODEL_BYTES = 64 * 1024 * 1024  # ... in models whose constants exceed this (beyond L3)
 
 
+def panels(weights: np.ndarray) -> np.ndarray:
+    """B [K, N] as its panels [J, K, W]: J = ceil(N / W) column panels of the vector-matrix
+    register tile's width W (`gemv_columns`), each contiguous, the last padded with zeros
+    (also dlc-block-dynamic's one-row pieces' layout)."""
+    k, n = weights.shape
+    width = target.current().gemv_columns
+    count = -(-n // width)
+    padded = np.pad(weights, [(0, 0), (0, count * width - n)])
+    return np.ascontiguousarray(padded.reshape(k, count, width).transpose(1, 0, 2))
+
+
 def pack(op: ir.OpView) -> list[ir.Value] | None:
     result = op.results[0].type
     if not isinstance(result.element_type, ir.F32Type):
@@ -58,15 +69,13 @@ def pack(op: ir.OpView) -> list[ir.Value] | None:
     if attrs.get("transB", 0):
         weights = weights.T
     k, n = weights.shape
-    width = target.current().gemv_columns  # (the vector-matrix register tile's widest)
-    panels = -(-n // width)
-    padded = np.pad(weights, [(0, 0), (0, panels * width - n)])
-    packed = np.ascontiguousarray(padded.reshape(k, panels, width).transpose(1, 0, 2))
+    packed = panels(weights)
+    count, width = packed.shape[0], packed.shape[2]
     loc = op.location
     row = build(ops.RESHAPE, [a], {"shape": [1, 1, k]}, loc=loc)
     product = build(ops.MATMUL, [row, constant(packed, result.element_type, loc)], loc=loc)
-    flat = build(ops.RESHAPE, [product], {"shape": [1, panels * width]}, loc=loc)
-    if panels * width != n:
+    flat = build(ops.RESHAPE, [product], {"shape": [1, count * width]}, loc=loc)
+    if count * width != n:
         flat = build(SLICE, [flat], {"starts": [0, 0], "sizes": [1, n], "steps": [1, 1]},
                      loc=loc)
     value = build(ops.RESHAPE, [flat], {"shape": list(result.shape)}, loc=loc)
@@ -89,12 +98,14 @@ class PackGemv(ModulePass):
 
     def run(self, module: ir.Operation) -> None:
         limit = MODEL_BYTES if self.model_bytes < 0 else self.model_bytes
-        if _constant_bytes(module) >= limit:
+        if constant_bytes(module) >= limit:
             apply_rules(module, RULES)
 
 
-def _constant_bytes(module: ir.Operation) -> int:
-    """The bytes of the module's dlc.constant results (from their types: no value is read)."""
-    constants = ops_where(module, lambda op: op.name == "dlc.constant")
+def constant_bytes(module: ir.Operation, name: str = "dlc.constant") -> int:
+    """The bytes of the module's constants (the results of ops `name`: dlc.constant, or
+    arith.constant after the lowering), from their types: no value is read."""
+    constants = ops_where(module, lambda op: op.name == name)
     return sum(nbytes(op.results[0].type) for op in constants
-               if op.results[0].type.has_static_shape)
+               if isinstance(op.results[0].type, ir.RankedTensorType)
+               and op.results[0].type.has_static_shape)

@@ -47,10 +47,9 @@ from mlir import ir
 from mlir.dialects import arith, func, linalg, scf, tensor
 from mlir.dialects.transform import interpreter
 
-from dlc.passes.codegen import target
 from dlc.passes.graph import pack_gemv
 from dlc.passes.registry import ModulePass, PassFailure, register
-from dlc.passes.walk import ops_where, untag
+from dlc.passes.walk import untag
 
 TAG = "dlc.block"
 ANY = "!transform.any_op"
@@ -149,7 +148,8 @@ class BlockDynamic(ModulePass):
                               f"tail ({self.tail}), tail >= 2")
         if not blocked_ops(module):
             return
-        token = _PANELS.set(_constant_bytes(module) >= pack_gemv.MODEL_BYTES)
+        token = _PANELS.set(pack_gemv.constant_bytes(module, "arith.constant")
+                             >= pack_gemv.MODEL_BYTES)
         try:
             # each round blocks one loop of each op: an op with two dynamic loops (attention's
             # [S, S] scores) is blocked by rows, then each of its blocks by columns
@@ -235,17 +235,6 @@ class BlockDynamic(ModulePass):
                       (f"{q}_t, {q}_l = transform.structured.tile_using_for {q} tile_sizes "
                        f"[{sizes(op_loop, op_count, self.block)}] : ({ANY}) -> ({ANY}, {ANY})")]
         return lines
-
-
-def _constant_bytes(module: ir.Operation) -> int:
-    """The bytes of the module's arith.constant tensors (from their types)."""
-    total = 0
-    for op in ops_where(module, lambda op: op.name == "arith.constant"):
-        kind = op.results[0].type
-        if isinstance(kind, ir.RankedTensorType) and kind.has_static_shape:
-            width = kind.element_type.width if hasattr(kind.element_type, "width") else 32
-            total += int(np.prod(kind.shape)) * max(width, 8) // 8
-    return total
 
 
 def _fusion_order(producers: list[tuple[int, int, int]], fills: dict[int, int]) -> list[int]:
@@ -553,11 +542,8 @@ def _panel_gemv(op: ir.Operation, operands: list[ir.Value]) -> ir.Value | None:
     if not isinstance(attr, ir.DenseFPElementsAttr) or attr.is_splat or \
             4 * k * n < pack_gemv.MIN_BYTES:
         return None
-    width = target.current().gemv_columns
-    panels = -(-n // width)
-    weights = np.asarray(attr).reshape(k, n)
-    padded = np.pad(weights, [(0, 0), (0, panels * width - n)])
-    packed = np.ascontiguousarray(padded.reshape(k, panels, width).transpose(1, 0, 2))
+    packed = pack_gemv.panels(np.asarray(attr).reshape(k, n))
+    panels, width = packed.shape[0], packed.shape[2]
     f32 = ir.F32Type.get()
     table = arith.ConstantOp(ir.RankedTensorType.get(list(packed.shape), f32),
                              ir.DenseElementsAttr.get(packed)).result
