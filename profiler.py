@@ -118,10 +118,14 @@ def profile(model, inputs: Sequence | Mapping | None = None, runs: int = 10,
             opt_level: int = 2, input_shapes: Mapping[str, Sequence[int]] | None = None,
             constants: Mapping[str, np.ndarray] | None = None,
             example_inputs: Sequence | None = None, num_threads: int | None = None,
-            seed: int = 0, *, options: CompileOptions | None = None) -> Profile:
+            seed: int = 0, *, options: CompileOptions | None = None,
+            dynamic: bool = False) -> Profile:
     """Compile `model` with the profile instrumentation and time each op group over `runs`
     calls on `inputs` (positional, a dict by name, or None: random inputs). The compile's
-    arguments are `dlc.compile`'s (or `options`, a `dlc.CompileOptions`)."""
+    arguments are `dlc.compile`'s (or `options`, a `dlc.CompileOptions`). An ONNX model with
+    dynamic sizes is profiled at the inputs' shapes: its specialization for them, or with
+    `dynamic=True` its one compile for every size (`DynamicModel.function`; with a batch and
+    a sequence, the row function at batch 1), to see where dynamic code loses time."""
     from dlc import compiler, frontends
     from dlc.errors import ArgumentError
 
@@ -139,13 +143,23 @@ def profile(model, inputs: Sequence | Mapping | None = None, runs: int = 10,
         shapes = _shapes_of(error, inputs)
         if shapes is None:
             raise
-        shaped = options.replace(input_shapes={**(options.input_shapes or {}), **shapes})
-        imported = frontends.load(model, context, shaped)
+        if dynamic:
+            imported = _dynamic_import(model, error, shapes, context, options)
+        else:
+            shaped = options.replace(input_shapes={**(options.input_shapes or {}), **shapes})
+            imported = frontends.load(model, context, shaped)
+    else:
+        if dynamic:
+            raise ArgumentError("dynamic=True profiles a model with dynamic sizes; this "
+                                "one has none (or input_shapes fixed them)")
     with context, tuning.session():  # (the schedules dlc.compile uses: tuning records too)
         module = imported.module
         module.operation.attributes[MODE] = ir.UnitAttr.get()
         main = module.body.operations[0]
         signature = compiler.signature_of(main, imported.input_names, imported.output_names)
+        if imported.dynamic_size is not None:
+            signature = compiler.signature_of(main, imported.input_names,
+                                              imported.output_names, imported.dynamic_size)
         main.attributes["llvm.emit_c_interface"] = ir.UnitAttr.get()
         large: set[str] = set()
         found: list[str] = []
@@ -172,6 +186,34 @@ def profile(model, inputs: Sequence | Mapping | None = None, runs: int = 10,
                    opt_level, num_threads)
 
 
+def _dynamic_import(model, error: DynamicShapesError, shapes: dict[str, list[int]],
+                    context: ir.Context, options: CompileOptions):
+    """`model` imported as `dlc.compile` compiles it once for every size (one dynamic size;
+    a batch and one other: the row function, its batch 1), or an ArgumentError saying why
+    it has no such compile or why `shapes` (the inputs') do not fit it."""
+    from dlc import compiler
+    from dlc.batching import batch_symbol
+    from dlc.errors import ArgumentError
+    from dlc.frontends.onnx_importer import import_model
+
+    fixed = None
+    reason = compiler._dynamic_reason(error)
+    symbol = batch_symbol(list(error.symbolic.items()))
+    if reason is not None and symbol is not None:
+        fixed = {symbol: 1}  # (DynamicModel.row_function)
+        reason = compiler._dynamic_reason(error, fixed)
+        batches = {shapes[n][axis] for n, shape in error.symbolic.items() if n in shapes
+                   for axis, d in enumerate(shape) if d == symbol}
+        if reason is None and batches != {1}:
+            raise ArgumentError(f"the model's one compile is its row function (batch "
+                                f"{symbol!r} 1): profile it with inputs of batch 1, not "
+                                f"{sorted(batches)}")
+    if reason is not None:
+        raise ArgumentError(f"the model has no one compile for every size: {reason}")
+    return import_model(model, context, options.input_shapes, options.constants,
+                        dynamic=True, fixed_sizes=fixed)
+
+
 def _shapes_of(error: DynamicShapesError, inputs) -> dict[str, list[int]] | None:
     """The shapes of the given `inputs` (positional or by name, in the model's input order)
     for a model with dynamic sizes, or None when there are none to take them from."""
@@ -189,11 +231,14 @@ def _inputs(signature, inputs, seed: int = 0) -> list[np.ndarray]:
         from dlc.runtime.signature import random_input
 
         return [random_input(spec, rng) for spec in signature.inputs]
-    if isinstance(inputs, Mapping):
-        return signature.bind((), inputs)
     if isinstance(inputs, np.ndarray):
         inputs = [inputs]
-    return signature.bind(list(inputs))
+    args, kwargs = ((), inputs) if isinstance(inputs, Mapping) else (list(inputs), None)
+    if any(isinstance(d, str) for spec in signature.inputs for d in spec.shape):
+        arrays = signature.check_dtypes(args, kwargs)  # (a dynamic function: sizes named)
+        signature.bind_symbols([a.shape for a in arrays])
+        return arrays
+    return signature.bind(args, kwargs)
 
 
 def _report(labels: list[dict], seconds: np.ndarray, op_types: dict[str, str],

@@ -756,3 +756,52 @@ def test_the_one_row_piece_reads_large_weights_from_panels(monkeypatch):
         np.testing.assert_allclose(y, reference(x, weights), rtol=1e-4, atol=1e-5)
     monkeypatch.setattr(pack_gemv, "MODEL_BYTES", 1 << 40)  # (a model in the cache: rows)
     assert "x256xf32>" not in dlc.compile(proto, num_threads=1).ir("linalg")
+
+
+def test_profile_of_the_one_compile(monkeypatch):
+    """`dlc.profile(..., dynamic=True)` times the one compile's op groups at the inputs' shape
+    (the code a DynamicModel runs), not a specialization's; a model without a dynamic size,
+    or inputs of no shape to take, are ArgumentErrors."""
+    from dlc.frontends import onnx_importer
+
+    imports = []
+    real = onnx_importer.import_model
+
+    def spy(*args, **kwargs):
+        imports.append(kwargs.get("dynamic", False))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(onnx_importer, "import_model", spy)
+    model, _ = mlp()
+    x = RNG.standard_normal((37, 48)).astype(np.float32)
+    dynamic = dlc.profile(model, [x], runs=2, dynamic=True)
+    static = dlc.profile(model, [x], runs=2)
+    assert imports == [False, True, False, False]  # (the dynamic import, then shaped)
+    # (every node is in a group; dlc-block-dynamic's loop over blocks is one group of all
+    # the ops it holds)
+    assert {n for o in static.ops for n in o.nodes} <= {n for o in dynamic.ops for n in o.nodes}
+    assert {"MatMul_0", "Gemm_6", "Softplus_7"} <= {n for o in dynamic.ops for n in o.nodes}
+    fixed, _ = mlp(batch=37)
+    with pytest.raises(dlc.ArgumentError, match="has none"):
+        dlc.profile(fixed, [x], runs=1, dynamic=True)
+    two, _ = mlp(transpose=True)  # (CumSum has no dynamic form)
+    with pytest.raises(dlc.ArgumentError, match="no one compile for every size"):
+        dlc.profile(two, [x], runs=1, dynamic=True)
+
+
+def test_profile_cli_dynamic(tmp_path, capsys):
+    """`dlc profile MODEL --input x=X.npy --dynamic` prints the one compile's table; a model
+    without a dynamic size is an error message, not a traceback."""
+    from dlc.tools.dlc_cli import main
+
+    model, _ = mlp()
+    path, data = tmp_path / "mlp.onnx", tmp_path / "x.npy"
+    onnx.save(model, path)
+    np.save(data, RNG.standard_normal((5, 48)).astype(np.float32))
+    assert main(["profile", str(path), "--input", f"x={data}", "--runs", "1", "--threads",
+                 "1", "--dynamic"]) == 0
+    assert "Softplus_7" in capsys.readouterr().out
+    fixed, _ = mlp(batch=5)
+    onnx.save(fixed, path)
+    assert main(["profile", str(path), "--input", f"x={data}", "--runs", "1", "--dynamic"]) != 0
+    assert "has none" in capsys.readouterr().err

@@ -24,6 +24,9 @@ def add_parser(commands, model_command) -> None:
     sub.add_argument("--top", type=at_least(1), default=None, metavar="N",
                      help="show the N slowest op groups only")
     sub.add_argument("--json", action="store_true", help="the profile as JSON")
+    sub.add_argument("--dynamic", action="store_true",
+                     help="a model with dynamic sizes: profile its one compile for every "
+                     "size at the inputs' shapes (default: their specialization)")
     sub.set_defaults(handler=run)
 
 
@@ -36,6 +39,6 @@ def run(args: argparse.Namespace) -> int:
     if args.input:
         inputs = dict(read_input(item) for item in args.input)
     result = profile(args.model, inputs, args.runs, args.opt_level, shapes,
-                     num_threads=args.threads, seed=args.seed)
+                     num_threads=args.threads, seed=args.seed, dynamic=args.dynamic)
     print(dumps(result) if args.json else result.table(args.top))
     return 0
