@@ -120,8 +120,8 @@ class CompiledModel:
         """Drop the IR kept for `ir` (its MLIR context holds the weights' values, once per
         stage that rewrote them: more than the compiled code's own copy); `relower()` builds
         it again when `ir` is asked for. Weights the code reads from that context's storage
-        (dlc-external-weights binds a compile's weights there, without a copy) are copied
-        first (`external_weights.own`), so that the context can go."""
+        (dlc-external-weights binds a compile's weights there where it is 64-byte-aligned)
+        are copied first (`external_weights.own`), so that the context can go."""
         function = self._function
         if getattr(function, "weights", None):
             with function._lock:  # (no call may read the weights while they move)

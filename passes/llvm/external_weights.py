@@ -22,17 +22,20 @@ compiles of it, hold one copy of each weight; an array lives as long as a compil
 points at it. (Before, each compiled model's .bss held a copy: a decoder's two specializations
 held its weights twice; the copy per model is gone too.)
 
-A compile does not copy its weights: the arrays it binds are the values' own storage in its
-MLIR context (`take`'s views, read-only; each keeps the context alive), which the compiled
-model keeps anyway for `ir()`. A copy made there cost one more copy of the weights at the
-compile's peak and for the model's life (BERT-base: 415 MiB, the compile's peak 3.4x the
-weights, now 2.4x). A model that lets its IR go (`CompiledModel.release_ir`: the
-specializations of a DynamicModel) first makes its weights its own (`own`: 64-byte-aligned
-copies, which then become the shared ones), so that no context outlives its IR. That storage
-is aligned to 8 bytes at least (MLIR allocates it; 16 or more for these sizes), not 64 as
-dlc's own copies and the disk cache's mapped weights.bin are: the code reads the weights with
-loads aligned to their element (`align 4` for f32), and BERT-base, GPT-2 and ResNet-50 ran
-as fast with their weights at offsets 4, 16 and 32 from a cache line as at 0.
+The code reads every weight from 64-byte-aligned memory (a cache line: `MIN_ALIGNMENT`). A
+compile binds the values' own storage in its MLIR context (`take`'s views, read-only; each
+keeps the context alive, which the compiled model keeps anyway for `ir()`) where that storage
+is so aligned, and a 64-byte-aligned copy of the others (MLIR aligns it to 8 or 16 bytes: most
+weights of a model). The price is memory: the context's storage and the copy (GPT-2 small:
+1044 -> 1432 MiB resident after a compile). Aligned is faster where the CPU splits a vector
+load across two cache lines: on the Intel Xeon (AVX-512, 2 MiB L2) of issue 25, GPT-2's
+static compile at 128 tokens ran 192.3 ms with its weights at offsets 0, 16, 32 and 48 from a
+line, 176.9 ms aligned (-8 %; onnxruntime 179.5 ms), a GPT-2 MLP block 10.5-10.9 -> 9.3-9.5
+ms (three alternated runs each); on the AMD Zen 4 of earlier sessions BERT-base, GPT-2 and
+ResNet-50 ran as fast at offsets 4, 16 and 32 as at 0, so the copy was not made then. A model
+that lets its IR go (`CompiledModel.release_ir`: the specializations of a DynamicModel) first
+makes its weights its own (`own`: aligned copies, which then become the shared ones), so that
+no context outlives its IR; the disk cache's mapped weights.bin is aligned.
 
 The pointers stay private: only the table names them, and since their addresses escape into
 it, LLVM cannot assume that they stay zero. Globals under `min-bytes` stay constants that LLVM
@@ -176,7 +179,7 @@ _SHARED: weakref.WeakValueDictionary[tuple[bytes, int], np.ndarray] = \
     weakref.WeakValueDictionary()
 _SHARED_LOCK = threading.Lock()
 ALIGNMENT = 64  # (dlc's own copies)
-MIN_ALIGNMENT = 8  # an array adopted as it is must be aligned to this (any element's size)
+MIN_ALIGNMENT = 64  # an array adopted as it is must be aligned to this (a cache line: above)
 
 
 def aligned_empty(nbytes: int) -> np.ndarray:
