@@ -40,9 +40,19 @@ def contiguous_suffix(shape: list[int], strides: list[int]) -> int:
 
 
 def _layout(memref_type: ir.MemRefType) -> list[int] | None:
+    """The strides of `memref_type`, None when one is dynamic at a dimension of a size
+    other than 1 (a unit dimension's stride is never used: 0 stands for it)."""
     strides, _ = memref_type.get_strides_and_offset()
     dynamic = ir.ShapedType.get_dynamic_stride_or_offset()
-    return None if dynamic in strides else list(strides)
+    if any(stride == dynamic and size != 1
+           for size, stride in zip(memref_type.shape, strides, strict=True)):
+        return None
+    return [0 if stride == dynamic else stride for stride in strides]
+
+
+def _unit_dynamic_stride(memref_type: ir.MemRefType) -> bool:
+    strides, _ = memref_type.get_strides_and_offset()
+    return ir.ShapedType.get_dynamic_stride_or_offset() in strides
 
 
 def inner_block(op: ir.Operation) -> int | None:
@@ -97,9 +107,29 @@ def _rewrite(op: ir.Operation, block: int) -> None:
             offsets = ivs + [0] * block
             sizes = [1] * outer + shape[outer:]
             strides = [1] * len(shape)
-            rows = [memref.subview(v, offsets, sizes, strides) for v in (source, target)]
+            if any(_unit_dynamic_stride(v.type) for v in (source, target)):
+                rows = [_inner(v, ivs, shape[outer:]) for v in (source, target)]
+            else:
+                rows = [memref.subview(v, offsets, sizes, strides) for v in (source, target)]
             memref.CopyOp(rows[0], rows[1])
     op.erase()
+
+
+def _inner(value: ir.Value, ivs: list[ir.Value], block: list[int]) -> ir.Value:
+    """The contiguous block of `value` at `ivs` (its leading dimensions), rank-reduced to the
+    block's own dimensions: a memref with a dynamic stride at a unit dimension (the slice of
+    a [1, ?, 2304] tensor, in a function of a dynamic size) keeps it in a subview that keeps
+    the dimension, and a copy of that is the runtime's element by element."""
+    memref_type = ir.MemRefType(value.type)
+    layout = _layout(memref_type)[-len(block):]
+    dynamic = ir.ShapedType.get_dynamic_stride_or_offset()
+    result = ir.MemRefType.get(block, memref_type.element_type,
+                               layout=ir.StridedLayoutAttr.get(dynamic, layout),
+                               memory_space=memref_type.memory_space)
+    rank = memref_type.rank
+    return memref.SubViewOp(result, value, ivs, [], [],
+                            [dynamic] * len(ivs) + [0] * len(block),
+                            [1] * len(ivs) + block, [1] * rank).result
 
 
 @register

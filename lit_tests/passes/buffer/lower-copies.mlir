@@ -35,3 +35,22 @@ func.func @test_left_alone(%a: memref<8x64xf32>, %b: memref<8x64xf32>, %c: memre
   memref.copy %t, %f : memref<8x16xf32, strided<[1, 8]>> to memref<8x16xf32>
   return
 }
+
+// -----
+
+// A slice of a [1, ?, 2304] buffer (a function of a dynamic size: its unit dimension's
+// stride is dynamic) copies row by row through rank-reduced views, which lower to memcpy
+// (a subview keeping the unit dimension keeps its dynamic stride: the runtime's copy).
+// CHECK-LABEL: func.func @test_dynamic_unit_stride
+// CHECK:         scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step
+// CHECK:           scf.for %[[J:.*]] = %{{.*}} to %{{.*}} step
+// CHECK:             %[[S:.*]] = memref.subview %{{.*}}[%[[I]], %[[J]], 0] [1, 1, 768] [1, 1, 1] : memref<1x?x768xf32, strided<[?, 2304, 1], offset: 768>> to memref<768xf32, strided<[1], offset: ?>>
+// CHECK:             %[[T:.*]] = memref.subview %{{.*}}[%[[I]], %[[J]], 0] [1, 1, 768] [1, 1, 1] : memref<1x?x768xf32> to memref<768xf32, strided<[1], offset: ?>>
+// CHECK:             memref.copy %[[S]], %[[T]] : memref<768xf32, strided<[1], offset: ?>> to memref<768xf32, strided<[1], offset: ?>>
+// CHECK-NOT:     memref.copy
+func.func @test_dynamic_unit_stride(%a: memref<1x?x2304xf32>, %n: index) -> memref<1x?x768xf32> {
+  %s = memref.subview %a[0, 0, 768] [1, %n, 768] [1, 1, 1] : memref<1x?x2304xf32> to memref<1x?x768xf32, strided<[?, 2304, 1], offset: 768>>
+  %b = memref.alloc(%n) : memref<1x?x768xf32>
+  memref.copy %s, %b : memref<1x?x768xf32, strided<[?, 2304, 1], offset: 768>> to memref<1x?x768xf32>
+  return %b : memref<1x?x768xf32>
+}
