@@ -178,8 +178,14 @@ class BlockDynamic(ModulePass):
                 fills[index] = len(found) + len(fills)
                 fill.attributes[TAG] = ir.IntegerAttr.get(i64, fills[index])
         lines = []
+        blocks: dict[int, int] = {}  # (the block of each op's group)
         for group in _groups(found):
-            lines += self._lines(group, fills, found[group[0][0]][2])
+            # (a group with a product by weights: blocks of twice the rows, as many as the
+            # static schedule's forall tile reads the weights for, `packed_rows_tile`)
+            block = self.block * WEIGHT_BLOCKS if not columns and any(
+                _reads_weights(found[index][0]) for index, _, _ in group) else self.block
+            blocks.update((index, block) for index, _, _ in group)
+            lines += self._lines(group, fills, found[group[0][0]][2], block)
         script = ir.Module.parse(_script(lines))
         loops = {index: (loop, reduction) for index, (_, loop, reduction) in enumerate(found)}
         try:
@@ -188,7 +194,8 @@ class BlockDynamic(ModulePass):
                 if reduction:
                     _split_reduction(op, loop, self.block)
                 else:
-                    _split_rest(op, loop, self.block, self.tail, columns)
+                    block = blocks[ir.IntegerAttr(op.attributes[TAG]).value]
+                    _split_rest(op, loop, block, self.tail, columns)
             script = ir.Module.parse(_script([]))
             interpreter.apply_named_sequence(module, script.body.operations[0], script)
         except (ValueError, ir.MLIRError) as error:
@@ -196,7 +203,7 @@ class BlockDynamic(ModulePass):
                 from None
 
     def _lines(self, group: list[tuple[int, int, int]], fills: dict[int, int],
-               reduction: bool) -> list[str]:
+               reduction: bool, block: int) -> list[str]:
         """The script of one group: (index, loop, loop count) of its root, then of the
         producers fused into the root's blocks (each before its own producers). A reduction
         is a group of its own: its blocks accumulate into its result, and the partial block
@@ -212,7 +219,7 @@ class BlockDynamic(ModulePass):
         p = f"%g{root}"
         lines = [f"{p} = {match(root, '%root')}",
                  (f"{p}_t, {p}_l0 = transform.structured.tile_using_for {p} tile_sizes "
-                  f"[{sizes(loop, count, self.block)}] : ({ANY}) -> ({ANY}, {ANY})")]
+                  f"[{sizes(loop, count, block)}] : ({ANY}) -> ({ANY}, {ANY})")]
         loop_handle = f"{p}_l0"
         for step, index in enumerate(_fusion_order(producers, fills)):
             lines += [f"{p}_p{step} = {match(index, '%root')}",
@@ -233,7 +240,7 @@ class BlockDynamic(ModulePass):
             q = f"{p}_r{index}"
             lines += [f"{q} = {match(index, f'{p}_rest')}",
                       (f"{q}_t, {q}_l = transform.structured.tile_using_for {q} tile_sizes "
-                       f"[{sizes(op_loop, op_count, self.block)}] : ({ANY}) -> ({ANY}, {ANY})")]
+                       f"[{sizes(op_loop, op_count, block)}] : ({ANY}) -> ({ANY}, {ANY})")]
         return lines
 
 
@@ -434,9 +441,10 @@ def _split_rest(op: ir.Operation, loop: int, block: int, tail: int, padded: bool
         left = arith.subi(rows, offset)
         tiers = [(1, 1, False), *([(tail // 2, tail // 2, True)] if tail // 2 > 1 else []),
                  (tail - 1, tail, True)]
-        if weights:  # (one piece, its rows padded to a multiple of `tail`: 13 rows are 16)
-            tiers = [(1, 1, False), *((size, size, True) for size in range(tail, block + 1,
-                                                                          tail))]
+        if weights:  # (one piece, its rows padded to `tail` or a multiple of 2 * `tail`:
+            # 5 rows are 8, 13 are 16, 77 are 80)
+            tiers = [(1, 1, False), (tail, tail, True),
+                     *((size, size, True) for size in range(2 * tail, block + 1, 2 * tail))]
 
         def last(acc: ir.Value, tiers=tiers) -> ir.Value:
             (bound, size, pad), *others = tiers
@@ -462,6 +470,7 @@ def _split_rest(op: ir.Operation, loop: int, block: int, tail: int, padded: bool
 # at 77 rows, 64 + 8 + 5 padded to 8: its [768, 3072] and [3072, 768] weights read 3 times,
 # 1.22x its static compile, which reads them once)
 WEIGHT_BYTES = 1 << 20
+WEIGHT_BLOCKS = 2  # (the rows of their blocks: this many times `block`)
 
 
 def _reads_weights(op: ir.Operation) -> bool:
