@@ -66,3 +66,34 @@ func.func @test_nothing() -> memref<4xf32> {
   %kept = memref.alloc() : memref<4xf32>
   return %kept : memref<4xf32>
 }
+
+// -----
+
+// A buffer of a dynamic size (no arena: malloc) is freed just after its last use, or the
+// last use of a view of it, not at the end of the function; one passed to a call (it may
+// escape) keeps its dealloc where it was.
+// CHECK-LABEL: func.func @test_dynamic_freed_after_last_use
+// CHECK:         %[[A:.*]] = memref.alloc(%arg1) : memref<?xf32>
+// CHECK:         linalg.fill ins(%{{.*}} : f32) outs(%[[A]] : memref<?xf32>)
+// CHECK:         %[[V:.*]] = memref.expand_shape %[[A]]
+// CHECK:         linalg.copy ins(%[[V]] : memref<1x?xf32>) outs(%arg0 : memref<1x?xf32>)
+// CHECK-NEXT:    memref.dealloc %[[A]] : memref<?xf32>
+// CHECK:         %[[B:.*]] = memref.alloc(%arg1) : memref<?xf32>
+// CHECK:         call @keep(%[[B]])
+// CHECK:         linalg.fill
+// CHECK-NEXT:    memref.dealloc %[[B]] : memref<?xf32>
+// CHECK-NEXT:    return
+func.func private @keep(memref<?xf32>)
+func.func @test_dynamic_freed_after_last_use(%out: memref<1x?xf32>, %n: index) {
+  %c0 = arith.constant 0.0 : f32
+  %a = memref.alloc(%n) : memref<?xf32>
+  linalg.fill ins(%c0 : f32) outs(%a : memref<?xf32>)
+  %v = memref.expand_shape %a [[0, 1]] output_shape [1, %n] : memref<?xf32> into memref<1x?xf32>
+  linalg.copy ins(%v : memref<1x?xf32>) outs(%out : memref<1x?xf32>)
+  %b = memref.alloc(%n) : memref<?xf32>
+  call @keep(%b) : (memref<?xf32>) -> ()
+  linalg.fill ins(%c0 : f32) outs(%out : memref<1x?xf32>)
+  memref.dealloc %a : memref<?xf32>
+  memref.dealloc %b : memref<?xf32>
+  return
+}
