@@ -294,6 +294,16 @@ def _row_function(model, error: DynamicShapesError, options: CompileOptions
     batch 1, for every value of the other: `DynamicModel` runs it per row of a call's batch
     where the model is separable (`dlc.batching`): BERT exported with dynamic batch and
     sequence compiles once. None when the model has no such sizes or does not compile so."""
+    fixed = row_sizes(error)
+    if fixed is None:
+        return None
+    function, _ = _dynamic_function(model, error, options, fixed)
+    return function
+
+
+def row_sizes(error: DynamicShapesError) -> dict[str, int] | None:
+    """{batch: 1}, the size the row function fixes, for a model with a batch and one other
+    dynamic size (`_row_function`), else None."""
     from dlc.batching import batch_symbol
 
     symbol = batch_symbol(list(error.symbolic.items()))
@@ -301,8 +311,7 @@ def _row_function(model, error: DynamicShapesError, options: CompileOptions
               if isinstance(d, str)} - {symbol}
     if symbol is None or len(others) != 1:
         return None
-    function, _ = _dynamic_function(model, error, options, {symbol: 1})
-    return function
+    return {symbol: 1}
 
 
 # the folding limit of the imports a batch plan compares (onnx_folding.fold_limit): index

@@ -156,10 +156,8 @@ def profile(model, inputs: Sequence | Mapping | None = None, runs: int = 10,
         module = imported.module
         module.operation.attributes[MODE] = ir.UnitAttr.get()
         main = module.body.operations[0]
-        signature = compiler.signature_of(main, imported.input_names, imported.output_names)
-        if imported.dynamic_size is not None:
-            signature = compiler.signature_of(main, imported.input_names,
-                                              imported.output_names, imported.dynamic_size)
+        signature = compiler.signature_of(main, imported.input_names, imported.output_names,
+                                          imported.dynamic_size or "?")
         main.attributes["llvm.emit_c_interface"] = ir.UnitAttr.get()
         large: set[str] = set()
         found: list[str] = []
@@ -192,16 +190,16 @@ def _dynamic_import(model, error: DynamicShapesError, shapes: dict[str, list[int
     a batch and one other: the row function, its batch 1), or an ArgumentError saying why
     it has no such compile or why `shapes` (the inputs') do not fit it."""
     from dlc import compiler
-    from dlc.batching import batch_symbol
     from dlc.errors import ArgumentError
     from dlc.frontends.onnx_importer import import_model
 
     fixed = None
     reason = compiler._dynamic_reason(error)
-    symbol = batch_symbol(list(error.symbolic.items()))
-    if reason is not None and symbol is not None:
-        fixed = {symbol: 1}  # (DynamicModel.row_function)
+    rows = compiler.row_sizes(error) if reason is not None else None
+    if rows is not None:
+        fixed = rows  # (DynamicModel.row_function)
         reason = compiler._dynamic_reason(error, fixed)
+        ((symbol, _),) = rows.items()
         batches = {shapes[n][axis] for n, shape in error.symbolic.items() if n in shapes
                    for axis, d in enumerate(shape) if d == symbol}
         if reason is None and batches != {1}:

@@ -51,6 +51,7 @@ from mlir.dialects import arith, func, linalg, scf, tensor
 from mlir.dialects.transform import interpreter
 
 from dlc.passes.graph import pack_gemv
+from dlc.passes.graph.report import nbytes
 from dlc.passes.registry import ModulePass, PassFailure, register
 from dlc.passes.walk import untag
 
@@ -494,11 +495,9 @@ def _reads_weights(op: ir.Operation) -> bool:
         if not isinstance(owner, ir.Operation | ir.OpView) or owner.name != "arith.constant":
             continue
         attr = owner.attributes["value"]
-        width = getattr(value.type.element_type, "width", 0) if isinstance(
-            value.type, ir.ShapedType) else 0
-        if isinstance(attr, ir.DenseElementsAttr) and not attr.is_splat and width and \
-                value.type.has_static_shape and \
-                int(np.prod(value.type.shape)) * width // 8 >= WEIGHT_BYTES:
+        if isinstance(attr, ir.DenseElementsAttr) and not attr.is_splat and isinstance(
+                value.type, ir.ShapedType) and value.type.has_static_shape and \
+                nbytes(value.type) >= WEIGHT_BYTES:
             return True
     return False
 
