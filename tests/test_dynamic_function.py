@@ -831,3 +831,26 @@ def test_a_product_of_weights_runs_its_partial_block_as_one_padded_piece(monkeyp
     monkeypatch.setattr(block_dynamic, "WEIGHT_BYTES", 1 << 40)  # (small weights: by bits)
     linalg = dlc.compile(proto, num_threads=1).ir("linalg")
     assert "tensor<4x48xf32>" in linalg and "tensor<80x48xf32>" not in linalg
+
+
+def test_a_packed_block_writes_its_rows_of_the_result_in_place():
+    """A product with a bias packed by its schedule (its result [M/mr, mr, N/nr, nr]) in a
+    block of the dynamic function writes the block's rows of the function's result: the
+    fill's destination, a slice of the result, is viewed over the tiles, not replaced by an
+    empty (a buffer copied into the result after each block: GPT-2's c_fc at 128 rows 1.09x
+    its static compile, now 1.0x)."""
+    w = (RNG.standard_normal((256, 256)) * 0.1).astype(np.float32)
+    b = RNG.standard_normal(256).astype(np.float32)
+    proto = _model([helper.make_node("Gemm", ["x", "w", "b"], ["y"])],
+                   [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["rows", 256])],
+                   [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                   {"w": w, "b": b})
+    model = dlc.compile(proto, num_threads=1)
+    assert model.function is not None, model.function_reason
+    assert "x32xf32>" in model.ir("linalg")  # (packed: [M/mr, mr, N/nr, nr] tiles)
+    copies = [line for line in model.ir("bufferized").splitlines() if "memref.copy" in line]
+    assert not [line for line in copies if "memref<64x256xf32>" in line], copies
+    for rows in (0, 1, 63, 64, 130):
+        x = RNG.standard_normal((rows, 256)).astype(np.float32)
+        (y,) = model(x)
+        np.testing.assert_allclose(y, x @ w + b, rtol=1e-4, atol=1e-4)

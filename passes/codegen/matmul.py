@@ -650,15 +650,25 @@ def _accumulator_over_tiles(c: ir.Value, init: ir.Operation | None,
     shape, element = list(c.type.shape), c.type.element_type
     if init is None:
         return _tiled(c, [0, 1], tiles)
+    # (the init's destination kept, viewed over the tiles: a block of a dynamic function
+    # fills a slice of its result, which a fresh empty made a buffer copied into the result
+    # after every block: GPT-2's c_fc at 128 rows 1.09x its static compile)
+    dest = init.operands[len(init.operands) - 1]
+
+    def tiled_dest() -> ir.Value:
+        if fusion.is_empty(dest):
+            return _tiled_empty(shape, element, tiles)
+        return _tiled(dest, [0, 1], tiles)
+
     if init.name == "linalg.fill":
-        built = linalg.fill(init.operands[0], outs=[_tiled_empty(shape, element, tiles)])
+        built = linalg.fill(init.operands[0], outs=[tiled_dest()])
         return built if isinstance(built, ir.Value) else built.results[0]
     if init.name == "linalg.broadcast":
         dims = [int(v) for v in ir.DenseI64ArrayAttr(init.attributes["dimensions"])]
         source = init.operands[0]
         kept = [i for i in range(2) if i not in dims]
         built = linalg.broadcast(_tiled(source, kept, tiles) if kept else source,
-                                 outs=[_tiled_empty(shape, element, tiles)],
+                                 outs=[tiled_dest()],
                                  dimensions=[e for dim in dims for e in (2 * dim, 2 * dim + 1)])
         return built if isinstance(built, ir.Value) else built.results[0]
     return _over_tiles(init, {}, tiles).results[0]
