@@ -362,7 +362,8 @@ def test_an_op_left_dynamic_is_named():
         model = dlc.compile(proto, num_threads=1)
     assert model.function is not None
     x = RNG.standard_normal((5, 5)).astype(np.float32)
-    np.testing.assert_allclose(model(x)[0], x.sum(), rtol=1e-5)
+    # (atol: 25 float32 terms of ~1 may cancel to a sum near 0, whose rounding is ~1e-7)
+    np.testing.assert_allclose(model(x)[0], x.sum(), rtol=1e-5, atol=1e-6)
     with pytest.raises(InputError):
         model(RNG.standard_normal((5, 4)).astype(np.float32))
 
@@ -854,3 +855,34 @@ def test_a_packed_block_writes_its_rows_of_the_result_in_place():
         x = RNG.standard_normal((rows, 256)).astype(np.float32)
         (y,) = model(x)
         np.testing.assert_allclose(y, x @ w + b, rtol=1e-4, atol=1e-4)
+
+
+def test_a_chain_of_products_writes_each_block_in_place():
+    """Two layers of one shape (a transformer's): CSE gives their products one zero fill
+    and one empty, which dlc-block-dynamic splits again (`_distinct_inits`); a fused
+    producer's slice of an empty becomes an empty of the block, and the last product
+    fills its accumulator in the epilogue's destination (`fusion.write_in_place`): no
+    block's rows are copied (12 stacked 768-3072-768 FFNs at 128 rows: 1.11x -> 1.09x
+    their static compile)."""
+    layers, inits, x = [], {}, "x"
+    weights = []
+    for i in range(3):
+        w = (RNG.standard_normal((256, 256)) * 0.1).astype(np.float32)
+        b = RNG.standard_normal(256).astype(np.float32)
+        weights.append((w, b))
+        inits |= {f"w{i}": w, f"b{i}": b}
+        layers.append(helper.make_node("Gemm", [x, f"w{i}", f"b{i}"], [f"y{i}"]))
+        x = f"y{i}"
+    proto = _model(layers, [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["rows", 256])],
+                   [helper.make_tensor_value_info(x, TensorProto.FLOAT, None)], inits)
+    model = dlc.compile(proto, num_threads=1)
+    assert model.function is not None, model.function_reason
+    copies = [line for line in model.ir("bufferized").splitlines() if "memref.copy" in line]
+    assert not [line for line in copies if "64x256xf32" in line or "x8x32xf32" in line], copies
+    for rows in (0, 1, 64, 77, 130):
+        data = RNG.standard_normal((rows, 256)).astype(np.float32)
+        expected = data
+        for w, b in weights:
+            expected = expected @ w + b
+        (y,) = model(data)
+        np.testing.assert_allclose(y, expected, rtol=1e-3, atol=1e-3)

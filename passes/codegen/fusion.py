@@ -125,6 +125,7 @@ def write_in_place(op: ir.Operation) -> ir.Operation | None:
     args = list(block.arguments)
     if list(args[-1].uses):
         return None
+    _fill_into(op, user.operands[len(user.operands) - 1])
     maps = list(ir.ArrayAttr(user.attributes["indexing_maps"]))
     inputs = [v for i, v in enumerate(list(user.operands)[:-1]) if i != index]
     new_maps = [m for i, m in enumerate(maps[:-1]) if i != index] + [maps[-1]]
@@ -147,6 +148,69 @@ def write_in_place(op: ir.Operation) -> ir.Operation | None:
     user.results[0].replace_all_uses_with(new.results[0])
     user.erase()
     return new
+
+
+VIEWS = ("tensor.extract_slice", "tensor.expand_shape", "tensor.collapse_shape")
+
+
+def _fill_into(op: ir.Operation, dest: ir.Value) -> None:
+    """Fill contraction `op`'s accumulator in `dest`, the destination its epilogue drops
+    (`write_in_place`), where `dest` is a slice of another tensor (not an empty) and the
+    accumulator a zero or bias fill of an empty that only `op` reads: a block of a dynamic
+    function (its rows of the function's result) then writes its result where it goes, not
+    into a buffer copied there after each block. The views making `dest` (a slice, its
+    packed view) move before the fill when their operands allow."""
+    acc = op.operands[len(op.operands) - 1]
+    fill = acc.owner
+    if not _is_op(fill) or fill.name not in ("linalg.fill", "linalg.broadcast") \
+            or _single_user(acc) is None or not is_empty(fill.operands[len(fill.operands) - 1]):
+        return
+    fill = fill.operation
+    if dest.type != acc.type or is_empty(dest):
+        return
+    moved = []  # (the views of `dest` defined after the fill, last first)
+    value = dest
+    while not _defined_before(value, fill):
+        source = value.owner
+        if not _is_op(source) or source.name not in VIEWS:
+            return
+        source = source.operation
+        if source.block != fill.block:
+            return
+        if not all(_defined_before(v, fill) for v in list(source.operands)[1:]):
+            return
+        moved.append(source)
+        value = source.operands[0]
+    if is_empty(value):
+        return
+    for source in reversed(moved):
+        source.move_before(fill)
+    fill.operands[len(fill.operands) - 1] = dest
+
+
+def _defined_before(value: ir.Value, op: ir.Operation) -> bool:
+    """`value` is defined in `op`'s block before it, or outside that block where `op` is
+    nested (a block argument or a value of an enclosing block)."""
+    owner = value.owner
+    if isinstance(owner, ir.Block):
+        parent = op
+        while parent is not None:
+            if parent.block == owner:
+                return True
+            parent = parent.parent
+            parent = parent.operation if parent is not None and hasattr(parent, "operation") \
+                else parent
+        return False
+    owner = owner.operation if hasattr(owner, "operation") else owner
+    if owner.block == op.block:
+        return owner.is_before_in_block(op)
+    parent = op.parent
+    while parent is not None:
+        parent = parent.operation if hasattr(parent, "operation") else parent
+        if parent.block == owner.block:
+            return owner.is_before_in_block(parent)
+        parent = parent.parent
+    return False
 
 
 def is_contraction(owner: object) -> bool:

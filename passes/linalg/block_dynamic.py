@@ -152,6 +152,7 @@ class BlockDynamic(ModulePass):
                               f"tail ({self.tail}), tail >= 2")
         if not blocked_ops(module):
             return
+        _distinct_inits(module)
         token = _PANELS.set(pack_gemv.constant_bytes(module, "arith.constant")
                              >= pack_gemv.MODEL_BYTES)
         try:
@@ -259,6 +260,33 @@ def _fusion_order(producers: list[tuple[int, int, int]], fills: dict[int, int]) 
     return order
 
 
+def _distinct_inits(module: ir.Operation) -> None:
+    """Give each use of a `linalg.fill` or a `tensor.empty` of a dynamic size its own (a
+    clone after it). CSE merges the zero fills of products of one shape (a chain of them,
+    the layers of a transformer) and their empties: a fill of several uses is not fused into
+    any block (`_fill_of`), so it filled the whole size before the loops and each block
+    copied its rows of that shared tensor into a buffer before writing them; an empty that
+    is both a loop's result and the init of a producer fused into it was copied the same
+    way (12 stacked 768-3072-768 FFNs at 128 rows: 1.11x their static compile)."""
+    def shared(name: str) -> list[ir.Operation]:
+        found = []
+
+        def visit(op: ir.Operation) -> ir.WalkResult:
+            if op.name == name and len(op.results) == 1 and not op.results[
+                    0].type.has_static_shape and len(list(op.results[0].uses)) > 1:
+                found.append(op)
+            return ir.WalkResult.ADVANCE
+
+        module.walk(visit)
+        return found
+
+    for name in ("linalg.fill", "tensor.empty"):  # (a fill's clones share its empty)
+        for op in shared(name):
+            uses = [(use.owner, use.operand_number) for use in op.results[0].uses]
+            for owner, number in uses[1:]:
+                owner.operands[number] = op.clone(ir.InsertionPoint(op)).results[0]
+
+
 def _fill_of(op: ir.Operation) -> ir.Operation | None:
     """The `linalg.fill` whose result is `op`'s init and nothing else's."""
     inits = list(op.operands)[len(op.operands) - len(op.results):]
@@ -352,6 +380,10 @@ def _script(lines: list[str]) -> str:
          f"({ANY}) -> {ANY}"),
         "    transform.apply_patterns to %funcs {",
         "      transform.apply_patterns.canonicalization",
+        # (a slice of an empty is an empty of the slice's size: a block's fused producer then
+        # writes a buffer of its own, not rows of a whole-size empty that CSE may have merged
+        # with the loop's result, which bufferization copied in every block)
+        "      transform.apply_patterns.tensor.fold_tensor_empty",
         f"    }} : {ANY}",
         "    transform.apply_cse to %funcs : " + ANY,
         "    transform.yield",
