@@ -220,49 +220,19 @@ def _deduplicate(scratch: ir.Module) -> dict[str, tuple[str, ir.Operation | None
 
 
 def outline_function(function: func.FuncOp, scratch_body: ir.Block,
-                     calls: list[func.CallOp], nests: bool = False) -> None:
+                     calls: list[func.CallOp]) -> None:
     """Outline the top-level ops with regions of `function` (one block) into kernels of the
     scratch module, each after its marker, named `__outlined<k>` (k: the number of calls so far,
-    which `calls` gets them appended). `nests`: outline instead the ops of the blocks of its
-    top-level loops and branches that hold several ops with regions (`_nests`), in a
-    function of a dynamic size only."""
+    which `calls` gets them appended)."""
     block = function.regions[0].blocks[0]
-    if not nests:
-        _outline_block(block, set(block.arguments), scratch_body, calls, function.location)
-        return
-    if all(not isinstance(t, ir.MemRefType) or t.has_static_shape
-           for t in function.type.inputs):
-        return
     defined: set[ir.Value] = set(block.arguments)
-    for op in block.operations:
-        defined.update(op.operation.results)
-    for op in [op.operation for op in block.operations]:
-        if _nests(op):
-            for region in op.regions:
-                for inner in region.blocks:
-                    _outline_block(inner, defined | set(inner.arguments), scratch_body, calls,
-                                   function.location)
-
-
-def _nests(op: ir.Operation) -> bool:
-    """Whether `op` is a loop or a branch with a block of two or more ops with regions
-    (dlc-block-dynamic's loop of blocks: the ops of a group, a transformer's layers)."""
-    return op.name in ("scf.for", "scf.if") and any(
-        sum(1 for inner in b.operations if inner.operation.regions) >= 2
-        for region in op.regions for b in region.blocks)
-
-
-def _outline_block(block: ir.Block, defined: set[ir.Value], scratch_body: ir.Block,
-                   calls: list[func.CallOp], location: ir.Location) -> None:
-    """Outline the groups of `block` (`_groups`); `defined`: the values visible in it from
-    outside (its arguments, the values of enclosing blocks)."""
     operations = [op.operation for op in block.operations]
     for op in operations:
         defined.update(op.results)
     for group in _groups(operations):
         name = f"__outlined{len(calls)}"
         _marker(scratch_body, name)
-        _, call = _outline(group, defined, scratch_body, name, location)
+        _, call = _outline(group, defined, scratch_body, name, function.location)
         defined.update(call.results)  # (a later kernel may use them)
         calls.append(call)
     # the constants, globals and views only the kernels used (they have their own now)
@@ -304,16 +274,12 @@ class OutlineKernels(ModulePass):
 
     def run(self, module: ir.Operation) -> None:
         body, functions, taken = single_block_functions(module)
-        # two rounds: the ops nested in a dynamic function's loops of blocks, then every
-        # top-level op (those loops now calling the first round's kernels, by their names:
-        # a kernel compared in the scratch module never calls another kernel there)
-        for nests in (True, False):
-            with module.context, ir.Location.unknown():
-                scratch = ir.Module.create()  # (the kernels, until they are compared)
-            calls: list[func.CallOp] = []
-            bases: list[str] = []  # (the function of each call)
-            for function in functions:
-                outline_function(function, scratch.body, calls, nests)
-                base = ir.StringAttr(function.attributes["sym_name"]).value
-                bases += [base] * (len(calls) - len(bases))
-            _place(calls, bases, _deduplicate(scratch), body, taken)
+        with module.context, ir.Location.unknown():
+            scratch = ir.Module.create()  # (the kernels, until they are compared)
+        calls: list[func.CallOp] = []
+        bases: list[str] = []  # (the function of each call)
+        for function in functions:
+            outline_function(function, scratch.body, calls)
+            base = ir.StringAttr(function.attributes["sym_name"]).value
+            bases += [base] * (len(calls) - len(bases))
+        _place(calls, bases, _deduplicate(scratch), body, taken)

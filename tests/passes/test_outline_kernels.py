@@ -70,43 +70,6 @@ def test_identical_layers_compile_to_one_kernel_each() -> None:
     assert max(calls.count(name) for name in five) >= 3
 
 
-def test_the_layers_of_a_loop_of_blocks_compile_to_one_kernel_each(monkeypatch) -> None:
-    """A dynamic number of rows: dlc-block-dynamic runs all layers in one loop of row
-    blocks (and its pieces); the ops inside that loop are kernels too (a first round),
-    the identical layers' one kernel each, the loop itself a kernel calling them: 5 layers
-    have as many kernels as 3, and the results are the reference's. (Before, the loop was
-    one kernel holding every layer: 12 stacked 768-3072-768 FFNs compiled in 370 s, now 99.)"""
-    monkeypatch.setenv("DLC_CACHE", "0")
-
-    def dynamic(n: int):  # (n layers relu(h @ W_i + b_i): one group of blocks)
-        nodes, inits = [], {}
-        for i in range(n):
-            inits[f"w{i}"], inits[f"b{i}"] = WEIGHTS[i], BIASES[i]
-            nodes += [helper.make_node("MatMul", [f"h{i}", f"w{i}"], [f"m{i}"]),
-                      helper.make_node("Add", [f"m{i}", f"b{i}"], [f"a{i}"]),
-                      helper.make_node("Relu", [f"a{i}"], [f"h{i + 1}"])]
-        model = make_model(nodes, {"h0": (np.float32, [ROWS, WIDTH])}, [f"h{n}"],
-                           initializers=inits)
-        for value in (*model.graph.input, *model.graph.output):
-            value.type.tensor_type.shape.dim[0].dim_param = "rows"
-        return model
-
-    def expected(x: np.ndarray, n: int) -> np.ndarray:
-        for i in range(n):
-            x = np.maximum(x @ WEIGHTS[i] + BIASES[i], 0)
-        return x
-
-    three, _ = kernels(dlc.lower(dynamic(3), "llvm", opt_level=2, num_threads=1).ir("llvm"))
-    five, calls = kernels(dlc.lower(dynamic(5), "llvm", opt_level=2, num_threads=1).ir("llvm"))
-    assert len(five) == len(three) and set(calls) == five
-    assert max(calls.count(name) for name in five) >= 3  # (a middle layer's kernel, 3 calls)
-    model = dlc.compile(dynamic(5), num_threads=1)
-    assert model.function is not None, model.function_reason
-    for rows in (1, 32, 77, 130):
-        x = RNG.standard_normal((rows, WIDTH)).astype(np.float32)
-        np.testing.assert_allclose(model(x)[0], expected(x, 5), rtol=1e-4, atol=1e-4)
-
-
 def test_the_pass_runs_at_o2_and_o3_only() -> None:
     for level in (0, 1):
         assert "dlc-outline-kernels" not in stage_pipelines(level)["llvm"]
