@@ -150,7 +150,7 @@ def write_in_place(op: ir.Operation) -> ir.Operation | None:
     return new
 
 
-VIEWS = ("tensor.extract_slice", "tensor.expand_shape", "tensor.collapse_shape")
+_VIEWS = ("tensor.extract_slice", "tensor.expand_shape", "tensor.collapse_shape")
 
 
 def _fill_into(op: ir.Operation, dest: ir.Value) -> None:
@@ -172,7 +172,7 @@ def _fill_into(op: ir.Operation, dest: ir.Value) -> None:
     value = dest
     while not _defined_before(value, fill):
         source = value.owner
-        if not _is_op(source) or source.name not in VIEWS:
+        if not _is_op(source) or source.name not in _VIEWS:
             return
         source = source.operation
         if source.block != fill.block:
@@ -189,27 +189,18 @@ def _fill_into(op: ir.Operation, dest: ir.Value) -> None:
 
 
 def _defined_before(value: ir.Value, op: ir.Operation) -> bool:
-    """`value` is defined in `op`'s block before it, or outside that block where `op` is
-    nested (a block argument or a value of an enclosing block)."""
+    """`value` is available at `op`: an argument of a block enclosing it, or the result of
+    an op before it (or before its ancestor) in a block enclosing it."""
     owner = value.owner
-    if isinstance(owner, ir.Block):
-        parent = op
-        while parent is not None:
-            if parent.block == owner:
-                return True
-            parent = parent.parent
-            parent = parent.operation if parent is not None and hasattr(parent, "operation") \
-                else parent
-        return False
-    owner = owner.operation if hasattr(owner, "operation") else owner
-    if owner.block == op.block:
-        return owner.is_before_in_block(op)
-    parent = op.parent
-    while parent is not None:
-        parent = parent.operation if hasattr(parent, "operation") else parent
-        if parent.block == owner.block:
-            return owner.is_before_in_block(parent)
-        parent = parent.parent
+    defining = None if isinstance(owner, ir.Block) else owner.operation
+    ancestor = op
+    while ancestor is not None:
+        if defining is None and ancestor.block == owner:
+            return True
+        if defining is not None and defining.block == ancestor.block:
+            return defining.is_before_in_block(ancestor)
+        parent = ancestor.parent
+        ancestor = parent.operation if parent is not None else None
     return False
 
 

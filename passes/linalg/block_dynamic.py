@@ -53,7 +53,7 @@ from mlir.dialects.transform import interpreter
 from dlc.passes.graph import pack_gemv
 from dlc.passes.graph.report import nbytes
 from dlc.passes.registry import ModulePass, PassFailure, register
-from dlc.passes.walk import untag
+from dlc.passes.walk import ops_where, untag
 
 TAG = "dlc.block"
 ANY = "!transform.any_op"
@@ -262,23 +262,16 @@ def _fusion_order(producers: list[tuple[int, int, int]], fills: dict[int, int]) 
 
 def _distinct_inits(module: ir.Operation) -> None:
     """Give each use of a `linalg.fill` or a `tensor.empty` of a dynamic size its own (a
-    clone after it). CSE merges the zero fills of products of one shape (a chain of them,
+    clone before it). CSE merges the zero fills of products of one shape (a chain of them,
     the layers of a transformer) and their empties: a fill of several uses is not fused into
     any block (`_fill_of`), so it filled the whole size before the loops and each block
     copied its rows of that shared tensor into a buffer before writing them; an empty that
     is both a loop's result and the init of a producer fused into it was copied the same
     way (12 stacked 768-3072-768 FFNs at 128 rows: 1.11x their static compile)."""
     def shared(name: str) -> list[ir.Operation]:
-        found = []
-
-        def visit(op: ir.Operation) -> ir.WalkResult:
-            if op.name == name and len(op.results) == 1 and not op.results[
-                    0].type.has_static_shape and len(list(op.results[0].uses)) > 1:
-                found.append(op)
-            return ir.WalkResult.ADVANCE
-
-        module.walk(visit)
-        return found
+        return ops_where(module, lambda op: op.name == name and len(op.results) == 1 and not
+                         op.results[0].type.has_static_shape
+                         and len(list(op.results[0].uses)) > 1)
 
     for name in ("linalg.fill", "tensor.empty"):  # (a fill's clones share its empty)
         for op in shared(name):
