@@ -39,6 +39,7 @@ from dataclasses import dataclass
 from mlir import ir
 from mlir.dialects import func
 
+from dlc.passes import walk
 from dlc.passes.registry import ModulePass, register
 
 _RESHAPES = ("tensor.expand_shape", "tensor.collapse_shape")
@@ -233,6 +234,51 @@ def untie_block(block: ir.Block) -> int:
     return copies
 
 
+def _loop_of_blocks(op: ir.Operation) -> bool:
+    """Whether `op` is an `scf.for` with a bound that is not a constant (a dynamic function's
+    loop of blocks, `dlc-block-dynamic`) and a body of one block."""
+    if op.name != "scf.for" or len(op.regions[0].blocks) != 1:
+        return False
+    return any(walk.constant_index(bound) is None for bound in list(op.operands)[:3])
+
+
+def sink_into_loops(block: ir.Block) -> list[ir.Operation]:
+    """Move each fresh chain of `block` (a `tensor.empty` of a static shape, with its fills
+    and reshapes) whose uses all stand in the body of one loop of blocks (`_loop_of_blocks`)
+    into that body, before the body's op holding its first use; the loops that received one.
+
+    LICM and CSE hoist the static empties of a block's ops out of the loop of blocks: there
+    they bufferize into buffers alive for the whole loop, which `dlc-plan-buffers` can only
+    place side by side (12 stacked FFNs: each layer's hidden block a buffer of its own, 12
+    cold 1.5 MB writes per block where a static compile reuses two warm ones). In the body
+    they are allocated per block, and planned there (`plan_buffers.plan_loops`). Only chains
+    without operands are moved (a dynamic empty's sizes are defined outside)."""
+    loops: dict[ir.Operation, None] = {}
+    moved: list[ir.Operation] = []
+    # (consumers first: a fill moves with its empty, which is then left without uses)
+    for op in reversed([op.operation for op in block.operations]):
+        if op.name not in _CHAIN or op in moved or not is_fresh(op.results[0]):
+            continue
+        chain = [op, *_chain_ops(op)]
+        uses = [use.owner.operation for use in op.results[0].uses]
+        if len(chain[-1].operands) or not uses:
+            continue  # (a dynamic size: defined outside, allocated per block by malloc)
+        tops = {_top_level(owner, block) for owner in uses}
+        loop = tops.pop()
+        if tops or not _loop_of_blocks(loop) or any(owner == loop for owner in uses):
+            continue
+        body = loop.regions[0].blocks[0]
+        first = min((_top_level(owner, body) for owner in uses),
+                    key=functools.cmp_to_key(lambda a, b: _compare(a, b, body)))
+        op.results[0].replace_all_uses_with(clone_chain(op.results[0], ir.InsertionPoint(first)))
+        moved.extend(chain)
+        loops[loop] = None
+    for op in reversed(list(dict.fromkeys(reversed(moved)))):  # (consumers first)
+        if not any(True for result in op.results for _ in result.uses):
+            op.erase()
+    return list(loops)
+
+
 def _compare(a: ir.Operation, b: ir.Operation, block: ir.Block) -> int:
     """-1, 0 or 1 as the top-level op of `a` in `block` stands before, is, or follows `b`'s."""
     a, b = _top_level(a, block), _top_level(b, block)
@@ -254,3 +300,5 @@ class DistinctEmptyTensors(ModulePass):
             if isinstance(op, func.FuncOp):
                 for block in op.regions[0].blocks:
                     untie_block(block)
+                    for loop in sink_into_loops(block):
+                        untie_block(loop.regions[0].blocks[0])

@@ -92,13 +92,13 @@ def _align(value: int, alignment: int) -> int:
     return -(-value // alignment) * alignment
 
 
-def plan_function(function: func.FuncOp, module_body: ir.Block, name: str,
-                  alignment: int) -> int:
-    """Rewrite `function`'s plannable buffers into an arena named `name`; its size."""
-    block = function.regions[0].blocks[0]
+def _candidates(block: ir.Block, scope: ir.Operation) -> tuple[list, dict]:
+    """The plannable allocs of `block` (the body of `scope`: a function or a loop) that one
+    `memref.dealloc` in `block` frees and nothing lets escape: (alloc, dealloc, bytes, end)
+    each, with `end` the position of its last use in `block`; and the ops' positions."""
     operations = [op.operation for op in block.operations]
     position = {op: i for i, op in enumerate(operations)}
-    planned: list[tuple[ir.Operation, ir.Operation, int, int]] = []  # alloc, dealloc, bytes, end
+    planned = []
     for alloc in operations:
         size = plannable_bytes(alloc)
         if size is None:
@@ -109,19 +109,55 @@ def plan_function(function: func.FuncOp, module_body: ir.Block, name: str,
             continue  # (freed in a branch or a loop, or never: malloc keeps it)
         # (the deallocation pipeline frees every buffer at the end of the function: the live
         # range ends at the last use of the buffer or of a view of it instead)
-        end = last_use(alloc, function.operation, position) if LAST_USE else position[deallocs[0]]
-        if end is None:
-            continue
+        end = last_use(alloc, scope, position) if LAST_USE else position[deallocs[0]]
+        if end is not None:
+            planned.append((alloc, deallocs[0], size, end))
+    return planned, position
+
+
+def _sequential_loops(block: ir.Block) -> list[ir.Operation]:
+    """The `scf.for` loops of `block` with a body of one block (one iteration at a time: a
+    buffer of the body can be reused by the next iteration)."""
+    return [op.operation for op in block.operations
+            if op.operation.name == "scf.for" and len(op.operation.regions[0].blocks) == 1]
+
+
+def plan_function(function: func.FuncOp, module_body: ir.Block, name: str,
+                  alignment: int) -> int:
+    """Rewrite `function`'s plannable buffers into an arena named `name`; its size.
+
+    The buffers of the body of a top-level `scf.for` (a dynamic function's loop of blocks,
+    whose ops allocate their static intermediates per block: `dlc-distinct-empty-tensors`)
+    are planned on their live ranges in the body, and the body's plan is one buffer of the
+    function's, live at the loop."""
+    block = function.regions[0].blocks[0]
+    top, position = _candidates(block, function.operation)
+    _free_early(function, [op.operation for op in block.operations], position, top)
+    loops = [(loop, _candidates(loop.regions[0].blocks[0], loop)[0])
+             for loop in _sequential_loops(block)]
+    loops = [(loop, inner) for loop, inner in loops if inner]
+    if not top and not loops:
+        return 0
+    for alloc, _, _, _ in [*top, *(entry for _, inner in loops for entry in inner)]:
         if "alignment" in alloc.attributes:
             alignment = max(alignment, ir.IntegerAttr(alloc.attributes["alignment"]).value)
-        planned.append((alloc, deallocs[0], size, end))
-    _free_early(function, operations, position, planned)
-    if not planned:
-        return 0
     buffers = [Buffer(_align(size, alignment), position[alloc], end)
-               for alloc, _, size, end in planned]
+               for alloc, _, size, end in top]
+    inner_offsets = []
+    for loop, inner in loops:
+        inner_position = {op.operation: i
+                          for i, op in enumerate(loop.regions[0].blocks[0].operations)}
+        inner_buffers = [Buffer(_align(size, alignment), inner_position[alloc], end)
+                         for alloc, _, size, end in inner]
+        offsets = plan(inner_buffers)
+        inner_offsets.append(offsets)
+        extent = max(offset + b.nbytes for offset, b in zip(offsets, inner_buffers))
+        buffers.append(Buffer(extent, position[loop], position[loop]))
     offsets = plan(buffers)
     arena = max(offset + buffer.nbytes for offset, buffer in zip(offsets, buffers))
+    placed = list(zip(top, offsets))
+    for (_, inner), base, within in zip(loops, offsets[len(top):], inner_offsets, strict=True):
+        placed += [(entry, base + offset) for entry, offset in zip(inner, within, strict=True)]
     with function.location:
         arena_type = ir.MemRefType.get([arena], ir.IntegerType.get_signless(8))
     with ir.InsertionPoint.at_block_begin(module_body), function.location:
@@ -132,7 +168,7 @@ def plan_function(function: func.FuncOp, module_body: ir.Block, name: str,
     with ir.InsertionPoint.at_block_begin(block), function.location:
         base = memref.GetGlobalOp(arena_type, name).result
     index = ir.IndexType.get()
-    for (alloc, dealloc, _, _), offset in zip(planned, offsets):
+    for (alloc, dealloc, _, _), offset in placed:
         with ir.InsertionPoint(alloc), alloc.location:
             shift = arith.ConstantOp(index, offset).result
             view = memref.ViewOp(alloc.results[0].type, base, shift, []).result

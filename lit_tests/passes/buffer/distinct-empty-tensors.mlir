@@ -174,3 +174,75 @@ func.func @test_shared_slice(%a: tensor<4x1xf32>, %b: tensor<4x1xf32>) -> (tenso
   %r2 = tensor.insert_slice %l2 into %f[0, 0] [4, 1] [1, 1] : tensor<4x1xf32> into tensor<5x1xf32>
   return %r1, %r2 : tensor<5x1xf32>, tensor<5x1xf32>
 }
+
+// -----
+
+// A static empty (and its fill) hoisted out of a loop of blocks (a bound not a constant: a
+// dynamic function's) and used only in its body moves into the body, one copy per use: each
+// block allocates its intermediates there, where dlc-plan-buffers reuses them. The empty of a
+// dynamic size, and the loop's own init, stay outside.
+// CHECK-LABEL: func.func @test_sink_into_loop_of_blocks
+// CHECK:         %[[INIT:.*]] = tensor.empty(%{{.*}}) : tensor<?x8xf32>
+// CHECK-NOT:     tensor.empty
+// CHECK:         scf.for {{.*}} iter_args(%{{.*}} = %[[INIT]])
+// CHECK:           %[[E1:.*]] = tensor.empty() : tensor<4x8xf32>
+// CHECK-NEXT:      %[[F1:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%[[E1]] : tensor<4x8xf32>)
+// CHECK-NEXT:      linalg.generic {{.*}} outs(%[[F1]] : tensor<4x8xf32>)
+// CHECK:           %[[E2:.*]] = tensor.empty() : tensor<4x8xf32>
+// CHECK-NEXT:      %[[F2:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%[[E2]] : tensor<4x8xf32>)
+// CHECK-NEXT:      linalg.generic {{.*}} outs(%[[F2]] : tensor<4x8xf32>)
+// CHECK:           tensor.insert_slice
+#id = affine_map<(d0, d1) -> (d0, d1)>
+
+func.func @test_sink_into_loop_of_blocks(%a: tensor<?x8xf32>) -> tensor<?x8xf32> {
+  %c0 = arith.constant 0 : index
+  %c4 = arith.constant 4 : index
+  %zero = arith.constant 0.0 : f32
+  %n = tensor.dim %a, %c0 : tensor<?x8xf32>
+  %init = tensor.empty(%n) : tensor<?x8xf32>
+  %e = tensor.empty() : tensor<4x8xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %r = scf.for %i = %c0 to %n step %c4 iter_args(%acc = %init) -> (tensor<?x8xf32>) {
+    %x = tensor.extract_slice %a[%i, 0] [4, 8] [1, 1] : tensor<?x8xf32> to tensor<4x8xf32>
+    %g = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<4x8xf32>) outs(%f : tensor<4x8xf32>) {
+    ^bb0(%in: f32, %o: f32):
+      %s = arith.addf %in, %o : f32
+      linalg.yield %s : f32
+    } -> tensor<4x8xf32>
+    %h = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%g : tensor<4x8xf32>) outs(%f : tensor<4x8xf32>) {
+    ^bb0(%in: f32, %o: f32):
+      %s = arith.addf %in, %o : f32
+      linalg.yield %s : f32
+    } -> tensor<4x8xf32>
+    %y = tensor.insert_slice %h into %acc[%i, 0] [4, 8] [1, 1] : tensor<4x8xf32> into tensor<?x8xf32>
+    scf.yield %y : tensor<?x8xf32>
+  }
+  return %r : tensor<?x8xf32>
+}
+
+// -----
+
+// A loop of constant bounds keeps its hoisted empty outside (a static function's loops are
+// left as they were).
+// CHECK-LABEL: func.func @test_static_loop_left
+// CHECK:         tensor.empty() : tensor<4x8xf32>
+// CHECK-NEXT:    scf.for
+#id = affine_map<(d0, d1) -> (d0, d1)>
+
+func.func @test_static_loop_left(%a: tensor<8x8xf32>) -> tensor<8x8xf32> {
+  %c0 = arith.constant 0 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  %e = tensor.empty() : tensor<4x8xf32>
+  %r = scf.for %i = %c0 to %c8 step %c4 iter_args(%acc = %a) -> (tensor<8x8xf32>) {
+    %x = tensor.extract_slice %acc[%i, 0] [4, 8] [1, 1] : tensor<8x8xf32> to tensor<4x8xf32>
+    %g = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
+    ^bb0(%in: f32, %o: f32):
+      %s = arith.negf %in : f32
+      linalg.yield %s : f32
+    } -> tensor<4x8xf32>
+    %y = tensor.insert_slice %g into %acc[%i, 0] [4, 8] [1, 1] : tensor<4x8xf32> into tensor<8x8xf32>
+    scf.yield %y : tensor<8x8xf32>
+  }
+  return %r : tensor<8x8xf32>
+}

@@ -3,7 +3,9 @@
 // their live ranges, from the alloc to the last use of the buffer or of a view of it (the
 // deallocation pipeline frees them all at the end). %a is last read (through a subview)
 // before %c is allocated: they share offset 0; %b, live beside both, follows them, aligned to
-// 64 bytes. Left to malloc: a buffer allocated in a loop, one never freed in the block
+// 64 bytes. The buffers of a top-level loop's body are planned on their live ranges in the
+// body (%t is dead when %u is allocated: both at offset 0), the body's plan one buffer live at
+// the loop (after %c: offset 0 again). Left to malloc: a buffer never freed in its block
 // (escaping), one with a dynamic size, one passed to a loop as an iteration argument.
 // RUN: dlc-opt %s -p 'builtin.module(dlc-plan-buffers)' --split-input-file | FileCheck %s
 
@@ -14,7 +16,10 @@
 // CHECK:         %[[B:.*]] = memref.view %[[ARENA]][%c4096{{.*}}][] : memref<4160xi8> to memref<10xf32>
 // CHECK:         %[[C:.*]] = memref.view %[[ARENA]][%c0{{.*}}][] : memref<4160xi8> to memref<16x16xf32>
 // CHECK:         scf.for
-// CHECK:           memref.alloc() : memref<8xf32>
+// CHECK:           memref.view %[[ARENA]][%c0{{.*}}][] : memref<4160xi8> to memref<8xf32>
+// CHECK:           memref.view %[[ARENA]][%c0{{.*}}][] : memref<4160xi8> to memref<8xf32>
+// CHECK-NOT:       memref.dealloc
+// CHECK:         }
 // CHECK:         memref.alloc() : memref<4xf32>
 // CHECK:         memref.alloc(%{{.*}}) : memref<?xf32>
 // CHECK:         %[[D:.*]] = memref.alloc() : memref<2xf32>
@@ -40,6 +45,9 @@ func.func @test_plan(%x: memref<32x32xf32>, %y: memref<16x16xf32>, %n: index) ->
   scf.for %i = %c0 to %c3 step %c1 {
     %t = memref.alloc() : memref<8xf32>
     memref.store %w, %t[%c0] : memref<8xf32>
+    %u = memref.alloc() : memref<8xf32>
+    memref.store %w, %u[%c0] : memref<8xf32>
+    memref.dealloc %u : memref<8xf32>
     memref.dealloc %t : memref<8xf32>
   }
   %kept = memref.alloc() : memref<4xf32>
