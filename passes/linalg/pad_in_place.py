@@ -294,6 +294,8 @@ def uncollapse(function: ir.Operation) -> int:
     done = 0
     for collapse in _top_level(function, "tensor.collapse_shape"):
         source, collapsed = collapse.operands[0], collapse.results[0].type
+        if not collapsed.has_static_shape:
+            continue  # (a dynamic size: its empty would need the size's value)
 
         def expanded(user: ir.Operation, collapse=collapse, source=source,
                      collapsed=collapsed) -> ir.Value:

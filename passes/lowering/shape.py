@@ -6,7 +6,7 @@ from mlir import ir
 from mlir.dialects import arith, linalg, tensor
 
 from dlc.dialects import ops
-from dlc.passes.lowering.builders import as_value, empty_like, reshaped
+from dlc.passes.lowering.builders import as_value, empty_like, reshaped, sizes_of
 from dlc.passes.lowering.storage import storage_elements
 
 
@@ -37,13 +37,82 @@ def lower_reshape(op: ir.OpView, rewriter) -> None:
     (x,) = op.operands
     result_type = op.results[0].type
     with rewriter.ip, op.location:
-        if (not result_type.has_static_shape  # (a dynamic size: `reshaped` gives its value)
-                or _feeds_contraction(op.results[0], EPILOGUE_DEPTH)
+        if (_feeds_contraction(op.results[0], EPILOGUE_DEPTH)
                 or _contraction_result(x, EPILOGUE_DEPTH)):
             value = reshaped(x, list(result_type.shape))
+        elif not result_type.has_static_shape or not x.type.has_static_shape:
+            groups = dynamic_groups(list(x.type.shape), list(result_type.shape))
+            value = reshaped(x, list(result_type.shape)) if groups is None else \
+                _regrouped(x, result_type, groups)
         else:
             value = _from_rank1(_to_rank1(x), result_type)
         rewriter.replace_op(op, [as_value(value)])
+
+
+def dynamic_groups(source: list[int], target: list[int]
+                   ) -> list[tuple[list[int], list[int]]] | None:
+    """The dimensions of `source` and `target` in consecutive groups of the same size, where
+    every dynamic size is the function's one run-time size (`builders.sizes_of`): a group's
+    static sizes have the same product on both sides and it holds as many dynamic sizes on
+    each (GPT-2's [1, S, 768] -> [1, S, 12, 64]: [0]-[0], [1]-[1], [2]-[2, 3]); a size-1
+    dimension left over joins the last group. None where no such grouping is found (a static
+    size 0, or sizes that do not line up): the reshape then stays a `tensor.reshape`."""
+    if 0 in source or 0 in target or not source or not target:
+        return None
+
+    def key(shape: list[int], dims: list[int]) -> tuple[int, int]:
+        dynamic = sum(ir.ShapedType.is_dynamic_size(shape[d]) for d in dims)
+        return dynamic, _product([shape[d] for d in dims
+                                  if not ir.ShapedType.is_dynamic_size(shape[d])])
+
+    groups: list[tuple[list[int], list[int]]] = []
+    i = j = 0
+    while i < len(source) and j < len(target):
+        left, right = [i], [j]
+        i, j = i + 1, j + 1
+        while key(source, left) != key(target, right):
+            if key(source, left) < key(target, right) and i < len(source):
+                left.append(i)
+                i += 1
+            elif key(target, right) < key(source, left) and j < len(target):
+                right.append(j)
+                j += 1
+            else:
+                return None
+        groups.append((left, right))
+    if any(source[d] != 1 for d in range(i, len(source))) or \
+            any(target[d] != 1 for d in range(j, len(target))):
+        return None
+    groups[-1][0].extend(range(i, len(source)))
+    groups[-1][1].extend(range(j, len(target)))
+    return groups
+
+
+def _regrouped(x: ir.Value, result_type: ir.RankedTensorType,
+               groups: list[tuple[list[int], list[int]]]) -> ir.Value:
+    """x reshaped to `result_type` along `groups` (`dynamic_groups`): each group of several
+    source dimensions collapsed into one, then each expanded into its target dimensions
+    (views of a strided slice where they can be: GPT-2's q, k and v, which a
+    `tensor.reshape` copied into a buffer of their own)."""
+    source, target = list(x.type.shape), list(result_type.shape)
+    dynamic = ir.ShapedType.get_dynamic_size()
+    middle = []
+    for left, _ in groups:
+        sizes = [source[d] for d in left]
+        middle.append(dynamic if any(ir.ShapedType.is_dynamic_size(s) for s in sizes)
+                      else _product(sizes))
+    if len(middle) != len(source):
+        middle_type = ir.RankedTensorType.get(middle, x.type.element_type)
+        x = tensor.CollapseShapeOp(middle_type, x,
+                                   _reassociation([left for left, _ in groups])).result
+    if len(middle) == len(target):
+        return x
+    expansion = _reassociation([right for _, right in groups])
+    sizes = sizes_of(target)
+    return tensor.ExpandShapeOp(result_type, x, expansion,
+                                [d for d in sizes if isinstance(d, ir.Value)],
+                                [dynamic if isinstance(d, ir.Value) else d for d in sizes]
+                                ).result
 
 
 def _feeds_contraction(value: ir.Value, depth: int) -> bool:

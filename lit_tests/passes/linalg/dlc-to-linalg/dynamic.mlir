@@ -33,3 +33,24 @@ func.func @test_flattened(%x: tensor<1x?x8xf32>) -> tensor<1x?x4xf32> {
   %m = "dlc.matmul"(%x, %w) : (tensor<1x?x8xf32>, tensor<8x4xf32>) -> tensor<1x?x4xf32>
   return %m : tensor<1x?x4xf32>
 }
+
+// A reshape of a dynamic size that no contraction reads: its dimensions group by size (every
+// `?` the one size), so a slice of the fused q/k/v product splits its last axis into heads by
+// an expand_shape (a view of the slice), and the heads merge back by a collapse_shape; a
+// regrouping that is neither collapses, then expands.
+// CHECK-LABEL: func.func @test_reshape_groups
+// CHECK-SAME:    (%[[X:.*]]: tensor<1x?x96xf32>, %[[Y:.*]]: tensor<1x?x2x16xf32>, %[[Z:.*]]: tensor<?x4x6xf32>)
+// CHECK:         %[[N:.*]] = tensor.dim %[[X]], %{{.*}} : tensor<1x?x96xf32>
+// CHECK:         %[[Q:.*]] = tensor.extract_slice %[[X]][0, 0, 32] [1, %[[N]], 32] [1, 1, 1]
+// CHECK:         tensor.expand_shape %[[Q]] {{\[}}[0], [1], [2, 3]] output_shape [1, %[[N]], 2, 16] : tensor<1x?x32xf32> into tensor<1x?x2x16xf32>
+// CHECK:         tensor.collapse_shape %[[Y]] {{\[}}[0], [1], [2, 3]] : tensor<1x?x2x16xf32> into tensor<1x?x32xf32>
+// CHECK:         %[[FLAT:.*]] = tensor.collapse_shape %[[Z]] {{\[}}[0], [1, 2]] : tensor<?x4x6xf32> into tensor<?x24xf32>
+// CHECK:         tensor.expand_shape %[[FLAT]] {{\[}}[0], [1, 2]] output_shape [%[[N]], 6, 4] : tensor<?x24xf32> into tensor<?x6x4xf32>
+// CHECK-NOT:     tensor.reshape
+func.func @test_reshape_groups(%x: tensor<1x?x96xf32>, %y: tensor<1x?x2x16xf32>, %z: tensor<?x4x6xf32>) -> (tensor<1x?x2x16xf32>, tensor<1x?x32xf32>, tensor<?x6x4xf32>) {
+  %q = "dlc.slice"(%x) {sizes = array<i64: 1, -9223372036854775808, 32>, starts = array<i64: 0, 0, 32>, steps = array<i64: 1, 1, 1>} : (tensor<1x?x96xf32>) -> tensor<1x?x32xf32>
+  %h = "dlc.reshape"(%q) {shape = array<i64: 1, -9223372036854775808, 2, 16>} : (tensor<1x?x32xf32>) -> tensor<1x?x2x16xf32>
+  %m = "dlc.reshape"(%y) {shape = array<i64: 1, -9223372036854775808, 32>} : (tensor<1x?x2x16xf32>) -> tensor<1x?x32xf32>
+  %t = "dlc.reshape"(%z) {shape = array<i64: -9223372036854775808, 6, 4>} : (tensor<?x4x6xf32>) -> tensor<?x6x4xf32>
+  return %h, %m, %t : tensor<1x?x2x16xf32>, tensor<1x?x32xf32>, tensor<?x6x4xf32>
+}
