@@ -269,7 +269,7 @@ def sink_into_loops(block: ir.Block) -> list[ir.Operation]:
             continue
         body = loop.regions[0].blocks[0]
         first = min((_top_level(owner, body) for owner in uses),
-                    key=functools.cmp_to_key(lambda a, b: _compare(a, b, body)))
+                    key=functools.cmp_to_key(lambda a, b, body=body: _compare(a, b, body)))
         copy = clone_chain(op.results[0], ir.InsertionPoint(first))
         op.results[0].replace_all_uses_with(copy)
         moved.extend(chain)
