@@ -251,7 +251,7 @@ def sink_into_loops(block: ir.Block) -> list[ir.Operation]:
     they bufferize into buffers alive for the whole loop, which `dlc-plan-buffers` can only
     place side by side (12 stacked FFNs: each layer's hidden block a buffer of its own, 12
     cold 1.5 MB writes per block where a static compile reuses two warm ones). In the body
-    they are allocated per block, and planned there (`plan_buffers.plan_loops`). Only chains
+    they are allocated per block, and planned there (`plan_buffers.plan_function`). Only chains
     without operands are moved (a dynamic empty's sizes are defined outside)."""
     loops: dict[ir.Operation, None] = {}
     moved: list[ir.Operation] = []
