@@ -237,3 +237,8 @@ def make_mlp(batch: int = 1, sizes: tuple[int, ...] = (784, 256, 256, 10),
 def mlp_model() -> onnx.ModelProto:
     """A small MLP, quick to compile."""
     return make_mlp(batch=4, sizes=(32, 16, 16, 8), seed=0)
+
+
+def arena_bytes(text: str) -> int:
+    """The bytes of the static arenas (dlc-plan-buffers) in bufferized IR `text`."""
+    return sum(int(n) for n in re.findall(r"@__dlc_arena\S* : memref<(\d+)xi8>", text))

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import itertools
 import os
-import re
 import warnings
 
 import numpy as np
@@ -17,6 +16,7 @@ from onnx import TensorProto, helper, numpy_helper
 import dlc
 from dlc.errors import IndexOutOfRangeError, InputError
 from dlc.passes.buffer.profile import NaivePathWarning
+from tests.conftest import arena_bytes
 
 RNG = np.random.default_rng(7)
 
@@ -889,13 +889,6 @@ def test_a_chain_of_products_writes_each_block_in_place():
         np.testing.assert_allclose(y, expected, rtol=1e-3, atol=1e-3)
 
 
-def _arena_bytes(bufferized: str) -> int:
-    """The size of the static arena of a function's bufferized IR (0 without one)."""
-    sizes = re.findall(r'memref\.global "private" @__dlc_arena_\w+ : memref<(\d+)xi8>',
-                       bufferized)
-    return sum(int(s) for s in sizes)
-
-
 def test_the_blocks_of_a_stack_of_layers_reuse_their_buffers(monkeypatch):
     """CSE and LICM hoisted the static empties of a loop of blocks' ops out of the loop,
     where each became a buffer of the arena alive for the whole loop: a stack of FFNs had a
@@ -925,7 +918,7 @@ def test_the_blocks_of_a_stack_of_layers_reuse_their_buffers(monkeypatch):
     arenas = {}
     for count in (1, 4):
         model, weights = stack(count)
-        arenas[count] = _arena_bytes(model.ir("bufferized"))
+        arenas[count] = arena_bytes(model.ir("bufferized"))
         for rows in (0, 1, 64, 77, 200):
             data = RNG.standard_normal((rows, 64)).astype(np.float32)
             expected = data
@@ -935,5 +928,5 @@ def test_the_blocks_of_a_stack_of_layers_reuse_their_buffers(monkeypatch):
             np.testing.assert_allclose(y, expected, rtol=1e-3, atol=1e-3)
     monkeypatch.setattr(distinct_empty_tensors, "sink_into_loops", lambda block: [])
     model, _ = stack(4)
-    hoisted = _arena_bytes(model.ir("bufferized"))  # (a buffer per layer)
+    hoisted = arena_bytes(model.ir("bufferized"))  # (a buffer per layer)
     assert 0 < arenas[4] < 2 * arenas[1] and hoisted >= 3 * arenas[1], (arenas, hoisted)

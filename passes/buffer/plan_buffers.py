@@ -133,21 +133,19 @@ def plan_function(function: func.FuncOp, module_body: ir.Block, name: str,
     block = function.regions[0].blocks[0]
     top, position = _candidates(block, function.operation)
     _free_early(function, [op.operation for op in block.operations], position, top)
-    loops = [(loop, _candidates(loop.regions[0].blocks[0], loop)[0])
+    loops = [(loop, *_candidates(loop.regions[0].blocks[0], loop))
              for loop in _sequential_loops(block)]
-    loops = [(loop, inner) for loop, inner in loops if inner]
+    loops = [(loop, inner, places) for loop, inner, places in loops if inner]
     if not top and not loops:
         return 0
-    for alloc, _, _, _ in [*top, *(entry for _, inner in loops for entry in inner)]:
+    for alloc, _, _, _ in [*top, *(entry for _, inner, _ in loops for entry in inner)]:
         if "alignment" in alloc.attributes:
             alignment = max(alignment, ir.IntegerAttr(alloc.attributes["alignment"]).value)
     buffers = [Buffer(_align(size, alignment), position[alloc], end)
                for alloc, _, size, end in top]
     inner_offsets = []
-    for loop, inner in loops:
-        inner_position = {op.operation: i
-                          for i, op in enumerate(loop.regions[0].blocks[0].operations)}
-        inner_buffers = [Buffer(_align(size, alignment), inner_position[alloc], end)
+    for loop, inner, places in loops:
+        inner_buffers = [Buffer(_align(size, alignment), places[alloc], end)
                          for alloc, _, size, end in inner]
         offsets = plan(inner_buffers)
         inner_offsets.append(offsets)
@@ -156,7 +154,8 @@ def plan_function(function: func.FuncOp, module_body: ir.Block, name: str,
     offsets = plan(buffers)
     arena = max(offset + buffer.nbytes for offset, buffer in zip(offsets, buffers))
     placed = list(zip(top, offsets))
-    for (_, inner), base, within in zip(loops, offsets[len(top):], inner_offsets, strict=True):
+    for (_, inner, _), base, within in zip(loops, offsets[len(top):], inner_offsets,
+                                           strict=True):
         placed += [(entry, base + offset) for entry, offset in zip(inner, within, strict=True)]
     with function.location:
         arena_type = ir.MemRefType.get([arena], ir.IntegerType.get_signless(8))

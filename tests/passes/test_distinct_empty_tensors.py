@@ -4,8 +4,6 @@ needs no larger arena, and a compiled model computes the same bits."""
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
 import onnx
 import pytest
@@ -17,6 +15,7 @@ from dlc.dialects import make_context
 from dlc.passes import pipelines
 from dlc.passes.pipeline import build_pass_manager
 from dlc.runtime import cache
+from tests.conftest import arena_bytes
 
 PASS = "dlc-distinct-empty-tensors,"
 
@@ -45,10 +44,6 @@ def _bufferize(text: str, stage: str) -> str:
         return str(module)
 
 
-def _arena_bytes(text: str) -> int:
-    return sum(int(n) for n in re.findall(r"@__dlc_arena\S* : memref<(\d+)xi8>", text))
-
-
 def test_in_the_o2_pipeline_before_one_shot_bufferize():
     # (first of the stage: before dlc-eliminate-empty-tensors too, whose upstream analysis
     # checked every write to CSE's shared empties against all their aliases)
@@ -66,7 +61,7 @@ def test_a_shared_fill_is_not_copied():
     assert "memref.copy" in shared
     assert "memref.copy" not in distinct
     assert distinct.count("linalg.fill") == 3
-    assert _arena_bytes(distinct) <= _arena_bytes(shared)
+    assert arena_bytes(distinct) <= arena_bytes(shared)
 
 
 def _layers_model(layers: int = 3, rows: int = 16, width: int = 32) -> onnx.ModelProto:
@@ -104,4 +99,4 @@ def test_same_bits_and_no_larger_arena(monkeypatch: pytest.MonkeyPatch):
     # (the three matmuls' zero inits and the six softmax sums' fills: copied before)
     assert shared.ir("bufferized").count("memref.copy") > 0
     assert "memref.copy" not in distinct.ir("bufferized")
-    assert _arena_bytes(distinct.ir("bufferized")) <= _arena_bytes(shared.ir("bufferized"))
+    assert arena_bytes(distinct.ir("bufferized")) <= arena_bytes(shared.ir("bufferized"))
