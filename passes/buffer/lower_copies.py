@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mlir import ir
-from mlir.dialects import arith, func, memref, scf
+from mlir.dialects import arith, func, memref, scf, vector
 
 from dlc.passes.registry import ModulePass, register
 
@@ -74,6 +74,93 @@ def inner_block(op: ir.Operation) -> int | None:
     if block == 0 or (block == source.rank and not dynamic):
         return None  # (not row-contiguous: runtime copy; wholly contiguous: memcpy already)
     return block
+
+
+def _runtime_copy(memref_type: ir.MemRefType) -> bool:
+    """Whether a copy from or to `memref_type` is the runtime's (finalize-memref-to-llvm
+    copies with `llvm.memcpy` only between identity layouts or static contiguous ones)."""
+    if memref_type.affine_map == ir.AffineMap.get_identity(memref_type.rank):
+        return False
+    if not memref_type.has_static_shape:
+        return True
+    strides, _ = memref_type.get_strides_and_offset()
+    return contiguous_suffix(list(memref_type.shape), strides) != memref_type.rank
+
+
+def row_axis(op: ir.Operation) -> int | None:
+    """The axis whose rows a copy of a dynamic size or stride (a function compiled for any
+    size) copies with vector loads and stores (`_rewrite_rows`): its last axis of a size
+    other than 1, at stride 1 on both sides; None to leave `op` (a static copy, a copy
+    `llvm.memcpy` does, a strided innermost axis, an element of less than a byte)."""
+    types = [ir.MemRefType(v.type) for v in op.operands]
+    if not any(_runtime_copy(t) for t in types):
+        return None
+    dynamic = ir.ShapedType.get_dynamic_stride_or_offset()
+    shape = list(types[0].shape)
+    if all(t.has_static_shape and dynamic not in [
+            stride for size, stride in zip(shape, t.get_strides_and_offset()[0], strict=True)
+            if size != 1] for t in types):
+        return None  # (static: rows of inner_block or the runtime's copy, as before)
+    element = types[0].element_type
+    if not isinstance(element, ir.IntegerType | ir.FloatType) or _bits(element) % 8:
+        return None
+    axes = [axis for axis, size in enumerate(shape) if size != 1]
+    if not axes or any(t.get_strides_and_offset()[0][axes[-1]] != 1 for t in types):
+        return None
+    return axes[-1]
+
+
+def _bits(element: ir.Type) -> int:
+    return ir.IntegerType(element).width if isinstance(element, ir.IntegerType) \
+        else ir.FloatType(element).width
+
+
+def _rewrite_rows(op: ir.Operation, axis: int) -> None:
+    """Replace copy `op` by loops over its axes of a size other than 1 but `axis`, around a
+    loop of vector loads and stores of 64 bytes along `axis` and a loop of single elements
+    for the rest of the row (the runtime's `memrefCopy` copies element by element, with an
+    index update and a call of `memcpy` for each)."""
+    source, target = op.operands
+    memref_type = ir.MemRefType(source.type)
+    shape = list(memref_type.shape)
+    index = ir.IndexType.get()
+    lanes = max(1, 512 // _bits(memref_type.element_type))
+    def size(at: int) -> ir.Value:
+        if ir.ShapedType.is_dynamic_size(shape[at]):
+            return memref.dim(source, arith.ConstantOp(index, at).result)
+        return arith.ConstantOp(index, shape[at]).result
+
+    with op.location:
+        with ir.InsertionPoint(op):
+            zero = arith.ConstantOp(index, 0).result
+            one = arith.ConstantOp(index, 1).result
+        indices = [zero] * len(shape)
+        point = ir.InsertionPoint(op)
+        for at, extent in enumerate(shape):
+            if at == axis or extent == 1:
+                continue
+            with point:
+                loop = scf.ForOp(zero, size(at), one)
+            with ir.InsertionPoint(loop.body):
+                scf.YieldOp([])
+            indices[at] = loop.induction_variable
+            point = ir.InsertionPoint.at_block_terminator(loop.body)
+        with point:
+            count = size(axis)
+            step = arith.ConstantOp(index, lanes).result
+            whole = arith.muli(arith.divui(count, step), step)
+            row_type = ir.VectorType.get([lanes], memref_type.element_type)
+            for start, stop, stride in ((zero, whole, step), (whole, count, one)):
+                loop = scf.ForOp(start, stop, stride)
+                with ir.InsertionPoint(loop.body):
+                    at = [loop.induction_variable if a == axis else i
+                          for a, i in enumerate(indices)]
+                    if stride is step:
+                        vector.store(vector.load(row_type, source, at), target, at)
+                    else:
+                        memref.store(memref.load(source, at), target, at)
+                    scf.YieldOp([])
+    op.erase()
 
 
 def _row_elements(op: ir.Operation, block: int) -> int:
@@ -142,12 +229,15 @@ class LowerCopies(ModulePass):
 
     def run(self, module: ir.Operation) -> None:
         found: list[tuple[ir.Operation, int]] = []
+        rows: list[tuple[ir.Operation, int]] = []
 
         def visit(op: ir.Operation) -> ir.WalkResult:
             if op.name == "memref.copy":
                 block = inner_block(op)
                 if block is not None and _row_elements(op, block) >= self.min_row:
                     found.append((op, block))
+                elif (axis := row_axis(op)) is not None:
+                    rows.append((op, axis))
             return ir.WalkResult.ADVANCE
 
         for top in module.regions[0].blocks[0].operations:
@@ -155,3 +245,5 @@ class LowerCopies(ModulePass):
                 top.operation.walk(visit)
         for op, block in found:
             _rewrite(op, block)
+        for op, axis in rows:
+            _rewrite_rows(op, axis)
