@@ -42,3 +42,23 @@ def test_rows_too_short_or_strided_stay_runtime_copies() -> None:
     x = RNG.standard_normal([50, 3]).astype(np.float32)
     np.testing.assert_array_equal(model(x)[0], np.maximum(np.concatenate([x, x], 1), 0))
     assert "memrefCopy" in model.ir("llvm")
+
+
+def test_dynamic_copies_are_loops_of_ours_at_sizes_off_the_blocks() -> None:
+    # a Softmax over [1, 2, S, S] and an int64 concat of [3, S] rows, S dynamic: the padded
+    # column pieces of the [S, S] blocks and the concat's slots are copies of a dynamic size
+    # or stride, each a loop of vector rows and single elements, no runtime memrefCopy left
+    nodes = [helper.make_node("Softmax", ["x"], ["y"], axis=-1),
+             helper.make_node("Concat", ["i", "i"], ["c"], axis=0)]
+    model = dlc.compile(make_model(nodes, {"x": (np.float32, [1, 2, "s", "s"]),
+                                           "i": (np.int64, [3, "s"])}, ["y", "c"]),
+                        num_threads=1)
+    assert model.function is not None, model.function_reason
+    assert "memrefCopy" not in model.ir("llvm")
+    for size in (1, 7, 40, 64, 100, 130):
+        x = RNG.standard_normal([1, 2, size, size]).astype(np.float32)
+        i = RNG.integers(-9, 9, [3, size])
+        y, c = model(x, i)
+        e = np.exp(x - x.max(-1, keepdims=True))
+        np.testing.assert_allclose(y, e / e.sum(-1, keepdims=True), rtol=1e-5, atol=1e-6)
+        np.testing.assert_array_equal(c, np.concatenate([i, i], 0))
