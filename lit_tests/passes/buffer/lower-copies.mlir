@@ -2,7 +2,8 @@
 // loops over its leading dimensions around one copy of the contiguous inner block (lowered to
 // llvm.memcpy instead of the runtime's element-by-element memrefCopy). Left alone: contiguous
 // copies (already a memcpy), innermost strides other than 1, rows under min-row elements.
-// A copy of a dynamic size or stride becomes loops of vector rows and single elements.
+// A copy of a dynamic size or stride becomes a call of a function of ours: loops of vector
+// rows and single elements.
 // RUN: dlc-opt %s -p 'builtin.module(dlc-lower-copies)' --split-input-file | FileCheck %s
 
 // CHECK-LABEL: func.func @test_pad_slot
@@ -59,21 +60,34 @@ func.func @test_dynamic_unit_stride(%a: memref<1x?x2304xf32>, %n: index) -> memr
 // -----
 
 // A copy of a dynamic innermost size and dynamic strides (the padded column piece of a
-// [1, 12, S, S] block, S dynamic): loops over the axes but the last, then 64-byte vector
-// loads and stores along it and single elements for the rest of the row; no runtime copy.
+// [1, 12, S, S] block, S dynamic): views without the unit axes, cast to every size dynamic,
+// and a call of one private function per element type, rank and vector width: loops over
+// the axes but the last, then 64-byte vector loads and stores along it and single elements
+// for the rest of the row. No runtime copy.
 // CHECK-LABEL: func.func @test_dynamic_rows
-// CHECK:         %[[N:.*]] = memref.dim %{{.*}}, %c3
-// CHECK:         %[[Q:.*]] = arith.divui %[[N]], %c16
-// CHECK:         %[[W:.*]] = arith.muli %[[Q]], %c16
-// CHECK:         scf.for %[[H:.*]] = %{{.*}} to %c12 step
-// CHECK:           scf.for %[[R:.*]] = %{{.*}} to %c64 step
-// CHECK:             scf.for %[[C:.*]] = %{{.*}} to %[[W]] step %c16
-// CHECK:               %[[V:.*]] = vector.load %{{.*}}[%{{.*}}, %[[H]], %[[R]], %[[C]]] : {{.*}}, vector<16xf32>
-// CHECK:               vector.store %[[V]], %{{.*}}[%{{.*}}, %[[H]], %[[R]], %[[C]]] : {{.*}}, vector<16xf32>
-// CHECK:             scf.for %[[E:.*]] = %[[W]] to %[[N]] step
-// CHECK:               memref.load %{{.*}}[%{{.*}}, %[[H]], %[[R]], %[[E]]]
-// CHECK:               memref.store
+// CHECK:         %[[N:.*]] = memref.dim %[[S:.*]], %c3
+// CHECK:         %[[SR:.*]] = memref.subview %[[S]][0, 0, 0, 0] [1, 12, 64, %[[N]]] [1, 1, 1, 1] : memref<1x12x64x?xf32, strided<[?, ?, ?, 1]>> to memref<12x64x?xf32, strided<[?, ?, 1]>>
+// CHECK:         %[[SC:.*]] = memref.cast %[[SR]] : memref<12x64x?xf32, strided<[?, ?, 1]>> to memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>
+// CHECK:         %[[TR:.*]] = memref.subview %{{.*}}[0, 0, 0, 0] [1, 12, 64, %[[N]]] [1, 1, 1, 1] : memref<1x12x64x?xf32, strided<[49152, 4096, 64, 1]>> to memref<12x64x?xf32, strided<[4096, 64, 1]>>
+// CHECK:         %[[TC:.*]] = memref.cast %[[TR]]
+// CHECK:         call @dlc_copy_rows_f32_3d_16(%[[SC]], %[[TC]])
 // CHECK-NOT:     memref.copy
+// CHECK-LABEL: func.func private @dlc_copy_rows_f32_3d_16
+// CHECK-SAME:      (%[[A:.*]]: memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>, %[[B:.*]]: memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>>)
+// CHECK-SAME:      llvm.linkage = #llvm.linkage<internal>
+// CHECK:         %[[D0:.*]] = memref.dim %[[A]], %c0
+// CHECK:         %[[D1:.*]] = memref.dim %[[A]], %c1
+// CHECK:         %[[D2:.*]] = memref.dim %[[A]], %c2
+// CHECK:         %[[Q:.*]] = arith.divui %[[D2]], %c16
+// CHECK:         %[[W:.*]] = arith.muli %[[Q]], %c16
+// CHECK:         scf.for %[[H:.*]] = %{{.*}} to %[[D0]] step
+// CHECK:           scf.for %[[R:.*]] = %{{.*}} to %[[D1]] step
+// CHECK:             scf.for %[[C:.*]] = %{{.*}} to %[[W]] step %c16
+// CHECK:               %[[V:.*]] = vector.load %[[A]][%[[H]], %[[R]], %[[C]]] : {{.*}}, vector<16xf32>
+// CHECK:               vector.store %[[V]], %[[B]][%[[H]], %[[R]], %[[C]]] : {{.*}}, vector<16xf32>
+// CHECK:             scf.for %[[E:.*]] = %[[W]] to %[[D2]] step
+// CHECK:               %[[X:.*]] = memref.load %[[A]][%[[H]], %[[R]], %[[E]]]
+// CHECK:               memref.store %[[X]], %[[B]][%[[H]], %[[R]], %[[E]]]
 func.func @test_dynamic_rows(%a: memref<1x12x?x?xf32>, %n: index, %b: memref<1x12x64x64xf32>) {
   %s = memref.subview %a[0, 0, 0, 0] [1, 12, 64, %n] [1, 1, 1, 1] : memref<1x12x?x?xf32> to memref<1x12x64x?xf32, strided<[?, ?, ?, 1]>>
   %t = memref.subview %b[0, 0, 0, 0] [1, 12, 64, %n] [1, 1, 1, 1] : memref<1x12x64x64xf32> to memref<1x12x64x?xf32, strided<[49152, 4096, 64, 1]>>
@@ -83,15 +97,18 @@ func.func @test_dynamic_rows(%a: memref<1x12x?x?xf32>, %n: index, %b: memref<1x1
 
 // -----
 
-// Rows along an axis not at stride 1 (a [?, 1] column): element by element, in a loop of
-// ours. A dynamic copy of identity layouts is a memcpy already: left.
+// Rows along an axis not at stride 1 (a [?, 1] column, a view of [?]): element by element,
+// in a function of ours. A dynamic copy of identity layouts is a memcpy already: left.
 // CHECK-LABEL: func.func @test_dynamic_strided_and_left
 // CHECK:         memref.copy %arg0, %arg1 : memref<?x?xf32> to memref<?x?xf32>
-// CHECK:         %[[N:.*]] = memref.dim %arg2, %c0
-// CHECK:         scf.for %[[I:.*]] = %{{.*}} to %[[N]] step
-// CHECK-NEXT:      %[[X:.*]] = memref.load %arg2[%[[I]], %{{.*}}] : memref<?x1xi8, strided<[?, 1], offset: ?>>
-// CHECK-NEXT:      memref.store %[[X]], %arg3[%[[I]], %{{.*}}] : memref<?x1xi8, strided<[4, 1]>>
+// CHECK:         memref.subview %arg2[0, 0] [%{{.*}}, 1] [1, 1] : memref<?x1xi8, strided<[?, 1], offset: ?>> to memref<?xi8, strided<[?], offset: ?>>
+// CHECK:         memref.subview %arg3[0, 0] [%{{.*}}, 1] [1, 1] : memref<?x1xi8, strided<[4, 1]>> to memref<?xi8, strided<[4]>>
+// CHECK:         call @dlc_copy_rows_i8_1d_1
 // CHECK-NOT:     memref.copy
+// CHECK-LABEL: func.func private @dlc_copy_rows_i8_1d_1
+// CHECK:         scf.for %[[I:.*]] =
+// CHECK-NEXT:      %[[X:.*]] = memref.load %arg0[%[[I]]] : memref<?xi8, strided<[?], offset: ?>>
+// CHECK-NEXT:      memref.store %[[X]], %arg1[%[[I]]] : memref<?xi8, strided<[?], offset: ?>>
 // CHECK-NOT:     vector.load
 func.func @test_dynamic_strided_and_left(%a: memref<?x?xf32>, %b: memref<?x?xf32>, %c: memref<?x1xi8, strided<[?, 1], offset: ?>>, %d: memref<?x1xi8, strided<[4, 1]>>) {
   memref.copy %a, %b : memref<?x?xf32> to memref<?x?xf32>
