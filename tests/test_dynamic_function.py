@@ -951,3 +951,25 @@ def test_a_result_of_the_size_is_computed_in_the_callers_buffer():
         e = np.exp(x - x.max(-1, keepdims=True)) if size else x
         np.testing.assert_allclose(model(x)[0], e / e.sum(-1, keepdims=True) if size else x,
                                    rtol=1e-5, atol=1e-6)
+
+
+def test_a_padded_piece_of_a_product_fills_its_init_instead_of_copying_zeros():
+    # the partial block of a product by weights is one piece padded to 8 or 16*k rows; its
+    # init rows are those of the product's zero fill (through the loops of blocks): the piece
+    # fills its own padded init, no copy of zero rows into it (GPT-2's 768x3072 Gemm at 100
+    # and 112 rows: 1.16 -> 1.09x its static compile)
+    w = (RNG.standard_normal((256, 1024)) * 0.1).astype(np.float32)  # (1 MiB: WEIGHT_BYTES)
+    proto = _model([helper.make_node("MatMul", ["x", "w"], ["y"])],
+                   [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 256])],
+                   [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["n", 1024])],
+                   {"w": w})
+    model = dlc.compile(proto, num_threads=1)
+    assert model.function is not None, model.function_reason
+    linalg = model.ir("linalg")
+    padded = re.findall(r"tensor\.empty\(\) : tensor<(\d+)x1024xf32>", linalg)
+    assert {"8", "16", "112"} <= set(padded), padded
+    assert not re.search(r"tensor\.insert_slice .* : tensor<\?x1024xf32> into "
+                         r"tensor<\d+x1024xf32>", linalg)
+    for rows in (1, 5, 13, 100, 200):
+        x = RNG.standard_normal((rows, 256)).astype(np.float32)
+        np.testing.assert_allclose(model(x)[0], x @ w, rtol=1e-4, atol=1e-4)

@@ -433,6 +433,7 @@ def _split_rest(op: ir.Operation, loop: int, block: int, tail: int, padded: bool
 
         base = _offsets(insert)
         acc = insert.operands[1]
+        filled = _filled_with(acc)
         result_axes = _loop_axes(op, len(op.operands) - 1, loop)
 
         def place(offset: ir.Value) -> list:
@@ -478,11 +479,12 @@ def _split_rest(op: ir.Operation, loop: int, block: int, tail: int, padded: bool
         def last(acc: ir.Value, tiers=tiers) -> ir.Value:
             (bound, size, pad), *others = tiers
             if not others:
-                return _piece(op, loop, acc, offset, place(offset), size, left, pad)
+                return _piece(op, loop, acc, offset, place(offset), size, left, pad, filled)
             fits = arith.cmpi(arith.CmpIPredicate.ule, left, const(bound))
             branch = scf.IfOp(fits, [acc.type], has_else=True)
             with ir.InsertionPoint(branch.then_block):
-                scf.YieldOp([_piece(op, loop, acc, offset, place(offset), size, left, pad)])
+                scf.YieldOp([_piece(op, loop, acc, offset, place(offset), size, left, pad,
+                                    filled)])
             with ir.InsertionPoint(branch.else_block):
                 scf.YieldOp([last(acc, others)])
             return branch.results[0]
@@ -540,15 +542,44 @@ def _offsets(insert: ir.Operation) -> list:
     return [next(dynamic) if ir.ShapedType.is_dynamic_size(v) else v for v in static]
 
 
+def _filled_with(acc: ir.Value) -> ir.Value | None:
+    """The scalar of the `linalg.fill` that `acc` (the tensor the rows of an op's partial block
+    are inserted into: an iter_arg of its loop of blocks) starts from, through the loops of
+    blocks of that op (iter_args, results) and slices of them, or None. Each of those loops
+    writes rows of its own (main and peeled loops of a parallel loop), so the rows a piece
+    reads still hold the fill (a product's zeros)."""
+    value = acc
+    for _ in range(8):
+        owner = value.owner
+        owner = owner.operation if hasattr(owner, "operation") else owner
+        if isinstance(value, ir.BlockArgument):
+            loop = owner.owner if isinstance(owner, ir.Block) else None
+            loop = loop.operation if hasattr(loop, "operation") else loop
+            if loop is None or loop.name != "scf.for" or value.arg_number == 0:
+                return None
+            value = list(loop.operands)[3 + value.arg_number - 1]
+        elif owner.name == "scf.for":
+            value = list(owner.operands)[3 + ir.OpResult(value).result_number]
+        elif owner.name == "tensor.extract_slice":
+            value = owner.operands[0]
+        elif owner.name == "linalg.fill":
+            return owner.operands[0]
+        else:
+            return None
+    return None
+
+
 def _piece(op: ir.Operation, loop: int, acc: ir.Value, offset: ir.Value, at: list, size: int,
-           count: ir.Value | int, pad: bool) -> ir.Value:
+           count: ir.Value | int, pad: bool, filled: ir.Value | None = None) -> ir.Value:
     """`acc` with the rows [offset, offset + count) of `op`'s result (along its loop
     `loop`), written at offsets `at` (its rows' place in `acc`), computed by a clone of `op`
     of `size` rows: its inputs' rows sliced (count == size) or padded with zeros to `size`
     (count < size), its init the rows of `acc` (the result of an op whose init is the slice
     of `acc` it is inserted into; padded, its padded rows are left undefined: their results
-    are dropped, and filling them cost a 16-row piece of a 768x3072 product 1.5 %). Its
-    other dynamic sizes (columns) stay dynamic."""
+    are dropped, and filling them cost a 16-row piece of a 768x3072 product 1.5 %). Padded,
+    where `acc`'s rows are those of a fill of `filled` (`_filled_with`: a product's zeros),
+    its init is that fill of all its rows, not a copy of them.
+    Its other dynamic sizes (columns) stay dynamic."""
     inits = len(op.operands) - len(op.results)
     result_axes = _loop_axes(op, len(op.operands) - 1, loop)
     init = op.operands[inits]
@@ -572,6 +603,10 @@ def _piece(op: ir.Operation, loop: int, acc: ir.Value, offset: ir.Value, at: lis
             operands.append(tensor.EmptyOp(shape, value.type.element_type).result)
             continue
         counts = [count if a in axes else s for a, s in enumerate(shape)]
+        if position >= inits and filled is not None:  # (rows of a fill: filled here, whole)
+            operands.append(linalg.fill(filled, outs=[
+                tensor.EmptyOp(shape, value.type.element_type)]))
+            continue
         if position >= inits:  # (an init's padded rows: computed, then dropped; not filled)
             padded = tensor.EmptyOp(shape, value.type.element_type).result
         else:
