@@ -39,6 +39,10 @@ from mlir.dialects import arith, func, memref, scf, vector
 
 from dlc.passes.registry import ModulePass, register
 
+# the prefix of the row-copy functions' names: a call of one only reads its first operand and
+# writes its second (dlc-plan-buffers plans the buffers it copies as those of a memref.copy)
+ROW_COPY = "dlc_copy_rows_"
+
 
 def contiguous_suffix(shape: list[int], strides: list[int]) -> int:
     """How many innermost dimensions are row-major contiguous (0: the innermost stride is
@@ -179,7 +183,7 @@ def _row_copy(op: ir.Operation, kind: ir.MemRefType, lanes: int,
     """The private function copying one memref of type `kind` (every size dynamic) into
     another: loops over its axes but the last, around a loop of `lanes`-element vector loads
     and stores along the last and a loop of single elements for the rest of the row."""
-    name = re.sub(r"\W", "_", f"dlc_copy_rows_{kind.element_type}_{kind.rank}d_{lanes}")
+    name = re.sub(r"\W", "_", f"{ROW_COPY}{kind.element_type}_{kind.rank}d_{lanes}")
     if name in helpers:
         return helpers[name]
     module = op.parent
@@ -190,6 +194,8 @@ def _row_copy(op: ir.Operation, kind: ir.MemRefType, lanes: int,
     with location, ir.InsertionPoint(module.regions[0].blocks[0]):
         helper = func.FuncOp(name, ([kind, kind], []), visibility="private")
         helper.attributes["llvm.linkage"] = ir.Attribute.parse("#llvm.linkage<internal>")
+        # (not inlined into the kernels that call it: compiled once, as the point of it)
+        helper.attributes["passthrough"] = ir.ArrayAttr.get([ir.StringAttr.get("noinline")])
     helpers[name] = helper
     entry = helper.add_entry_block()
     source, target = entry.arguments

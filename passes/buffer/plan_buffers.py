@@ -15,7 +15,8 @@ MobileNetV2 0.93x -> 0.84x, ResNet-50 1.03x -> 1.01x onnxruntime, same-process A
 
 Allocations inside loops or branches, with dynamic sizes, a non-identity layout or another
 memory space, freed elsewhere, or used by an op that neither accesses them in place
-(`ACCESSES`) nor is a view (`VIEWS`): a loop's or a call's operand, a yield... keep malloc.
+(`ACCESSES`, or a call of dlc-lower-copies' row-copy functions) nor is a view (`VIEWS`): a
+loop's or a call's operand, a yield... keep malloc.
 Of those, a top-level one with its one dealloc in the top-level block and no such use (a
 dynamic size) is freed just after its last use instead of at the end (`_free_early`).
 Buffers are aligned to `alignment` bytes (at least the alloc's own alignment). The arena
@@ -32,6 +33,7 @@ from dataclasses import dataclass
 from mlir import ir
 from mlir.dialects import arith, func, memref
 
+from dlc.passes.buffer.lower_copies import ROW_COPY
 from dlc.passes.graph.report import Buffer, nbytes, plan
 from dlc.passes.registry import ModulePass, register
 
@@ -78,7 +80,7 @@ def last_use(alloc: ir.Operation, function: ir.Operation, position: dict) -> int
                 continue
             if user.name in VIEWS:
                 pending.extend(user.results)
-            elif not user.name.startswith(ACCESSES) or any(
+            elif not (user.name.startswith(ACCESSES) or _row_copy(user)) or any(
                     isinstance(result.type, ir.MemRefType) for result in user.results):
                 return None  # (a loop's or a call's operand, a yield, a pointer taken...)
             top = user
@@ -86,6 +88,13 @@ def last_use(alloc: ir.Operation, function: ir.Operation, position: dict) -> int
                 top = top.parent.operation
             last = max(last, position[top])
     return last
+
+
+def _row_copy(op: ir.Operation) -> bool:
+    """Whether `op` calls one of dlc-lower-copies' row-copy functions (a copy: it keeps no
+    pointer)."""
+    return op.name == "func.call" and ir.FlatSymbolRefAttr(
+        op.attributes["callee"]).value.startswith(ROW_COPY)
 
 
 def _align(value: int, alignment: int) -> int:

@@ -105,3 +105,26 @@ func.func @test_dynamic_freed_after_last_use(%out: memref<1x?xf32>, %n: index) {
   memref.dealloc %b : memref<?xf32>
   return
 }
+
+// -----
+
+// A buffer copied by a call of dlc-lower-copies' row-copy functions (a dynamic copy's
+// rows: the call keeps no pointer) is planned as one a memref.copy reads; a call of any other
+// function lets it escape (malloc).
+// CHECK-LABEL: func.func @test_row_copy_call
+// CHECK:         %[[A:.*]] = memref.view %{{.*}}[%c0{{.*}}][] : memref<{{.*}}xi8> to memref<8x16xf32>
+// CHECK:         call @dlc_copy_rows_f32_2d_16(%{{.*}}, %{{.*}})
+// CHECK:         %[[B:.*]] = memref.alloc() : memref<8x16xf32>
+// CHECK:         call @other(%[[B]])
+func.func private @dlc_copy_rows_f32_2d_16(memref<?x?xf32, strided<[?, 1], offset: ?>>, memref<?x?xf32, strided<[?, 1], offset: ?>>)
+func.func private @other(memref<8x16xf32>)
+func.func @test_row_copy_call(%x: memref<?x?xf32, strided<[?, 1], offset: ?>>) {
+  %a = memref.alloc() : memref<8x16xf32>
+  %cast = memref.cast %a : memref<8x16xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+  call @dlc_copy_rows_f32_2d_16(%x, %cast) : (memref<?x?xf32, strided<[?, 1], offset: ?>>, memref<?x?xf32, strided<[?, 1], offset: ?>>) -> ()
+  %b = memref.alloc() : memref<8x16xf32>
+  call @other(%b) : (memref<8x16xf32>) -> ()
+  memref.dealloc %a : memref<8x16xf32>
+  memref.dealloc %b : memref<8x16xf32>
+  return
+}
