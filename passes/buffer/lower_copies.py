@@ -111,8 +111,8 @@ def row_axis(op: ir.Operation) -> int | None:
     as in every static function; a copy `llvm.memcpy` does; no axis of a size other than
     1)."""
     types = [ir.MemRefType(v.type) for v in op.operands]
-    if not any(_runtime_copy(t) for t in types):
-        return None
+    if not any(_runtime_copy(t) for t in types) or any(t.memory_space for t in types):
+        return None  # (a memcpy; another memory space: a device's copies are not ours)
     dynamic = ir.ShapedType.get_dynamic_stride_or_offset()
     shape = list(types[0].shape)
     if all(t.has_static_shape and dynamic not in [
