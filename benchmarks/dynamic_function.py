@@ -10,7 +10,8 @@ transformer block's LayerNorm, 768-3072 GELU, 3072-768 and residual) over tokens
 (embedding bags of ids, concatenated with dense features, a 2-layer MLP) over a batch,
 `scores` (a Softmax over attention scores [1, 12, S, S], S dynamic: its partial row and column
 blocks at sizes off the 64-block grid, 2026-12-07: 1.2-1.4x its static compile at 64 and 128,
-3.5-7x at 72-127).
+3.5-7x at 72-127 while their copies were the runtime's element by element; 1.9-2.7x at 16-127
+with dlc-lower-copies' row copies).
 `dlc.compile(path)` compiles it once (`DynamicModel.function`); at each size the row holds
 the relative error against onnxruntime, the best of --repeat alternated calls (thread CPU
 time) of that one compile, of a static compile for the size (`input_shapes`) and of
