@@ -115,3 +115,30 @@ func.func @test_dynamic_strided_and_left(%a: memref<?x?xf32>, %b: memref<?x?xf32
   memref.copy %c, %d : memref<?x1xi8, strided<[?, 1], offset: ?>> to memref<?x1xi8, strided<[4, 1]>>
   return
 }
+
+// -----
+
+// A copy onto itself (an elementwise block computed in place through a collapsed view of its
+// destination, inserted back through the expanded one) is erased; a copy between two
+// different subviews of one buffer, or onto a reshape of another buffer, is kept.
+// CHECK-LABEL: func.func @test_self_copy
+// CHECK-NOT:     memref.copy
+// CHECK:         %[[T:.*]] = memref.subview %arg0[0, %arg2, 0]
+// CHECK-NEXT:    memref.copy %{{.*}}, %[[T]]
+// CHECK-NEXT:    memref.copy %{{.*}}, %arg3
+// CHECK-NOT:     memref.copy
+func.func @test_self_copy(%a: memref<1x?x32xf32>, %i: index, %j: index, %b: memref<1x64x32xf32>) {
+  %s = memref.subview %a[0, %i, 0] [1, 64, 32] [1, 1, 1] : memref<1x?x32xf32> to memref<1x64x32xf32, strided<[?, 32, 1], offset: ?>>
+  %c = memref.collapse_shape %s [[0, 1, 2]] : memref<1x64x32xf32, strided<[?, 32, 1], offset: ?>> into memref<2048xf32, strided<[1], offset: ?>>
+  %e = memref.expand_shape %c [[0, 1, 2]] output_shape [1, 64, 32] : memref<2048xf32, strided<[1], offset: ?>> into memref<1x64x32xf32, strided<[2048, 32, 1], offset: ?>>
+  memref.copy %e, %s : memref<1x64x32xf32, strided<[2048, 32, 1], offset: ?>> to memref<1x64x32xf32, strided<[?, 32, 1], offset: ?>>
+  // the same rows through an equal subview: onto itself too
+  %s2 = memref.subview %a[0, %i, 0] [1, 64, 32] [1, 1, 1] : memref<1x?x32xf32> to memref<1x64x32xf32, strided<[?, 32, 1], offset: ?>>
+  memref.copy %s, %s2 : memref<1x64x32xf32, strided<[?, 32, 1], offset: ?>> to memref<1x64x32xf32, strided<[?, 32, 1], offset: ?>>
+  // other rows of the same buffer: kept
+  %t = memref.subview %a[0, %j, 0] [1, 64, 32] [1, 1, 1] : memref<1x?x32xf32> to memref<1x64x32xf32, strided<[?, 32, 1], offset: ?>>
+  memref.copy %s, %t : memref<1x64x32xf32, strided<[?, 32, 1], offset: ?>> to memref<1x64x32xf32, strided<[?, 32, 1], offset: ?>>
+  // into another buffer: kept
+  memref.copy %e, %b : memref<1x64x32xf32, strided<[2048, 32, 1], offset: ?>> to memref<1x64x32xf32>
+  return
+}
