@@ -973,3 +973,28 @@ def test_a_padded_piece_of_a_product_fills_its_init_instead_of_copying_zeros():
     for rows in (1, 5, 13, 100, 200):
         x = RNG.standard_normal((rows, 256)).astype(np.float32)
         np.testing.assert_allclose(model(x)[0], x @ w, rtol=1e-4, atol=1e-4)
+
+
+def test_the_scores_fill_their_blocks_not_the_whole_size():
+    # attention's [S, S] scores start from a zero fill: each block (and piece) fills its own
+    # init, no fill of the whole [heads, S, S] before the loops of blocks (12 x 512 x 512
+    # floats filled and read back: 1.50 -> 1.37x GPT-2's static attention); the column
+    # blocks run inside the heads. Correct at sizes on and off the blocks.
+    proto = _model([helper.make_node("MatMul", ["q", "k"], ["s"]),
+                    helper.make_node("Softmax", ["s"], ["y"], axis=-1)],
+                   [helper.make_tensor_value_info("q", TensorProto.FLOAT, [1, 2, "n", 16]),
+                    helper.make_tensor_value_info("k", TensorProto.FLOAT, [1, 2, 16, "n"])],
+                   [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 2, "n", "n"])],
+                   {})
+    model = dlc.compile(proto, num_threads=1)
+    assert model.function is not None, model.function_reason
+    linalg = model.ir("linalg")
+    assert not re.search(r"linalg\.fill .* -> tensor<2x\?x\?xf32>", linalg)
+    assert re.search(r"scf\.for %\S+ = %c0 to %c2 step %c1", linalg)
+    for n in (1, 7, 64, 100, 130):
+        q = RNG.standard_normal((1, 2, n, 16)).astype(np.float32)
+        k = RNG.standard_normal((1, 2, 16, n)).astype(np.float32)
+        s = q @ k
+        e = np.exp(s - s.max(-1, keepdims=True))
+        np.testing.assert_allclose(model(q, k)[0], e / e.sum(-1, keepdims=True),
+                                   rtol=1e-4, atol=1e-5)

@@ -154,3 +154,50 @@ func.func @test_two_dynamic_loops(%q: tensor<?x16xf32>, %k: tensor<16x?xf32>) ->
   %s = linalg.matmul ins(%q, %k : tensor<?x16xf32>, tensor<16x?xf32>) outs(%f : tensor<?x?xf32>) -> tensor<?x?xf32>
   return %s : tensor<?x?xf32>
 }
+
+// The init fill of an op blocked only along parallel loops is each block's (a static fill
+// the schedules fuse into its tiles), not one of the whole [?, ?] result filled before the
+// loops and read back by every block; the loops of blocks start from the empty.
+// CHECK-LABEL: func.func @test_fill_in_blocks
+// CHECK-NOT:     linalg.fill {{.*}} -> tensor<?x?xf32>
+// CHECK:         %[[E:.*]] = tensor.empty(%{{.*}}, %{{.*}}) : tensor<?x?xf32>
+// CHECK:         scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c64 iter_args(%{{.*}} = %[[E]])
+// CHECK:           %[[F:.*]] = linalg.fill {{.*}} -> tensor<64x64xf32>
+// CHECK-NEXT:      linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<64x16xf32>, tensor<16x64xf32>) outs(%[[F]] : tensor<64x64xf32>)
+// CHECK-NOT:     linalg.fill {{.*}} -> tensor<?x?xf32>
+// CHECK:         return
+func.func @test_fill_in_blocks(%q: tensor<?x16xf32>, %k: tensor<16x?xf32>) -> tensor<?x?xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  %n = tensor.dim %q, %c0 : tensor<?x16xf32>
+  %m = tensor.dim %k, %c1 : tensor<16x?xf32>
+  %e = tensor.empty(%n, %m) : tensor<?x?xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<?x?xf32>) -> tensor<?x?xf32>
+  %s = linalg.matmul ins(%q, %k : tensor<?x16xf32>, tensor<16x?xf32>) outs(%f : tensor<?x?xf32>) -> tensor<?x?xf32>
+  return %s : tensor<?x?xf32>
+}
+
+// In the columns round, an elementwise op over [heads, S, S] runs its column blocks inside
+// a loop over the heads (each block [1, 64, 64], in memory order), not each block of 64
+// columns over every head.
+// CHECK-LABEL: func.func @test_columns_in_heads
+// CHECK:         scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c64
+// CHECK:           scf.for %{{.*}} = %c0 to %c12 step %c1
+// CHECK:             scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c64
+// CHECK:               linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<1x64x64xf32>, tensor<1x64x1xf32>) outs(%{{.*}} : tensor<1x64x64xf32>)
+#id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#row3 = affine_map<(d0, d1, d2) -> (d0, d1, 0)>
+func.func @test_columns_in_heads(%x: tensor<12x?x?xf32>, %r: tensor<12x?x1xf32>) -> tensor<12x?x?xf32> {
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %n = tensor.dim %x, %c1 : tensor<12x?x?xf32>
+  %m = tensor.dim %x, %c2 : tensor<12x?x?xf32>
+  %e = tensor.empty(%n, %m) : tensor<12x?x?xf32>
+  %y = linalg.generic {indexing_maps = [#id3, #row3, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%x, %r : tensor<12x?x?xf32>, tensor<12x?x1xf32>) outs(%e : tensor<12x?x?xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %d = arith.divf %a, %b : f32
+    linalg.yield %d : f32
+  } -> tensor<12x?x?xf32>
+  return %y : tensor<12x?x?xf32>
+}
