@@ -51,8 +51,9 @@ func.func @test_matmul(%x: tensor<?x64xf32>) -> tensor<?x32xf32> {
 }
 
 // An elementwise op's padded tail does not copy its init (it only writes it); a reduction
-// over the dynamic size runs in blocks of 64 accumulating into its result, then its partial
-// block as 32, 16 and 8 rows (each when its bit of the count is set), then a loop of one
+// over the dynamic size runs in blocks of 256 (4 x 64: a merge of its partial results per
+// block) accumulating into its result, then its partial block as 128, 64, 32, 16 and 8 rows
+// (each when its bit of the count is set), then a loop of one
 // row at a time for the rest (fewer than 8); no padding.
 // CHECK-LABEL: func.func @test_elementwise_and_reduction
 // CHECK:         linalg.generic {{.*}} ins(%{{.*}} : tensor<64x16xf32>)
@@ -62,9 +63,11 @@ func.func @test_matmul(%x: tensor<?x64xf32>) -> tensor<?x32xf32> {
 // CHECK-NOT:       tensor.insert_slice {{.*}} into {{.*}} tensor<4x16xf32>
 // CHECK:           linalg.generic {{.*}} ins(%{{.*}} : tensor<4x16xf32>)
 // CHECK:         scf.for
-// CHECK:           linalg.generic {{.*}} iterator_types = ["reduction", "parallel"]{{.*}} ins(%{{.*}} : tensor<64x16xf32>) outs(%{{.*}} : tensor<16xf32>)
+// CHECK:           linalg.generic {{.*}} iterator_types = ["reduction", "parallel"]{{.*}} ins(%{{.*}} : tensor<256x16xf32>) outs(%{{.*}} : tensor<16xf32>)
 // CHECK:         scf.for
 // CHECK:           scf.if
+// CHECK:             linalg.generic {{.*}} iterator_types = ["reduction", "parallel"]{{.*}} ins(%{{.*}} : tensor<128x16xf32>)
+// CHECK:             linalg.generic {{.*}} iterator_types = ["reduction", "parallel"]{{.*}} ins(%{{.*}} : tensor<64x16xf32>)
 // CHECK:             linalg.generic {{.*}} iterator_types = ["reduction", "parallel"]{{.*}} ins(%{{.*}} : tensor<32x16xf32>)
 // CHECK:             linalg.generic {{.*}} iterator_types = ["reduction", "parallel"]{{.*}} ins(%{{.*}} : tensor<16x16xf32>)
 // CHECK:             linalg.generic {{.*}} iterator_types = ["reduction", "parallel"]{{.*}} ins(%{{.*}} : tensor<8x16xf32>)
