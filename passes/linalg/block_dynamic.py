@@ -348,12 +348,13 @@ def _mark_zero_inits(module: ir.Operation) -> None:
         op.attributes[ZERO_INIT] = unit
 
 
-def _zero_init_writers(fill: ir.Operation) -> list[ir.Operation] | None:
-    """The ops that write the blocks of `fill`'s tensor on their init (tagged ZERO_INIT),
+def _zero_init_writers(fill: ir.Operation) -> list[tuple[ir.Operation, int]] | None:
+    """(op, operand number) of the inits the blocks of `fill`'s tensor are written on (ops
+    tagged ZERO_INIT),
     following it through the loops of blocks (iter_args, a loop's result that is the next
     loop's init), slices and the pieces' `scf.if`s; None when anything else reads it (its
     zeros would be read: the fill stays)."""
-    writers: list[ir.Operation] = []
+    writers: list[tuple[ir.Operation, int]] = []
     seen: set = set()
     pending = [fill.results[0]]
     while pending:
@@ -389,7 +390,7 @@ def _zero_init_writers(fill: ir.Operation) -> list[ir.Operation] | None:
                 continue
             elif _structured(owner) and ZERO_INIT in owner.attributes and \
                     use.operand_number >= len(owner.operands) - len(owner.results):
-                writers.append(owner)
+                writers.append((owner, use.operand_number))
             else:
                 return None
     return writers
@@ -407,8 +408,7 @@ def _sink_fills(module: ir.Operation) -> None:
         if not writers:
             continue
         scalar = fill.operands[0]
-        for op in writers:
-            init_number = len(op.operands) - len(op.results)
+        for op, init_number in writers:
             init = op.operands[init_number]
             owner = init.owner
             if isinstance(owner, ir.Operation | ir.OpView) and owner.name == "linalg.fill":
