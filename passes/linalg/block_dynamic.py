@@ -161,10 +161,11 @@ class BlockDynamic(ModulePass):
         if self.block < 1 or self.tail < 2 or self.block % self.tail:
             raise PassFailure(f"dlc-block-dynamic: block ({self.block}) must be a multiple of "
                               f"tail ({self.tail}), tail >= 2")
-        if not blocked_ops(module):
+        found = blocked_ops(module)
+        if not found:
             return
         _distinct_inits(module)
-        _mark_zero_inits(module)
+        _mark_zero_inits(found)
         token = _PANELS.set(pack_gemv.constant_bytes(module, "arith.constant")
                              >= pack_gemv.MODEL_BYTES)
         try:
@@ -215,10 +216,10 @@ class BlockDynamic(ModulePass):
         try:
             interpreter.apply_named_sequence(module, script.body.operations[0], script)
             for op, loop, reduction in _tails(module, loops):
+                block = blocks[ir.IntegerAttr(op.attributes[TAG]).value]
                 if reduction:
-                    _split_reduction(op, loop, blocks[ir.IntegerAttr(op.attributes[TAG]).value])
+                    _split_reduction(op, loop, block)
                 else:
-                    block = blocks[ir.IntegerAttr(op.attributes[TAG]).value]
                     _split_rest(op, loop, block, self.tail, columns)
             script = ir.Module.parse(_script([]))
             interpreter.apply_named_sequence(module, script.body.operations[0], script)
@@ -334,11 +335,12 @@ def _outer_tiles(op: ir.Operation, loop: int) -> list[int] | None:
 SINK, ZERO_INIT = "dlc.block.sink", "dlc.block.zero_init"
 
 
-def _mark_zero_inits(module: ir.Operation) -> None:
-    """Tag the fills of a dynamic size that are the init of one op blocked only along
-    parallel loops (no reduction over the size: its blocks do not accumulate), and the op."""
+def _mark_zero_inits(found: list[tuple[ir.Operation, int, bool]]) -> None:
+    """Tag the fills of a dynamic size that are the init of one op `found` (`blocked_ops`)
+    blocked only along parallel loops (no reduction over the size: its blocks do not
+    accumulate), and the op."""
     unit = ir.UnitAttr.get()
-    for op, _, _ in blocked_ops(module):
+    for op, _, _ in found:
         loops = dynamic_loops(op)
         fill = _fill_of(op)
         if loops is None or loops[1] or fill is None or \
